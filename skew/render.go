@@ -1,0 +1,295 @@
+package skew
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// Describe renders an observation as one line.
+func Describe(o Observation) string {
+	if o.NotApplicable != "" {
+		return "n/a: " + o.NotApplicable
+	}
+	parts := []string{o.Summary}
+	if o.Admission != "" && !strings.Contains(strings.ToLower(o.Summary), string(o.Admission)) {
+		parts = append(parts, string(o.Admission))
+	}
+	if len(o.MessageContains) > 0 {
+		parts = append(parts, "message contains "+quoteAll(o.MessageContains, " / "))
+	}
+	if len(o.Annotations) > 0 {
+		parts = append(parts, "annotations "+kv(o.Annotations))
+	}
+	if len(o.AbsentAnnotations) > 0 {
+		parts = append(parts, "no annotation "+strings.Join(o.AbsentAnnotations, ", "))
+	}
+	if len(o.Fields) > 0 {
+		parts = append(parts, "fields "+kv(o.Fields))
+	}
+	if len(o.AbsentFields) > 0 {
+		parts = append(parts, "unset "+strings.Join(o.AbsentFields, ", "))
+	}
+	if len(o.Warnings) > 0 {
+		parts = append(parts, "warnings "+quoteAll(o.Warnings, " + "))
+	}
+	if o.NoWarnings {
+		parts = append(parts, "no warning")
+	}
+	if o.Container != nil {
+		parts = append(parts, "container "+describeContainer(*o.Container))
+	}
+	if len(o.AnyOf) > 0 {
+		var alts []string
+		for _, c := range o.AnyOf {
+			alts = append(alts, describeContainer(c))
+		}
+		parts = append(parts, "one of: "+strings.Join(alts, " | "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func describeContainer(c ContainerOutcome) string {
+	s := string(c.State)
+	if c.SeccompMode != nil {
+		s += fmt.Sprintf(", Seccomp: %d", *c.SeccompMode)
+	}
+	if c.AppArmorProfile != "" {
+		s += fmt.Sprintf(", attr/current %q", c.AppArmorProfile)
+	}
+	if c.Reason != "" {
+		s += ", reason " + c.Reason
+	}
+	if c.MessageContains != "" {
+		s += fmt.Sprintf(", message contains %q", c.MessageContains)
+	}
+	if c.Note != "" {
+		s += " (" + c.Note + ")"
+	}
+	return s
+}
+
+func kv(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var s []string
+	for _, k := range keys {
+		s = append(s, fmt.Sprintf("%s=%q", k, m[k]))
+	}
+	return strings.Join(s, ", ")
+}
+
+func quoteAll(ss []string, sep string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, sep)
+}
+
+// mdCell escapes text for a Markdown table cell.
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// simulateRecord is the JSON form of one simulated scenario.
+type simulateRecord struct {
+	ID         string      `json:"id"`
+	Title      string      `json:"title"`
+	KEPRef     string      `json:"kepRef"`
+	Component  Component   `json:"component"`
+	Apiserver  string      `json:"apiserver"`
+	Kubelet    string      `json:"kubelet"`
+	Version    string      `json:"evaluatedAt"`
+	Expected   Observation `json:"expected"`
+	KEPPlanned Observation `json:"kepPlanned"`
+	KEPPhase   string      `json:"kepPhase"`
+	Phase      string      `json:"upstreamPhase"`
+	Deviation  bool        `json:"deviation"`
+	Reason     string      `json:"reason"`
+	Source     string      `json:"source"`
+	Skip       string      `json:"skip,omitempty"`
+}
+
+// WriteSimulation renders expectations as text, json or markdown. command
+// is the command line that reproduces the output (for markdown).
+func WriteSimulation(w io.Writer, format string, es []Expectation, command string) error {
+	switch format {
+	case "json":
+		recs := make([]simulateRecord, len(es))
+		for i, e := range es {
+			recs[i] = simulateRecord{e.ID, e.Title, e.KEPRef, e.Component, e.Apiserver, e.Kubelet, e.Version,
+				e.Expected, e.KEPPlanned, e.KEPPhase, e.Phase, e.Deviation, e.Reason, e.Source, e.Skip}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(recs)
+	case "markdown":
+		if len(es) == 0 {
+			return nil
+		}
+		dev := 0
+		for _, e := range es {
+			if e.Deviation {
+				dev++
+			}
+		}
+		fmt.Fprintf(w, "# Expected outcomes: kube-apiserver v%s, kubelet v%s\n\n", es[0].Apiserver, es[0].Kubelet)
+		if command != "" {
+			fmt.Fprintf(w, "Reproduce with `%s`.\n\n", command)
+		}
+		fmt.Fprintf(w, "%d scenarios, %d where upstream deviates from the KEP plan. Apiserver rules are evaluated at the apiserver version, kubelet rules at the kubelet version. \"Expected\" is what the upstream release does (what the suites assert); \"KEP plan\" is what the KEPs plan for that version.\n\n", len(es), dev)
+		fmt.Fprintln(w, "| id | component | expected (upstream) | KEP plan | deviation | skip on this host |")
+		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+		for _, e := range es {
+			plan := "same"
+			if e.Deviation {
+				plan = e.KEPPhase + ": " + Describe(e.KEPPlanned)
+			}
+			d := "no"
+			if e.Deviation {
+				d = "**yes**"
+			}
+			fmt.Fprintf(w, "| `%s` | %s | %s: %s | %s | %s | %s |\n", e.ID, e.Component, mdCell(e.Phase), mdCell(Describe(e.Expected)), mdCell(plan), d, mdCell(e.Skip))
+		}
+		if dev > 0 {
+			fmt.Fprint(w, "\n## Deviations\n\n")
+			for _, e := range es {
+				if e.Deviation {
+					fmt.Fprintf(w, "- `%s` (%s): %s\n", e.ID, e.KEPRef, e.Reason)
+				}
+			}
+		}
+		return nil
+	case "text", "":
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tCOMPONENT\tDEVIATION\tEXPECTED")
+		for _, e := range es {
+			d := "-"
+			if e.Deviation {
+				d = "yes"
+			}
+			exp := Describe(e.Expected)
+			if e.Skip != "" {
+				exp = "[skip: " + e.Skip + "] " + exp
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Component, d, exp)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, e := range es {
+			if e.Deviation {
+				fmt.Fprintf(w, "deviation %s: %s\n", e.ID, e.Reason)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown format %q; use text, json or markdown", format)
+}
+
+// WriteUpgrade renders the changes of an upgrade.
+func WriteUpgrade(w io.Writer, format string, from, to string, cs []Change, command, note string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if cs == nil {
+			cs = []Change{}
+		}
+		return enc.Encode(struct {
+			From    string   `json:"from"`
+			To      string   `json:"to"`
+			Note    string   `json:"note,omitempty"`
+			Changes []Change `json:"changes"`
+		}{from, to, note, cs})
+	case "markdown":
+		fmt.Fprintf(w, "# What changes for workloads: upgrade from v%s to v%s\n\n", from, to)
+		if command != "" {
+			fmt.Fprintf(w, "Reproduce with `%s`.\n\n", command)
+		}
+		fmt.Fprintf(w, "Compares a cluster entirely at v%s (kube-apiserver and kubelets) with one entirely at v%s and lists only the scenarios whose expected outcome (upstream) or KEP plan changes. %s\n\n", from, to, note)
+		fmt.Fprintln(w, "| id | component | what changes | before (upstream) | after (upstream) | KEP plan after | deviation after |")
+		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
+		for _, c := range cs {
+			what := "behaviour"
+			if !c.Behaviour {
+				what = "KEP plan only (upstream unchanged)"
+			}
+			d := "no"
+			if c.After.Deviation {
+				d = "**yes**"
+			}
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s: %s | %s: %s | %s: %s | %s |\n", c.ID, c.Component, what,
+				mdCell(c.Before.Phase), mdCell(Describe(c.Before.Expected)),
+				mdCell(c.After.Phase), mdCell(Describe(c.After.Expected)),
+				mdCell(c.After.KEPPhase), mdCell(Describe(c.After.KEPPlanned)), d)
+		}
+		if len(cs) == 0 {
+			fmt.Fprintln(w, "\nNothing changes for workloads.")
+		}
+		return nil
+	case "text", "":
+		fmt.Fprintf(w, "upgrade v%s -> v%s: %d scenarios change\n", from, to, len(cs))
+		if note != "" {
+			fmt.Fprintln(w, note)
+		}
+		for _, c := range cs {
+			what := "behaviour changes"
+			if !c.Behaviour {
+				what = "KEP plan changes only"
+			}
+			fmt.Fprintf(w, "%s (%s, %s)\n", c.ID, c.Component, what)
+			fmt.Fprintf(w, "  before: %s: %s\n  after:  %s: %s\n",
+				c.Before.Phase, Describe(c.Before.Expected), c.After.Phase, Describe(c.After.Expected))
+			if c.After.Deviation {
+				fmt.Fprintf(w, "  KEP plan after: %s: %s\n", c.After.KEPPhase, Describe(c.After.KEPPlanned))
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown format %q; use text, json or markdown", format)
+}
+
+// WriteMatrix renders a cluster plan as text, json or a GitHub Actions
+// strategy matrix.
+func WriteMatrix(w io.Writer, format string, cs []Cluster) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(cs)
+	case "github":
+		type entry struct {
+			Name      string `json:"name"`
+			Apiserver string `json:"apiserver"`
+			Kubelets  string `json:"kubelets"`
+		}
+		m := struct {
+			Include []entry `json:"include"`
+		}{Include: []entry{}}
+		for _, c := range cs {
+			m.Include = append(m.Include, entry{Name: "apiserver-" + c.Apiserver, Apiserver: c.Apiserver, Kubelets: strings.Join(c.Kubelets, ",")})
+		}
+		return json.NewEncoder(w).Encode(m)
+	case "text", "":
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "APISERVER\tKUBELETS")
+		for _, c := range cs {
+			k := strings.Join(c.Kubelets, " ")
+			if len(c.Missing) > 0 {
+				k += "  (no served release of " + strings.Join(c.Missing, ", ") + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", c.Apiserver, k)
+		}
+		return tw.Flush()
+	}
+	return fmt.Errorf("unknown format %q; use text, json or github", format)
+}

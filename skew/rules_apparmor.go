@@ -1,0 +1,405 @@
+package skew
+
+// AppArmor rules: spec/002_00c50a867dfb8770.txt (KEP-24 "Add AppArmor Support").
+//
+// KEP phases (§Removing annotation support): Phase 1 v1.30, Phase 2 v1.34,
+// Phase 3 v1.36.
+//
+// Upstream findings (k8s.io/kubernetes v1.29.6 … v1.37.2):
+//   - The appArmorProfile fields exist from v1.30 (AppArmorFields gate, beta
+//     in v1.30, GA and locked in v1.31; both gates removed in v1.33:
+//     pkg/features/kube_features.go, versioned_kube_features.go).
+//   - pkg/registry/core/pod/strategy.go, applyAppArmorVersionSkew: copies
+//     fields to annotations (pod-level field to every container without one)
+//     in v1.30…v1.33 only — Phase 2 shipped on time in v1.34. It still
+//     copies annotations to fields in v1.37.2 — Phase 3 has not shipped.
+//   - pkg/security/apparmor/helpers.go, GetProfile: the kubelet still falls
+//     back to the annotation for static pods in v1.37.2 (it reads the
+//     annotation instead of copying it in pkg/kubelet/config/common.go,
+//     applyDefaults, which has no AppArmor code in any served release).
+//   - pkg/kubelet/kubelet.go: the AppArmor admit handler is a soft admit
+//     handler in v1.29/v1.30 (pod Pending, containers waiting "Blocked") and
+//     a hard one from v1.31 (pod rejected, phase Failed, reason "AppArmor").
+//   - pkg/apis/core/validation/validation.go, ValidateAppArmorProfileFormat:
+//     invalid annotation values are rejected with `invalid AppArmor profile
+//     name: "<value>"`, not the KEP's `must be a valid AppArmor profile`.
+//   - pkg/kubelet/nodestatus/setters.go, ReadyCondition: v1.29.6 appends
+//     ". AppArmor enabled" to the Ready message; v1.30+ does not.
+
+const appArmorKEP = "spec/002_00c50a867dfb8770.txt"
+
+var (
+	aaBeforeFields = win("", "1.30")
+	aaFields       = win("1.30", "")
+	aaPhase1       = win("1.30", "1.34")
+	aaPhase2       = win("1.34", "1.36")
+	aaPhase3       = win("1.36", "")
+	aaPhase12      = win("1.30", "1.36")
+	aaPhase23      = win("1.34", "")
+	aaNoField      = na("the appArmorProfile fields do not exist before v1.30")
+
+	aaAnnKey        = AppArmorAnnotationPrefix + ContainerName
+	aaLocalhostAnn  = "localhost/" + AppArmorLocalhostProfile
+	aaEnforcedLocal = AppArmorLocalhostProfile + " (enforce)"
+	aaNotEnabledMsg = "Cannot enforce AppArmor: AppArmor is not enabled on the host"
+)
+
+// RuntimeDefaultAppArmorProfile is what /proc/1/attr/current shows for a
+// container running with the runtime's default AppArmor profile.
+func RuntimeDefaultAppArmorProfile(runtime string) string {
+	switch runtime {
+	case "cri-o", "crio":
+		return "crio-default (enforce)"
+	default:
+		return "cri-containerd.apparmor.d (enforce)"
+	}
+}
+
+// aaRule builds a rule whose behaviour is the same in plan and upstream:
+// not applicable before the fields exist (when fieldsOnly) and o afterwards.
+func aaRule(id, title, ref string, c Component, host HostCondition, source string, fieldsOnly bool, o Observation) Rule {
+	r := Rule{ID: id, Title: title, KEPRef: ref, Component: c, Host: host, Source: source}
+	if fieldsOnly {
+		r.KEPWindow, r.UpstreamWindow = aaFields, aaFields
+		r.KEP = []Phase{phase("before AppArmor fields", aaBeforeFields, aaNoField), phase("AppArmor fields", aaFields, o)}
+	} else {
+		r.KEP = always("AppArmor", o)
+	}
+	r.Upstream = r.KEP
+	return r
+}
+
+var (
+	aaRuntimeProfileKEP = Observation{Summary: "pod not created", Admission: Rejected,
+		MessageContains: []string{`Invalid value: "runtime/default-audit": must be a valid AppArmor profile`}}
+	aaRuntimeProfileUp = Observation{Summary: "pod not created, but with another message", Admission: Rejected,
+		MessageContains: []string{`invalid AppArmor profile name: "runtime/default-audit"`}}
+	aaLocalhostInvalid = Observation{Summary: "pod not created", Admission: Rejected,
+		MessageContains: []string{"must be set when AppArmor type is Localhost", "must not be padded with whitespace"}}
+	aaRow5Blocked = Observation{Summary: "pod created; kubelet keeps it Pending (blocked), containers waiting \"Blocked\"",
+		Container: &ContainerOutcome{State: Blocked, Reason: "AppArmor", MessageContains: aaNotEnabledMsg}}
+	aaRow5Rejected = Observation{Summary: "pod created; kubelet admission rejects it (phase Failed, reason AppArmor)",
+		Container: &ContainerOutcome{State: RejectedByKubelet, Reason: "AppArmor", MessageContains: aaNotEnabledMsg}}
+)
+
+func runtimeProfileInvalidRule(id, ref string, sameAs string) Rule {
+	return Rule{
+		ID: id, Title: "annotation runtime/default-audit rejected: must be a valid AppArmor profile",
+		KEPRef: ref, Component: Apiserver, SameAs: sameAs,
+		Source:   "pkg/apis/core/validation/validation.go: ValidateAppArmorPodAnnotations → ValidateAppArmorProfileFormat",
+		KEP:      always("runtime profiles other than runtime/default rejected", aaRuntimeProfileKEP),
+		Upstream: always("rejected with the message of ValidateAppArmorProfileFormat", aaRuntimeProfileUp),
+	}
+}
+
+func localhostInvalidRule(id, ref, sameAs string) Rule {
+	r := aaRule(id, "Localhost with empty, missing or whitespace-padded name rejected", ref, Apiserver, HostCondition{},
+		"pkg/apis/core/validation/validation.go: ValidateAppArmorProfileField", true, aaLocalhostInvalid)
+	r.SameAs = sameAs
+	return r
+}
+
+var appArmorRules = []Rule{
+	aaRule("apparmor/api/types", "Unconfined, RuntimeDefault, Localhost+localhostProfile accepted at pod and container level",
+		appArmorKEP+" §Proposal › API › Pod API", Apiserver, HostCondition{},
+		"pkg/apis/core/validation/validation.go: ValidateAppArmorProfileField", true,
+		Observation{Summary: "accepted; appArmorProfile stored as sent", Admission: Accepted,
+			Fields: map[string]string{PodAppArmorType: "RuntimeDefault", ContainerAppArmorType: "Localhost"}}),
+
+	aaRule("apparmor/api/annotation-values", "only localhost/<p>, \"\", runtime/default, unconfined accepted as annotation values",
+		appArmorKEP+" §Proposal › Validation", Apiserver, HostCondition{},
+		"pkg/apis/core/validation/validation.go: ValidateAppArmorProfileFormat", false,
+		Observation{Summary: "the four forms accepted; any other value rejected (text not fixed by the KEP; upstream text)", Admission: Rejected,
+			MessageContains: []string{"invalid AppArmor profile name"}}),
+
+	runtimeProfileInvalidRule("apparmor/api/runtime-profile-invalid",
+		appArmorKEP+" §Failure and Fallback Strategy, row 4; §Version Skew Strategy › Runtime Profiles", ""),
+
+	localhostInvalidRule("apparmor/api/localhost-invalid", appArmorKEP+" §Failure and Fallback Strategy, row 7; §Proposal › Validation (3)", ""),
+
+	{
+		ID: "apparmor/api/windows", Title: "field forbidden when spec.os.name is windows; annotations not copied",
+		KEPRef: appArmorKEP + " §Proposal › Validation (2); §Version Skew Strategy › Pod Creation", Component: Apiserver,
+		KEPWindow: aaFields, UpstreamWindow: aaFields,
+		Source: "pkg/apis/core/validation/validation.go: validateWindows (\"cannot be set for a windows pod\"); pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew (returns early for windows)",
+		KEP: []Phase{phase("before AppArmor fields", aaBeforeFields, aaNoField), phase("AppArmor fields", aaFields, Observation{
+			Summary: "field on a windows pod rejected; annotation on a windows pod stored without a field", Admission: Rejected,
+			MessageContains: []string{"cannot be set for a windows pod"}, AbsentFields: []string{ContainerAppArmorType}})},
+	},
+
+	aaRule("apparmor/create/none", "nothing set: nothing added",
+		appArmorKEP+" §Version Skew Strategy › Pod Creation", Apiserver, HostCondition{},
+		"pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew", false,
+		Observation{Summary: "accepted; neither field nor annotation added", Admission: Accepted, NoWarnings: true,
+			AbsentAnnotations: []string{aaAnnKey}, AbsentFields: []string{PodAppArmorType, ContainerAppArmorType}}),
+
+	{
+		ID: "apparmor/create/field-to-annotation", Title: "field only: annotation added per container; pod-level field copied to each container without one",
+		KEPRef: appArmorKEP + " §Version Skew Strategy › Pod Creation; §Removing annotation support (Phase 1, stops at Phase 2)", Component: Apiserver,
+		KEPWindow: aaPhase1, UpstreamWindow: aaPhase1,
+		Source: "pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew, appArmorAnnotationForField (v1.30.14…v1.33.13; gone in v1.34.4)",
+		KEP: []Phase{
+			phase("before AppArmor fields", aaBeforeFields, aaNoField),
+			phase("Phase 1: fields copied to annotations", aaPhase1, Observation{Summary: "pod-level Localhost field: annotation localhost/<p> added for the container", Admission: Accepted,
+				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{PodAppArmorType: "Localhost"}}),
+			phase("Phase 2+: no field-to-annotation copy", aaPhase23, Observation{Summary: "field stored; no annotation added", Admission: Accepted,
+				AbsentAnnotations: []string{aaAnnKey}, Fields: map[string]string{PodAppArmorType: "Localhost"}}),
+		},
+	},
+
+	{
+		ID: "apparmor/create/annotation-to-field", Title: "annotation only: field populated (until Phase 3)",
+		KEPRef: appArmorKEP + " §Version Skew Strategy › Pod Creation; §Removing annotation support (Phase 3)", Component: Apiserver,
+		KEPWindow: aaPhase12, UpstreamWindow: aaFields,
+		Source: "pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew (annotation → field still in v1.37.2)",
+		KEP: []Phase{
+			phase("before AppArmor fields", aaBeforeFields, aaNoField),
+			phase("Phases 1-2: annotations copied to fields", aaPhase12, Observation{Summary: "container field Localhost populated from the annotation", Admission: Accepted,
+				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}),
+			phase("Phase 3: no annotation-to-field copy", aaPhase3, Observation{Summary: "annotation stored; no field populated", Admission: Accepted,
+				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, AbsentFields: []string{ContainerAppArmorType}}),
+		},
+		Upstream: []Phase{
+			phase("before AppArmor fields", aaBeforeFields, aaNoField),
+			phase("annotations copied to fields (Phase 3 not shipped)", aaFields, Observation{Summary: "container field Localhost populated from the annotation", Admission: Accepted,
+				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}),
+		},
+	},
+
+	aaRule("apparmor/create/match", "field and annotation both set and equal: accepted",
+		appArmorKEP+" §Proposal › Validation (1)", Apiserver, HostCondition{},
+		"pkg/apis/core/validation/validation.go: validateAppArmorAnnotationsAndFieldsMatchOnCreate", true,
+		Observation{Summary: "accepted; stored as sent", Admission: Accepted,
+			Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}),
+
+	aaRule("apparmor/create/mismatch", "field and annotation both set and different: rejected (all phases)",
+		appArmorKEP+" §Proposal › Validation (1); §Removing annotation support (Phase 3: validation persists)", Apiserver, HostCondition{},
+		"pkg/apis/core/validation/validation.go: validateAppArmorAnnotationsAndFieldsMatchOnCreate", true,
+		Observation{Summary: "rejected", Admission: Rejected, MessageContains: []string{"apparmor type in annotation and field must match"}}),
+
+	aaRule("apparmor/create/empty-annotation", "\"\" annotation: the runtime default profile is used",
+		appArmorKEP+" §Version Skew Strategy › Pod Creation", Kubelet, needAppArmor,
+		"pkg/security/apparmor/helpers.go: GetProfile, getProfileFromPodAnnotations (\"\" gives no profile, so the runtime default applies)", false,
+		Observation{Summary: "container runs with the runtime's default profile (containerd: cri-containerd.apparmor.d (enforce))",
+			Container: &ContainerOutcome{State: Running, Note: "runtime default profile; see RuntimeDefaultAppArmorProfile"}}),
+
+	aaRule("apparmor/create/localhost-prefix", "the runtime receives the profile name without localhost/",
+		appArmorKEP+" §Version Skew Strategy › Pod Creation", Kubelet, needAppArmor,
+		"pkg/kubelet/kuberuntime/helpers.go: getAppArmorProfile (LocalhostRef is the bare name)", false,
+		Observation{Summary: "/proc/1/attr/current shows the bare profile name", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+
+	{
+		ID: "apparmor/create/warning", Title: "warn on annotation use without a corresponding field; exact text per version",
+		KEPRef: appArmorKEP + " §Version Skew Strategy › Warnings; §Removing annotation support (Phases 1, 2)", Component: Apiserver,
+		KEPWindow: aaFields, UpstreamWindow: aaFields,
+		Source: "pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew (pod warning, same condition and text v1.30.14…v1.37.2)",
+		KEP: []Phase{
+			phase("before AppArmor fields: no warning", aaBeforeFields, Observation{Summary: "annotation-only pod accepted without warning", Admission: Accepted, NoWarnings: true}),
+			phase("Phase 1: warn when only annotations", aaPhase1, Observation{Summary: "annotation-only pod accepted with one warning (text not fixed by the KEP; upstream text)", Admission: Accepted,
+				Warnings: []string{AppArmorAnnotationWarning("", ContainerName)}}),
+			phase("Phase 2+: warn when no container field", aaPhase23, Observation{Summary: "annotation-only pod accepted with one warning (text not fixed by the KEP; upstream text)", Admission: Accepted,
+				Warnings: []string{AppArmorAnnotationWarning("", ContainerName)}}),
+		},
+		Upstream: []Phase{
+			phase("before AppArmor fields: no warning", aaBeforeFields, Observation{Summary: "annotation-only pod accepted without warning", Admission: Accepted, NoWarnings: true}),
+			phase("deprecated-since-v1.30 warning", aaFields, Observation{Summary: "annotation-only pod accepted with one warning", Admission: Accepted,
+				Warnings: []string{AppArmorAnnotationWarning("", ContainerName)}}),
+		},
+	},
+
+	aaRule("apparmor/update/immutable", "field and annotation add, change, removal on a pod all rejected",
+		appArmorKEP+" §Version Skew Strategy › Pod Update; §Proposal › Validation", Apiserver, HostCondition{},
+		"pkg/apis/core/validation/validation.go: ValidatePodSpecificAnnotationUpdates, ValidatePodUpdate", false,
+		Observation{Summary: "every such update rejected", Admission: Rejected,
+			MessageContains: []string{"may not add AppArmor annotations", "may not remove or update AppArmor annotations", "pod updates may not change fields other than"}}),
+
+	{
+		ID: "apparmor/template/no-sync", Title: "templates and workloads stored as sent; warnings on create and update",
+		KEPRef: appArmorKEP + " §Version Skew Strategy › PodTemplates, › Warnings; §Removing annotation support (Phase 2)", Component: Apiserver,
+		KEPWindow: aaFields, UpstreamWindow: aaFields,
+		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (Phase 1 condition in v1.30.14…v1.33.13, Phase 2 condition from v1.34.4)",
+		KEP: []Phase{
+			phase("before AppArmor fields", aaBeforeFields, aaNoField),
+			phase("Phase 1: warn only when no field at all", aaPhase1, Observation{
+				Summary: "Deployment with pod-level RuntimeDefault field and container annotation localhost/<p>: stored as sent, no warning", Admission: Accepted,
+				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{PodAppArmorType: "RuntimeDefault"}, AbsentFields: []string{ContainerAppArmorType}, NoWarnings: true}),
+			phase("Phase 2+: warn when no container field", aaPhase23, Observation{
+				Summary: "Deployment with pod-level RuntimeDefault field and container annotation localhost/<p>: stored as sent, one warning", Admission: Accepted,
+				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{PodAppArmorType: "RuntimeDefault"}, AbsentFields: []string{ContainerAppArmorType},
+				Warnings: []string{AppArmorAnnotationWarning("spec.template.", ContainerName)}}),
+		},
+	},
+
+	{
+		ID: "apparmor/template/instantiation", Title: "pods made from a template follow the creation rules",
+		KEPRef: appArmorKEP + " §Version Skew Strategy › PodTemplates", Component: Apiserver,
+		KEPWindow: aaPhase12, UpstreamWindow: aaFields,
+		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate → applyAppArmorVersionSkew",
+		KEP: []Phase{
+			phase("before AppArmor fields", aaBeforeFields, aaNoField),
+			phase("Phases 1-2: annotations copied to fields", aaPhase12, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the container field", Admission: Accepted,
+				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}),
+			phase("Phase 3: no annotation-to-field copy", aaPhase3, Observation{Summary: "the ReplicaSet's pod keeps the annotation; no field", Admission: Accepted,
+				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, AbsentFields: []string{ContainerAppArmorType}}),
+		},
+		Upstream: []Phase{
+			phase("before AppArmor fields", aaBeforeFields, aaNoField),
+			phase("annotations copied to fields (Phase 3 not shipped)", aaFields, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the container field", Admission: Accepted,
+				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}),
+		},
+	},
+
+	aaRule("apparmor/ephemeral/inherit", "ephemeral container follows the pod-level profile",
+		appArmorKEP+" §Version Skew Strategy › Pod Update (ephemeral containers)", Kubelet, needAppArmor,
+		"pkg/security/apparmor/helpers.go: GetProfile (pod field when the container has none)", true,
+		Observation{Summary: "pod-level Localhost: the ephemeral container runs confined by it", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+
+	aaRule("apparmor/ephemeral/override", "ephemeral container with its own field runs with it; no field/annotation match required for it",
+		appArmorKEP+" §Version Skew Strategy › Pod Update; §Proposal › Validation (1, except ephemeral containers)", Kubelet, needAppArmor,
+		"pkg/security/apparmor/helpers.go: GetProfile; pkg/apis/core/validation/validation.go: validateAppArmorAnnotationsAndFieldsMatchOnCreate (create only)", true,
+		Observation{Summary: "ephemeral container with Unconfined under a Localhost pod: accepted and runs unconfined", Admission: Accepted,
+			Container: &ContainerOutcome{State: Running, AppArmorProfile: "unconfined"}}),
+
+	aaRule("apparmor/ephemeral/no-annotation-sync", "no annotation is synced for an ephemeral container",
+		appArmorKEP+" §Version Skew Strategy › Pod Update (\"Ephemeral container's will never sync with an AppArmor annotation\")", Apiserver, HostCondition{},
+		"pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew runs from PrepareForCreate only", true,
+		Observation{Summary: "ephemeral container added with a field; no annotation for it", Admission: Accepted,
+			AbsentAnnotations: []string{AppArmorAnnotation(EphemeralContainerName)}, Fields: map[string]string{EphemeralAppArmorType: "Unconfined"}}),
+
+	{
+		ID: "apparmor/static-pod/annotation-copy", Title: "kubelet honours a static pod's annotations as fields (Phases 1-2), not in Phase 3",
+		KEPRef: appArmorKEP + " §Version Skew Strategy › Kubelet fallback; §Removing annotation support (Phase 3)", Component: Kubelet,
+		KEPWindow: aaPhase12, UpstreamWindow: aaFields, Host: needAppArmor,
+		Source: "pkg/security/apparmor/helpers.go: GetProfile falls back to getProfileFromPodAnnotations (v1.30.14…v1.37.2); pkg/kubelet/config/common.go: applyDefaults has no AppArmor copy",
+		KEP: []Phase{
+			phase("annotations are the API", aaBeforeFields, Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+			phase("Phases 1-2: kubelet copies static pod annotations", aaPhase12, Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+			phase("Phase 3: static pod annotations ignored", aaPhase3, Observation{Summary: "static pod with annotation localhost/<p> runs with the runtime default profile",
+				Container: &ContainerOutcome{State: Running, Note: "runtime default profile; see RuntimeDefaultAppArmorProfile"}}),
+		},
+		Upstream: []Phase{
+			phase("annotations are the API", aaBeforeFields, Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+			phase("kubelet reads static pod annotations (Phase 3 not shipped)", aaFields, Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+		},
+	},
+
+	{
+		ID: "apparmor/feature-gate", Title: "with the AppArmor gate disabled (where it still can be), fields and annotations cleared",
+		KEPRef: appArmorKEP + " §Version Skew Strategy › Pod Creation; §Feature enablement and rollback", Component: Apiserver,
+		KEPWindow: Window{}, UpstreamWindow: win("", "1.31"),
+		Source: "pkg/api/pod/util.go: dropDisabledFields (AppArmor, AppArmorFields gates); pkg/features: gates GA and locked in v1.31, removed in v1.33",
+		KEP: []Phase{
+			phase("gate disabled: annotations cleared", aaBeforeFields, Observation{Summary: "with --feature-gates=AppArmor=false the annotations are dropped", Admission: Accepted, AbsentAnnotations: []string{aaAnnKey}}),
+			phase("gate disabled: fields and annotations cleared", aaFields, Observation{Summary: "with --feature-gates=AppArmor=false fields and annotations are dropped", Admission: Accepted,
+				AbsentAnnotations: []string{aaAnnKey}, AbsentFields: []string{PodAppArmorType, ContainerAppArmorType}}),
+		},
+		Upstream: []Phase{
+			phase("gate disabled: annotations cleared", aaBeforeFields, Observation{Summary: "with --feature-gates=AppArmor=false the annotations are dropped", Admission: Accepted, AbsentAnnotations: []string{aaAnnKey}}),
+			phase("gate disabled: fields and annotations cleared", win("1.30", "1.31"), Observation{Summary: "with --feature-gates=AppArmor=false fields and annotations are dropped", Admission: Accepted,
+				AbsentAnnotations: []string{aaAnnKey}, AbsentFields: []string{PodAppArmorType, ContainerAppArmorType}}),
+			phase("gate locked to true", win("1.31", "1.33"), na("the AppArmor gate is GA and locked to true: it cannot be disabled")),
+			phase("gate removed", win("1.33", ""), na("the AppArmor gate no longer exists")),
+		},
+	},
+
+	{
+		ID: "apparmor/psa", Title: "Pod Security baseline and restricted forbid Unconfined (field and annotation), allow unset, RuntimeDefault, Localhost",
+		KEPRef: appArmorKEP + " §Version Skew Strategy › Pod Security Admission", Component: Apiserver,
+		KEPWindow: aaFields, UpstreamWindow: aaFields,
+		Source: "k8s.io/pod-security-admission policy/check_appArmorProfile.go: appArmorProfile_1_0 (fields checked from v0.30)",
+		KEP: []Phase{
+			phase("annotations only", aaBeforeFields, Observation{Summary: "annotation unconfined rejected in baseline/restricted namespaces; others allowed", Admission: Rejected, MessageContains: []string{"forbidden AppArmor profile"}}),
+			phase("fields and annotations", aaFields, Observation{Summary: "Unconfined field or annotation rejected in baseline/restricted namespaces; unset, RuntimeDefault, Localhost allowed",
+				Admission: Rejected, MessageContains: []string{"forbidden AppArmor profile"}}),
+		},
+	},
+
+	{
+		ID: "apparmor/node/ready-message", Title: "the node Ready condition message does not mention AppArmor",
+		KEPRef: appArmorKEP + " §Proposal › Node Status", Component: Kubelet,
+		KEPWindow: aaFields, UpstreamWindow: aaFields,
+		Source: "pkg/kubelet/nodestatus/setters.go: ReadyCondition (\". AppArmor enabled\" appended in v1.29.6, gone in v1.30.14)",
+		KEP: []Phase{
+			phase("beta: AppArmor status in the Ready message", aaBeforeFields, Observation{Summary: "on an AppArmor host the Ready message ends with \". AppArmor enabled\""}),
+			phase("GA: no AppArmor in the Ready message", aaFields, Observation{Summary: "the Ready message does not mention AppArmor"}),
+		},
+	},
+
+	aaRule("apparmor/kubelet/precedence", "container profile overrides pod profile",
+		appArmorKEP+" §Proposal › API; §Version Skew Strategy › Pod Creation", Kubelet, needAppArmor,
+		"pkg/security/apparmor/helpers.go: GetProfile", true,
+		Observation{Summary: "pod-level Unconfined, container Localhost: the container runs confined by the container profile",
+			Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+
+	aaRule("apparmor/kubelet/enforce", "/proc/1/attr/current shows the profile and mode",
+		appArmorKEP+" §Monitoring requirements", Kubelet, needAppArmor,
+		"pkg/kubelet/kuberuntime/helpers.go: getAppArmorProfile", false,
+		Observation{Summary: "Localhost profile enforced", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+
+	aaRule("apparmor/failure/row-1", "runtime without AppArmor support: one of the two allowed outcomes, reported",
+		appArmorKEP+" §Failure and Fallback Strategy, row 1", Kubelet, needAppArmor,
+		"runtime dependent (the kubelet passes the profile through CRI)", false,
+		Observation{Summary: "pod created; the container either fails to start or runs without enforcement", Admission: Accepted,
+			AnyOf: []ContainerOutcome{
+				{State: Waiting, Reason: "CreateContainerError|RunContainerError|CrashLoopBackOff", Note: "fails to start"},
+				{State: Running, AppArmorProfile: "unconfined", Note: "runs without its policy enforced"},
+			}}),
+
+	aaRule("apparmor/failure/row-2", "profile denies an action the workload needs: failure or misbehaviour shown",
+		appArmorKEP+" §Failure and Fallback Strategy, row 2", Kubelet, needAppArmor,
+		"runtime and workload dependent", false,
+		Observation{Summary: "pod created; the workload fails to start, misbehaves (write denied with EACCES) or logs (complain mode)", Admission: Accepted,
+			AnyOf: []ContainerOutcome{
+				{State: Waiting, Reason: "RunContainerError|CrashLoopBackOff", Note: "fails to start"},
+				{State: Running, AppArmorProfile: aaEnforcedLocal, Note: "write denied with EACCES"},
+				{State: Running, AppArmorProfile: AppArmorLocalhostProfile + " (complain)", Note: "violation logged"},
+			}}),
+
+	aaRule("apparmor/failure/row-3", "localhost profile not loaded on the node: fails to start, retried, reason in an event",
+		appArmorKEP+" §Failure and Fallback Strategy, row 3", Kubelet, needAppArmor,
+		"runtime dependent (containerd: \"apparmor profile not found\")", false,
+		Observation{Summary: "pod created; container fails to start, retried with back-off; event names the profile", Admission: Accepted,
+			Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: AppArmorLocalhostProfile}}),
+
+	runtimeProfileInvalidRule("apparmor/failure/row-4", appArmorKEP+" §Failure and Fallback Strategy, row 4", "apparmor/api/runtime-profile-invalid"),
+
+	{
+		ID: "apparmor/failure/row-5", Title: "host without AppArmor, explicit localhost or runtime/default: kubelet blocks the pod",
+		KEPRef: appArmorKEP + " §Failure and Fallback Strategy, row 5", Component: Kubelet, Host: needNoAppArmor,
+		KEPWindow: Window{}, UpstreamWindow: win("", "1.31"),
+		Source: "pkg/kubelet/kubelet.go: NewMainKubelet (AppArmor admit handler soft in v1.29.6/v1.30.14, hard from v1.31.14); pkg/kubelet/lifecycle/handlers.go: appArmorAdmitHandler.Admit",
+		KEP:    always("kubelet blocks the pod", aaRow5Blocked),
+		Upstream: []Phase{
+			phase("soft admission: pod blocked", win("", "1.31"), aaRow5Blocked),
+			phase("hard admission: pod rejected", win("1.31", ""), aaRow5Rejected),
+		},
+	},
+
+	aaRule("apparmor/failure/row-6", "host without AppArmor, no profile set: container runs, unenforced",
+		appArmorKEP+" §Failure and Fallback Strategy, row 6", Kubelet, needNoAppArmor,
+		"pkg/security/apparmor/helpers.go: isRequired (false without a profile)", false,
+		Observation{Summary: "pod created; container runs without AppArmor enforcement", Admission: Accepted,
+			Container: &ContainerOutcome{State: Running, Note: "no AppArmor enforcement"}}),
+
+	localhostInvalidRule("apparmor/failure/row-7", appArmorKEP+" §Failure and Fallback Strategy, row 7", "apparmor/api/localhost-invalid"),
+}
+
+// ruleTable is every rule in catalogue order. Rules whose plan and upstream
+// behaviour are the same spell out only the plan.
+var ruleTable = buildRuleTable(seccompRules, appArmorRules)
+
+func buildRuleTable(groups ...[]Rule) []Rule {
+	var out []Rule
+	for _, g := range groups {
+		for _, r := range g {
+			if r.Upstream == nil {
+				r.Upstream = r.KEP
+				if r.UpstreamWindow == (Window{}) {
+					r.UpstreamWindow = r.KEPWindow
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}

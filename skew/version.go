@@ -1,0 +1,157 @@
+// Package skew holds versions, the kube-apiserver/kubelet skew policy, the
+// served source versions of Kubernetes, the cluster matrix and the oracle: a
+// declarative table of every seccomp and AppArmor rule of the KEPs with the
+// version window in which it holds, as the KEPs plan it and as upstream
+// releases behave.
+package skew
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-version"
+)
+
+var (
+	fullVersionRE  = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)$`)
+	minorVersionRE = regexp.MustCompile(`^v?(\d+)\.(\d+)$`)
+)
+
+// ParseVersion parses a Kubernetes release version such as "1.37.2" or
+// "v1.37.2". Pre-releases and partial versions are rejected.
+func ParseVersion(s string) (*version.Version, error) {
+	t := strings.TrimSpace(s)
+	if !fullVersionRE.MatchString(t) {
+		return nil, fmt.Errorf("malformed version %q: want MAJOR.MINOR.PATCH such as 1.37.2 or v1.37.2", s)
+	}
+	v, err := version.NewVersion(strings.TrimPrefix(t, "v"))
+	if err != nil {
+		return nil, fmt.Errorf("malformed version %q: %v; want MAJOR.MINOR.PATCH such as 1.37.2", s, err)
+	}
+	return v, nil
+}
+
+// MustParseVersion is ParseVersion for constants; it panics on error.
+func MustParseVersion(s string) *version.Version {
+	v, err := ParseVersion(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Minor is a Kubernetes minor release line such as 1.34.
+type Minor struct {
+	Major, Minor int
+}
+
+// ParseMinor parses "1.34" or "v1.34".
+func ParseMinor(s string) (Minor, error) {
+	m := minorVersionRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return Minor{}, fmt.Errorf("malformed minor version %q: want MAJOR.MINOR such as 1.34", s)
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	return Minor{major, minor}, nil
+}
+
+func mustMinor(s string) Minor {
+	m, err := ParseMinor(s)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// MinorOf returns the minor release line of v.
+func MinorOf(v *version.Version) Minor {
+	seg := v.Segments()
+	for len(seg) < 2 {
+		seg = append(seg, 0)
+	}
+	return Minor{seg[0], seg[1]}
+}
+
+func (m Minor) String() string { return fmt.Sprintf("%d.%d", m.Major, m.Minor) }
+
+// Compare returns -1, 0 or 1.
+func (m Minor) Compare(o Minor) int {
+	switch {
+	case m.Major != o.Major:
+		if m.Major < o.Major {
+			return -1
+		}
+		return 1
+	case m.Minor < o.Minor:
+		return -1
+	case m.Minor > o.Minor:
+		return 1
+	}
+	return 0
+}
+
+// Less reports whether m is older than o.
+func (m Minor) Less(o Minor) bool { return m.Compare(o) < 0 }
+
+// Window is a half-open range of minor releases [From, Until). A zero From
+// means "since always"; a zero Until means "still holds in the newest release".
+type Window struct {
+	From  Minor `json:"from"`
+	Until Minor `json:"until"`
+}
+
+func (w Window) openStart() bool { return w.From == Minor{} }
+func (w Window) openEnd() bool   { return w.Until == Minor{} }
+
+// Contains reports whether the minor line of v lies in the window.
+func (w Window) Contains(v *version.Version) bool { return w.ContainsMinor(MinorOf(v)) }
+
+// ContainsMinor reports whether m lies in the window.
+func (w Window) ContainsMinor(m Minor) bool {
+	if !w.openStart() && m.Less(w.From) {
+		return false
+	}
+	if !w.openEnd() && !m.Less(w.Until) {
+		return false
+	}
+	return true
+}
+
+func (w Window) String() string {
+	switch {
+	case w.openStart() && w.openEnd():
+		return "all versions"
+	case w.openStart():
+		return "before v" + w.Until.String()
+	case w.openEnd():
+		return "v" + w.From.String() + " onwards"
+	}
+	last := Minor{w.Until.Major, w.Until.Minor - 1}
+	if last == w.From {
+		return "v" + w.From.String() + " only"
+	}
+	return "v" + w.From.String() + " to v" + last.String()
+}
+
+// MarshalText renders a minor as "1.34" (empty for the zero value).
+func (m Minor) MarshalText() ([]byte, error) {
+	if m == (Minor{}) {
+		return []byte(""), nil
+	}
+	return []byte(m.String()), nil
+}
+
+// win builds a window from "1.30" style strings; "" means open.
+func win(from, until string) Window {
+	var w Window
+	if from != "" {
+		w.From = mustMinor(from)
+	}
+	if until != "" {
+		w.Until = mustMinor(until)
+	}
+	return w
+}
