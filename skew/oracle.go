@@ -89,6 +89,10 @@ type Observation struct {
 	// AnyOf lists allowed container outcomes when the KEP allows several;
 	// the spec reports which one it saw.
 	AnyOf []ContainerOutcome `json:"anyOf,omitempty"`
+	// ReadyMessageContains / ReadyMessageExcludes assert on the message of
+	// the node's Ready condition.
+	ReadyMessageContains string `json:"readyMessageContains,omitempty"`
+	ReadyMessageExcludes string `json:"readyMessageExcludes,omitempty"`
 	// NotApplicable says why the rule cannot be observed at this version
 	// (the spec must skip with this reason, never pass).
 	NotApplicable string `json:"notApplicable,omitempty"`

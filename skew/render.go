@@ -39,6 +39,12 @@ func Describe(o Observation) string {
 	if o.NoWarnings {
 		parts = append(parts, "no warning")
 	}
+	if o.ReadyMessageContains != "" {
+		parts = append(parts, fmt.Sprintf("Ready message contains %q", o.ReadyMessageContains))
+	}
+	if o.ReadyMessageExcludes != "" {
+		parts = append(parts, fmt.Sprintf("Ready message does not contain %q", o.ReadyMessageExcludes))
+	}
 	if o.Container != nil {
 		parts = append(parts, "container "+describeContainer(*o.Container))
 	}

@@ -216,7 +216,7 @@ var appArmorRules = []Rule{
 	{
 		ID: "apparmor/template/no-sync", Title: "templates and workloads stored as sent; warnings on create and update",
 		KEPRef: appArmorKEP + " §Version Skew Strategy › PodTemplates, › Warnings; §Removing annotation support (Phase 2)", Component: Apiserver,
-		KEPWindow: aaFields, UpstreamWindow: aaFields,
+		KEPWindow: aaPhase23, UpstreamWindow: aaPhase23,
 		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (Phase 1 condition in v1.30.14…v1.33.13, Phase 2 condition from v1.34.4)",
 		KEP: []Phase{
 			phase("before AppArmor fields", aaBeforeFields, aaNoField),
@@ -269,7 +269,7 @@ var appArmorRules = []Rule{
 	{
 		ID: "apparmor/static-pod/annotation-copy", Title: "kubelet honours a static pod's annotations as fields (Phases 1-2), not in Phase 3",
 		KEPRef: appArmorKEP + " §Version Skew Strategy › Kubelet fallback; §Removing annotation support (Phase 3)", Component: Kubelet,
-		KEPWindow: aaPhase12, UpstreamWindow: aaFields, Host: needAppArmor,
+		KEPWindow: win("", "1.36"), UpstreamWindow: Window{}, Host: needAppArmor,
 		Source: "pkg/security/apparmor/helpers.go: GetProfile falls back to getProfileFromPodAnnotations (v1.30.14…v1.37.2); pkg/kubelet/config/common.go: applyDefaults has no AppArmor copy",
 		KEP: []Phase{
 			phase("annotations are the API", aaBeforeFields, Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
@@ -286,7 +286,7 @@ var appArmorRules = []Rule{
 	{
 		ID: "apparmor/feature-gate", Title: "with the AppArmor gate disabled (where it still can be), fields and annotations cleared",
 		KEPRef: appArmorKEP + " §Version Skew Strategy › Pod Creation; §Feature enablement and rollback", Component: Apiserver,
-		KEPWindow: Window{}, UpstreamWindow: win("", "1.31"),
+		KEPWindow: aaFields, UpstreamWindow: win("1.30", "1.31"),
 		Source: "pkg/api/pod/util.go: dropDisabledFields (AppArmor, AppArmorFields gates); pkg/features: gates GA and locked in v1.31, removed in v1.33",
 		KEP: []Phase{
 			phase("gate disabled: annotations cleared", aaBeforeFields, Observation{Summary: "with --feature-gates=AppArmor=false the annotations are dropped", Admission: Accepted, AbsentAnnotations: []string{aaAnnKey}}),
@@ -308,9 +308,10 @@ var appArmorRules = []Rule{
 		KEPWindow: aaFields, UpstreamWindow: aaFields,
 		Source: "k8s.io/pod-security-admission policy/check_appArmorProfile.go: appArmorProfile_1_0 (fields checked from v0.30)",
 		KEP: []Phase{
-			phase("annotations only", aaBeforeFields, Observation{Summary: "annotation unconfined rejected in baseline/restricted namespaces; others allowed", Admission: Rejected, MessageContains: []string{"forbidden AppArmor profile"}}),
+			phase("annotations only", aaBeforeFields, Observation{Summary: "annotation unconfined rejected in baseline/restricted namespaces; others allowed", Admission: Rejected,
+				MessageContains: []string{"forbidden AppArmor profile", aaAnnKey + `="unconfined"`}}),
 			phase("fields and annotations", aaFields, Observation{Summary: "Unconfined field or annotation rejected in baseline/restricted namespaces; unset, RuntimeDefault, Localhost allowed",
-				Admission: Rejected, MessageContains: []string{"forbidden AppArmor profile"}}),
+				Admission: Rejected, MessageContains: []string{"forbidden AppArmor profile", `must not set AppArmor profile type to "Unconfined"`}}),
 		},
 	},
 
@@ -320,8 +321,8 @@ var appArmorRules = []Rule{
 		KEPWindow: aaFields, UpstreamWindow: aaFields,
 		Source: "pkg/kubelet/nodestatus/setters.go: ReadyCondition (\". AppArmor enabled\" appended in v1.29.6, gone in v1.30.14)",
 		KEP: []Phase{
-			phase("beta: AppArmor status in the Ready message", aaBeforeFields, Observation{Summary: "on an AppArmor host the Ready message ends with \". AppArmor enabled\""}),
-			phase("GA: no AppArmor in the Ready message", aaFields, Observation{Summary: "the Ready message does not mention AppArmor"}),
+			phase("beta: AppArmor status in the Ready message", aaBeforeFields, Observation{Summary: "on an AppArmor host the Ready message ends with \". AppArmor enabled\"", ReadyMessageContains: "AppArmor enabled"}),
+			phase("GA: no AppArmor in the Ready message", aaFields, Observation{Summary: "the Ready message does not mention AppArmor", ReadyMessageExcludes: "AppArmor"}),
 		},
 	},
 

@@ -149,7 +149,7 @@ var seccompRules = []Rule{
 	{
 		ID: "seccomp/create/warning", Title: "annotation use warns; exact text per version",
 		KEPRef:    seccompKEP + " §Version Skew Strategy › Pod Creation (warning mechanism)",
-		Component: Apiserver, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompFieldsOnwards,
+		Component: Apiserver, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompUpstreamAfterSync,
 		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (\"non-functional in v1.27+\" text verified in v1.29.6…v1.37.2)",
 		KEP: []Phase{
 			phase("before seccomp fields", seccompBeforeFields, notYet),
@@ -189,7 +189,7 @@ var seccompRules = []Rule{
 	{
 		ID: "seccomp/template/no-sync", Title: "PodTemplate and workloads stored as sent; warnings",
 		KEPRef:    seccompKEP + " §Version Skew Strategy › PodTemplates",
-		Component: Apiserver, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompFieldsOnwards,
+		Component: Apiserver, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompUpstreamAfterSync,
 		Source: "pkg/api/pod/warnings.go: GetWarningsForPodTemplate → warningsForPodSpecAndMeta; pkg/apis/core/validation/validation.go: ValidatePodTemplateSpec (also rejects field/annotation mismatch)",
 		KEP: []Phase{
 			phase("before seccomp fields", seccompBeforeFields, notYet),

@@ -1,0 +1,74 @@
+package skew
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestMatrix(t *testing.T) {
+	served := servedVersionsForTest(t)
+	cs, err := Matrix(served, mustMinor("1.34"), mustMinor("1.37"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"1.34.4: 1.31.14,1.32.13,1.33.13,1.34.4",
+		"1.35.4: 1.32.13,1.33.13,1.34.4,1.35.4",
+		"1.36.3: 1.33.13,1.34.4,1.35.4,1.36.3",
+		"1.37.2: 1.34.4,1.35.4,1.36.3,1.37.2",
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Apiserver+": "+strings.Join(c.Kubelets, ","))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Matrix =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// 1.29's window reaches 1.26, which is not served.
+	cs, err = Matrix(served, mustMinor("1.29"), mustMinor("1.29"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(cs[0].Kubelets, ",") != "1.29.6" || strings.Join(cs[0].Missing, ",") != "1.26,1.27,1.28" {
+		t.Errorf("Matrix 1.29 = %+v", cs[0])
+	}
+}
+
+func TestMatrixErrors(t *testing.T) {
+	served := servedVersionsForTest(t)
+	if _, err := Matrix(served, mustMinor("1.37"), mustMinor("1.34")); err == nil || !strings.Contains(err.Error(), "reversed") {
+		t.Errorf("reversed range: %v", err)
+	}
+	if _, err := Matrix(served, mustMinor("1.37"), mustMinor("1.38")); err == nil || !strings.Contains(err.Error(), "no served release of kubernetes v1.38") {
+		t.Errorf("unserved minor: %v", err)
+	}
+}
+
+func TestWriteMatrixGitHub(t *testing.T) {
+	cs, err := Matrix(servedVersionsForTest(t), mustMinor("1.34"), mustMinor("1.37"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMatrix(&buf, "github", cs); err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Include []map[string]string `json:"include"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatalf("github matrix is not JSON: %v\n%s", err, buf.String())
+	}
+	if len(m.Include) != 4 || m.Include[3]["apiserver"] != "1.37.2" || m.Include[3]["kubelets"] != "1.34.4,1.35.4,1.36.3,1.37.2" {
+		t.Errorf("github matrix = %s", buf.String())
+	}
+	if strings.Count(buf.String(), "\n") != 1 {
+		t.Errorf("github matrix must be one line (for $GITHUB_OUTPUT): %q", buf.String())
+	}
+	if err := WriteMatrix(&buf, "yaml", cs); err == nil {
+		t.Error("unknown format accepted")
+	}
+}

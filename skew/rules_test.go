@@ -1,0 +1,300 @@
+package skew
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Served range the window cases fall back to for open window ends.
+var (
+	oldestServed = Minor{1, 29}
+	newestServed = Minor{1, 37}
+)
+
+func at(m Minor) string { return fmt.Sprintf("%d.%d.0", m.Major, m.Minor) }
+
+// windowCase is one generated case: at version v the rule holds (or not)
+// in the plan or upstream.
+type windowCase struct {
+	id, side, v string
+	holds       bool
+}
+
+// windowCases builds, for every rule and for both its KEP and its upstream
+// window, cases at the first and the last version where it holds, the first
+// version where it no longer holds, and the last version before it holds.
+func windowCases() []windowCase {
+	var out []windowCase
+	for _, r := range Rules() {
+		for _, side := range []string{"kep", "upstream"} {
+			w := r.KEPWindow
+			if side == "upstream" {
+				w = r.UpstreamWindow
+			}
+			first, last := w.From, Minor{w.Until.Major, w.Until.Minor - 1}
+			if w.openStart() {
+				first = oldestServed
+			}
+			if w.openEnd() {
+				last = newestServed
+			}
+			out = append(out, windowCase{r.ID, side, at(first), true}, windowCase{r.ID, side, at(last), true})
+			if !w.openEnd() {
+				out = append(out, windowCase{r.ID, side, at(w.Until), false})
+			}
+			if !w.openStart() {
+				out = append(out, windowCase{r.ID, side, at(Minor{w.From.Major, w.From.Minor - 1}), false})
+			}
+		}
+	}
+	return out
+}
+
+func observationAt(t *testing.T, id, side, v string) Observation {
+	t.Helper()
+	ver := MustParseVersion(v)
+	e, err := Expect(id, ver, ver, DefaultHost)
+	if err != nil {
+		t.Fatalf("Expect(%s, %s): %v", id, v, err)
+	}
+	if side == "kep" {
+		return e.KEPPlanned
+	}
+	return e.Expected
+}
+
+// TestRuleWindows checks each rule's windows against its phases: the
+// observation at the first version of a window is the one at its last
+// version and differs at the first version after it and the last before.
+func TestRuleWindows(t *testing.T) {
+	for _, c := range windowCases() {
+		t.Run(fmt.Sprintf("%s/%s@%s", c.id, c.side, c.v), func(t *testing.T) {
+			r, _ := RuleByID(c.id)
+			w := r.KEPWindow
+			if c.side == "upstream" {
+				w = r.UpstreamWindow
+			}
+			first := w.From
+			if w.openStart() {
+				first = oldestServed
+			}
+			holding := observationAt(t, c.id, c.side, at(first))
+			if holding.NotApplicable != "" {
+				t.Fatalf("rule does not apply at the first version of its window: %s", holding.NotApplicable)
+			}
+			got := observationAt(t, c.id, c.side, c.v)
+			if same := sameObservation(holding, got); same != c.holds {
+				t.Errorf("at v%s holds=%v, want %v (window %s)\n  holding: %s\n  got:     %s", c.v, same, c.holds, w, Describe(holding), Describe(got))
+			}
+		})
+	}
+}
+
+// TestResearchedFacts pins what was read in the upstream sources, one case
+// per finding, at the versions where it changes.
+func TestResearchedFacts(t *testing.T) {
+	cases := []struct {
+		id, apiserver, kubelet string
+		host                   HostFacts
+		check                  func(e Expectation) error
+	}{
+		// AppArmor Phase 2 shipped in v1.34: fields no longer copied to annotations.
+		{"apparmor/create/field-to-annotation", "1.33.13", "1.33.13", DefaultHost, annotation(aaAnnKey, aaLocalhostAnn)},
+		{"apparmor/create/field-to-annotation", "1.34.4", "1.34.4", DefaultHost, noAnnotation(aaAnnKey)},
+		{"apparmor/create/field-to-annotation", "1.30.14", "1.30.14", DefaultHost, deviation(false)},
+		{"apparmor/create/field-to-annotation", "1.29.6", "1.29.6", DefaultHost, notApplicable()},
+		// AppArmor Phase 3 has not shipped: annotations still become fields.
+		{"apparmor/create/annotation-to-field", "1.35.4", "1.35.4", DefaultHost, deviation(false)},
+		{"apparmor/create/annotation-to-field", "1.36.3", "1.36.3", DefaultHost, all(deviation(true), field(ContainerAppArmorType, "Localhost"), kepAbsentField(ContainerAppArmorType))},
+		{"apparmor/create/annotation-to-field", "1.37.2", "1.34.4", DefaultHost, deviation(true)},
+		{"apparmor/static-pod/annotation-copy", "1.37.2", "1.35.4", DefaultHost, deviation(false)},
+		{"apparmor/static-pod/annotation-copy", "1.37.2", "1.36.3", DefaultHost, all(deviation(true), appArmorProfile(aaEnforcedLocal))},
+		{"apparmor/static-pod/annotation-copy", "1.37.2", "1.36.3", HostFacts{Seccomp: true}, skip("host has no AppArmor")},
+		// Row 5: soft admission (blocked) up to v1.30, hard admission from v1.31.
+		{"apparmor/failure/row-5", "1.30.14", "1.30.14", HostFacts{Seccomp: true}, all(deviation(false), state(Blocked))},
+		{"apparmor/failure/row-5", "1.34.4", "1.31.14", HostFacts{Seccomp: true}, all(deviation(true), state(RejectedByKubelet), skip(""))},
+		{"apparmor/failure/row-5", "1.34.4", "1.31.14", DefaultHost, skip("needs a host without AppArmor")},
+		// Row 4 message differs from the KEP in every release.
+		{"apparmor/api/runtime-profile-invalid", "1.29.6", "1.29.6", DefaultHost, all(deviation(true), message(`invalid AppArmor profile name: "runtime/default-audit"`))},
+		{"apparmor/failure/row-4", "1.37.2", "1.37.2", DefaultHost, deviation(true)},
+		{"seccomp/api/runtime-profile-invalid", "1.37.2", "1.37.2", DefaultHost, all(deviation(false), message("must be a valid seccomp profile"))},
+		// Warnings, exact text.
+		{"seccomp/create/warning", "1.29.6", "1.29.6", DefaultHost, warning(`metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the "seccompProfile" field instead`)},
+		{"seccomp/template/no-sync", "1.37.2", "1.37.2", DefaultHost, warning(`spec.template.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the "seccompProfile" field instead`)},
+		{"apparmor/create/warning", "1.30.14", "1.30.14", DefaultHost, all(deviation(false), warning(`metadata.annotations[container.apparmor.security.beta.kubernetes.io/app]: deprecated since v1.30; use the "appArmorProfile" field instead`))},
+		{"apparmor/create/warning", "1.29.6", "1.29.6", DefaultHost, noWarnings()},
+		{"apparmor/template/no-sync", "1.33.13", "1.33.13", DefaultHost, noWarnings()},
+		{"apparmor/template/no-sync", "1.34.4", "1.34.4", DefaultHost, warning(`spec.template.metadata.annotations[container.apparmor.security.beta.kubernetes.io/app]: deprecated since v1.30; use the "appArmorProfile" field instead`)},
+		// Seccomp sync was removed in v1.27 upstream, v1.23 in the plan: no sync in any served release.
+		{"seccomp/create/field-to-annotation", "1.29.6", "1.29.6", DefaultHost, all(deviation(false), noAnnotation(seccompPodAnnKey))},
+		{"seccomp/create/annotation-to-field", "1.26.0", "1.26.0", DefaultHost, all(deviation(true), field(PodSeccompType, "RuntimeDefault"))},
+		{"seccomp/kubelet/precedence", "1.37.2", "1.34.4", DefaultHost, all(deviation(false), seccompMode(2))},
+		// Feature gate can be disabled up to v1.30 only.
+		{"apparmor/feature-gate", "1.30.14", "1.30.14", DefaultHost, deviation(false)},
+		{"apparmor/feature-gate", "1.31.14", "1.31.14", DefaultHost, all(deviation(true), notApplicable())},
+		// The Ready message lost its AppArmor suffix in v1.30.
+		{"apparmor/node/ready-message", "1.32.13", "1.29.6", DefaultHost, func(e Expectation) error {
+			if !strings.Contains(e.Expected.Summary, "AppArmor enabled") {
+				return fmt.Errorf("kubelet 1.29 should append AppArmor enabled: %s", e.Expected.Summary)
+			}
+			return nil
+		}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s@%s/%s", c.id, c.apiserver, c.kubelet), func(t *testing.T) {
+			e, err := Expect(c.id, MustParseVersion(c.apiserver), MustParseVersion(c.kubelet), c.host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.check(e); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+type check = func(Expectation) error
+
+func all(cs ...check) check {
+	return func(e Expectation) error {
+		for _, c := range cs {
+			if err := c(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func deviation(want bool) check {
+	return func(e Expectation) error {
+		if e.Deviation != want {
+			return fmt.Errorf("deviation = %v, want %v (%s)", e.Deviation, want, e.Reason)
+		}
+		if want && !strings.Contains(e.Reason, "source:") {
+			return fmt.Errorf("deviation reason lacks a source citation: %s", e.Reason)
+		}
+		return nil
+	}
+}
+
+func annotation(k, v string) check {
+	return func(e Expectation) error {
+		if e.Expected.Annotations[k] != v {
+			return fmt.Errorf("annotation %s = %q, want %q", k, e.Expected.Annotations[k], v)
+		}
+		return nil
+	}
+}
+
+func noAnnotation(k string) check {
+	return func(e Expectation) error {
+		for _, a := range e.Expected.AbsentAnnotations {
+			if a == k {
+				return nil
+			}
+		}
+		return fmt.Errorf("annotation %s not expected absent: %s", k, Describe(e.Expected))
+	}
+}
+
+func field(k, v string) check {
+	return func(e Expectation) error {
+		if e.Expected.Fields[k] != v {
+			return fmt.Errorf("field %s = %q, want %q", k, e.Expected.Fields[k], v)
+		}
+		return nil
+	}
+}
+
+func kepAbsentField(k string) check {
+	return func(e Expectation) error {
+		for _, a := range e.KEPPlanned.AbsentFields {
+			if a == k {
+				return nil
+			}
+		}
+		return fmt.Errorf("KEP plan should leave %s unset: %s", k, Describe(e.KEPPlanned))
+	}
+}
+
+func warning(w string) check {
+	return func(e Expectation) error {
+		for _, got := range e.Expected.Warnings {
+			if got == w {
+				return nil
+			}
+		}
+		return fmt.Errorf("warning %q not expected; warnings: %q", w, e.Expected.Warnings)
+	}
+}
+
+func noWarnings() check {
+	return func(e Expectation) error {
+		if !e.Expected.NoWarnings || len(e.Expected.Warnings) > 0 {
+			return fmt.Errorf("want no warning: %s", Describe(e.Expected))
+		}
+		return nil
+	}
+}
+
+func message(frag string) check {
+	return func(e Expectation) error {
+		for _, m := range e.Expected.MessageContains {
+			if strings.Contains(m, frag) {
+				return nil
+			}
+		}
+		return fmt.Errorf("message fragment %q not expected: %q", frag, e.Expected.MessageContains)
+	}
+}
+
+func state(s ContainerState) check {
+	return func(e Expectation) error {
+		if e.Expected.Container == nil || e.Expected.Container.State != s {
+			return fmt.Errorf("container state: %s, want %s", Describe(e.Expected), s)
+		}
+		return nil
+	}
+}
+
+func appArmorProfile(p string) check {
+	return func(e Expectation) error {
+		if e.Expected.Container == nil || e.Expected.Container.AppArmorProfile != p {
+			return fmt.Errorf("AppArmor profile: %s, want %s", Describe(e.Expected), p)
+		}
+		return nil
+	}
+}
+
+func seccompMode(m int) check {
+	return func(e Expectation) error {
+		c := e.Expected.Container
+		if c == nil || c.SeccompMode == nil || *c.SeccompMode != m {
+			return fmt.Errorf("seccomp mode: %s, want %d", Describe(e.Expected), m)
+		}
+		return nil
+	}
+}
+
+func skip(frag string) check {
+	return func(e Expectation) error {
+		if frag == "" && e.Skip != "" {
+			return fmt.Errorf("unexpected skip %q", e.Skip)
+		}
+		if frag != "" && !strings.Contains(e.Skip, frag) {
+			return fmt.Errorf("skip = %q, want %q", e.Skip, frag)
+		}
+		return nil
+	}
+}
+
+func notApplicable() check {
+	return func(e Expectation) error {
+		if e.Expected.NotApplicable == "" {
+			return fmt.Errorf("want not applicable: %s", Describe(e.Expected))
+		}
+		return nil
+	}
+}
