@@ -1,0 +1,278 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+)
+
+// The base image is what kind's base image holds (systemd, containerd, runc,
+// CNI plugins, kind's entrypoint and units), made with debootstrap from
+// Debian's packages instead of a registry image.
+
+const (
+	debianSuite  = "trixie"
+	debianMirror = "http://deb.debian.org/debian"
+	// KindVersion is the sigs.k8s.io/kind release whose base-image files are
+	// used; it must match go.mod (checked by a unit test).
+	kindModule = "sigs.k8s.io/kind"
+)
+
+// basePackages are installed into the base root file system. containerd 1.7
+// and runc come from Debian; the kubelet falls back from the CRI
+// RuntimeConfig call that containerd 1.7 lacks (cmd/kubelet/app/server.go,
+// getCgroupDriverFromCRI) until v1.38.
+var basePackages = []string{
+	"systemd", "containerd", "runc", "containernetworking-plugins",
+	"iptables", "nftables", "conntrack", "iproute2", "ethtool", "util-linux", "mount", "kmod",
+	"libseccomp2", "pigz", "jq", "procps", "e2fsprogs", "bash", "ca-certificates",
+	"busybox-static", "apparmor",
+}
+
+// KindVersion returns the version of sigs.k8s.io/kind this binary is built with.
+func KindVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == kindModule {
+				if d.Replace != nil {
+					return d.Replace.Version
+				}
+				return d.Version
+			}
+		}
+	}
+	return "v0.33.0"
+}
+
+// baseImage is the result of the base build: the Docker image and the
+// layers extracted from its root file system for the component images.
+type baseImage struct {
+	Ref        string
+	Key        string
+	ToolsLayer layerFile // iptables, nft, conntrack with their libraries (kube-proxy)
+	BusyBox    layerFile // busybox with its applet links (test image)
+	Dir        string
+}
+
+const baseSetupScript = `set -e
+find /lib/systemd/system/sysinit.target.wants/ -name "systemd-tmpfiles-setup.service" -delete
+rm -f /lib/systemd/system/multi-user.target.wants/* /etc/systemd/system/*.wants/* \
+  /lib/systemd/system/local-fs.target.wants/* /lib/systemd/system/sockets.target.wants/*udev* \
+  /lib/systemd/system/sockets.target.wants/*initctl* /lib/systemd/system/basic.target.wants/*
+echo "ReadKMsg=no" >> /etc/systemd/journald.conf
+ln -sf /usr/lib/systemd/systemd /sbin/init
+systemctl enable kubelet.service containerd.service undo-mount-hacks.service
+systemctl mask systemd-binfmt.service
+mkdir -p /etc/kubernetes/manifests /opt/cni/bin /usr/local/sbin /etc/containerd/certs.d
+for b in containerd ctr containerd-shim-runc-v2; do ln -sf "$(command -v $b)" /usr/local/bin/$b; done
+ln -sf "$(command -v runc)" /usr/local/sbin/runc
+for p in /usr/lib/cni/*; do ln -sf "$p" /opt/cni/bin/; done
+ctr oci spec | jq '.hooks.createContainer[.hooks.createContainer| length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' | jq 'del(.process.rlimits)' > /etc/containerd/cri-base.json
+apt-get clean
+rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /usr/share/doc/* /usr/share/man/* /usr/share/locale/* /var/log/*.log
+busybox --list > /.busybox-applets
+`
+
+// toolsPaths are copied (with their shared libraries) into the layer that
+// kube-proxy's image gets.
+var toolsPaths = []string{
+	"/usr/sbin/iptables", "/usr/sbin/iptables-save", "/usr/sbin/iptables-restore",
+	"/usr/sbin/ip6tables", "/usr/sbin/ip6tables-save", "/usr/sbin/ip6tables-restore",
+	"/usr/sbin/iptables-nft", "/usr/sbin/iptables-nft-save", "/usr/sbin/iptables-nft-restore",
+	"/usr/sbin/ip6tables-nft", "/usr/sbin/ip6tables-nft-save", "/usr/sbin/ip6tables-nft-restore",
+	"/usr/sbin/iptables-legacy", "/usr/sbin/iptables-legacy-save", "/usr/sbin/iptables-legacy-restore",
+	"/usr/sbin/ip6tables-legacy", "/usr/sbin/ip6tables-legacy-save", "/usr/sbin/ip6tables-legacy-restore",
+	"/usr/sbin/nft", "/usr/sbin/conntrack", "/usr/lib/x86_64-linux-gnu/xtables",
+	"/bin/sh", "/usr/bin/busybox",
+}
+
+// BuildBase builds (or finds in the cache) the base node image.
+func BuildBase(ctx context.Context, p *Progress) (*baseImage, error) {
+	kindVer := KindVersion()
+	kindDir, err := moduleDir(ctx, kindModule, kindVer)
+	if err != nil {
+		return nil, fmt.Errorf("reading kind's base-image files: %w", err)
+	}
+	key := cacheKey("base", debianSuite, debianMirror, strings.Join(basePackages, ","), kindVer, baseSetupScript, strings.Join(toolsPaths, ","))
+	cache, err := CacheDir()
+	if err != nil {
+		return nil, err
+	}
+	b := &baseImage{Ref: "skewproof-base:" + key, Key: key, Dir: filepath.Join(cache, "base-"+key)}
+	layersOK := func() bool {
+		var err1, err2 error
+		b.ToolsLayer, err1 = digestFile(filepath.Join(b.Dir, "tools.tar"))
+		b.BusyBox, err2 = digestFile(filepath.Join(b.Dir, "busybox.tar"))
+		return err1 == nil && err2 == nil
+	}
+	if imageExists(ctx, b.Ref) && layersOK() {
+		p.Step("base image %s: cached", b.Ref)
+		return b, nil
+	}
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("building the base image needs root (debootstrap, chroot); run as root or pass --node-image")
+	}
+	if _, err := exec.LookPath("debootstrap"); err != nil {
+		return nil, fmt.Errorf("debootstrap not found; run hack/setup-host.sh (or apt-get install debootstrap)")
+	}
+	work, err := os.MkdirTemp(cache, ".base-build-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	root := filepath.Join(work, "rootfs")
+	if err := p.Timed("debootstrap "+debianSuite+" (base root file system)", func() error {
+		return runIn(ctx, work, os.Environ(), "debootstrap", "--variant=minbase",
+			"--include="+strings.Join(basePackages, ","), debianSuite, root, debianMirror)
+	}); err != nil {
+		return nil, fmt.Errorf("building the base image: %w", err)
+	}
+	if err := p.Timed("adding kind "+kindVer+" base-image files", func() error {
+		return copyKindFiles(filepath.Join(kindDir, "images", "base", "files"), root)
+	}); err != nil {
+		return nil, err
+	}
+	if err := p.Timed("configuring the base root file system", func() error {
+		return runIn(ctx, work, os.Environ(), "chroot", root, "/bin/sh", "-c", baseSetupScript)
+	}); err != nil {
+		return nil, err
+	}
+	err = atomicDir(b.Dir, func(tmp string) error {
+		tools := newLayer()
+		for _, tp := range toolsPaths {
+			if err := tools.FromRoot(root, tp); err != nil {
+				return err
+			}
+		}
+		if err := addLibraries(ctx, root, tools, toolsPaths); err != nil {
+			return err
+		}
+		if _, err := tools.WriteTo(filepath.Join(tmp, "tools.tar")); err != nil {
+			return err
+		}
+		bb := newLayer().File("/bin/busybox", filepath.Join(root, "usr/bin/busybox"), 0o755)
+		applets, err := os.ReadFile(filepath.Join(root, ".busybox-applets"))
+		if err != nil {
+			return err
+		}
+		for _, a := range strings.Fields(string(applets)) {
+			if a != "busybox" {
+				bb.Symlink("/bin/"+a, "busybox")
+			}
+		}
+		bb.Dir("/tmp", 0o1777).Dir("/etc", 0o755)
+		bb.Data("/etc/passwd", []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"), 0o644)
+		bb.Data("/etc/group", []byte("root:x:0:\nnogroup:x:65534:\n"), 0o644)
+		_, err = bb.WriteTo(filepath.Join(tmp, "busybox.tar"))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("extracting tool layers from the base root file system: %w", err)
+	}
+	os.Remove(filepath.Join(root, ".busybox-applets"))
+	if err := p.Timed("importing base image "+b.Ref, func() error {
+		lf, err := tarDir(ctx, root, filepath.Join(work, "rootfs.tar"))
+		if err != nil {
+			return err
+		}
+		return dockerLoad(ctx, []imageSpec{{
+			Tags:       []string{b.Ref},
+			Layers:     []layerFile{lf},
+			Env:        []string{"container=docker", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+			Entrypoint: []string{"/usr/local/bin/entrypoint", "/sbin/init"},
+			StopSignal: "SIGRTMIN+3",
+			Labels:     map[string]string{"io.skewproof.image": "base", "io.skewproof.key": key},
+		}})
+	}); err != nil {
+		return nil, fmt.Errorf("importing the base image: %w", err)
+	}
+	if !layersOK() {
+		return nil, fmt.Errorf("base image layers missing in %s", b.Dir)
+	}
+	return b, nil
+}
+
+// tarDir archives a root file system with numeric owners, xattrs and
+// capabilities kept, and returns it with its digest.
+func tarDir(ctx context.Context, dir, dst string) (layerFile, error) {
+	if err := runIn(ctx, dir, os.Environ(), "tar", "--numeric-owner", "--xattrs", "--xattrs-include=security.capability", "-C", dir, "-cf", dst, "."); err != nil {
+		return layerFile{}, err
+	}
+	return digestFile(dst)
+}
+
+// copyKindFiles installs kind's base-image files as kind's Dockerfile does.
+func copyKindFiles(src, root string) error {
+	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if rel == "." || strings.HasPrefix(rel, "LICENSES") {
+			return nil
+		}
+		dst := filepath.Join(root, rel)
+		if info.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(rel, "usr/local/bin/") || strings.HasPrefix(rel, "kind/bin/") {
+			mode = 0o755
+		}
+		return copyFile(p, dst, mode)
+	})
+}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	os.Remove(dst)
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// addLibraries adds the shared libraries (per ldd in the chroot) of every
+// ELF file among paths to the layer.
+func addLibraries(ctx context.Context, root string, l *layerBuilder, paths []string) error {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		out, err := exec.CommandContext(ctx, "chroot", root, "ldd", p).CombinedOutput()
+		if err != nil {
+			continue // not a dynamic executable (directory, script, static binary)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			var lib string
+			if i := strings.Index(line, "=> "); i >= 0 {
+				lib = strings.Fields(line[i+3:])[0]
+			} else if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "/") {
+				lib = f[0]
+			}
+			if lib == "" || !strings.HasPrefix(lib, "/") || seen[lib] {
+				continue
+			}
+			seen[lib] = true
+			if err := l.FromRoot(root, lib); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

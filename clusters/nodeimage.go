@@ -1,0 +1,287 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// NodeImageSpec names what goes into a node image.
+type NodeImageSpec struct {
+	// ControlPlane is the Kubernetes version of the control plane: kubeadm,
+	// kubectl and every image kubeadm schedules come from it.
+	ControlPlane string
+	// Kubelet is the kubelet version of the node (defaults to ControlPlane).
+	Kubelet string
+}
+
+func (s NodeImageSpec) kubelet() string {
+	if s.Kubelet == "" {
+		return s.ControlPlane
+	}
+	return s.Kubelet
+}
+
+// IsControlPlane reports whether the image is for a control-plane node
+// (kubelet at the control-plane version), which also holds the images of the
+// control-plane components.
+func (s NodeImageSpec) IsControlPlane() bool { return trimV(s.kubelet()) == trimV(s.ControlPlane) }
+
+// Tag is the human part of the image name.
+func (s NodeImageSpec) Tag() string {
+	if s.IsControlPlane() {
+		return "v" + trimV(s.ControlPlane)
+	}
+	return "v" + trimV(s.ControlPlane) + "-kubelet-v" + trimV(s.kubelet())
+}
+
+// NodeImageRepo is the repository of the node images skewproof builds.
+const NodeImageRepo = "skewproof-node"
+
+// containerdConfig is the node's containerd configuration: kind's, with
+// restrict_oom_score_adj (the kubelet asks for -998 on every sandbox, which a
+// host without CAP_SYS_RESOURCE cannot grant), the sandbox image that is
+// preloaded, and a registry configuration that sends every pull to a closed
+// loopback port, so no pull can leave the node.
+func containerdConfig(pause string) string {
+	return `# written by skewproof
+version = 2
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "` + pause + `"
+  tolerate_missing_hugepages_controller = true
+  restrict_oom_score_adj = true
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  discard_unpacked_layers = true
+  snapshotter = "overlayfs"
+  default_runtime_name = "runc"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+  base_runtime_spec = "/etc/containerd/cri-base.json"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+    SystemdCgroup = true
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler]
+  runtime_type = "io.containerd.runc.v2"
+  base_runtime_spec = "/etc/containerd/cri-base.json"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler.options]
+    SystemdCgroup = true
+
+[plugins."io.containerd.grpc.v1.cri".cni]
+  bin_dir = "/opt/cni/bin"
+  conf_dir = "/etc/cni/net.d"
+
+[plugins."io.containerd.grpc.v1.cri".registry]
+  config_path = "/etc/containerd/certs.d"
+`
+}
+
+// closedRegistryHosts makes every registry resolve to a closed loopback port.
+const closedRegistryHosts = `# written by skewproof: images are preloaded; no pull may leave the node
+server = "http://127.0.0.1:1"
+
+[host."http://127.0.0.1:1"]
+  capabilities = ["pull", "resolve"]
+`
+
+const defaultStorageManifest = `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "true"
+provisioner: kubernetes.io/host-path
+`
+
+// BuildNodeImage builds (or finds in the cache) the node image for spec and
+// returns its reference.
+func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (string, error) {
+	base, err := BuildBase(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
+	key := cacheKey("node", base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest)
+	ref := NodeImageRepo + ":" + spec.Tag() + "-" + key
+	if imageExists(ctx, ref) {
+		p.Step("node image %s: cached", ref)
+		return ref, nil
+	}
+	p.Step("building node image %s", ref)
+	cpNames := []string{"kubeadm", "kubectl", "kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"}
+	cpBin, err := KubernetesBinaries(ctx, p, cp, cpNames...)
+	if err != nil {
+		return "", err
+	}
+	kubeletPath := filepath.Join(cpBin, "kubelet")
+	if !spec.IsControlPlane() {
+		klBin, err := KubernetesBinaries(ctx, p, kl, "kubelet")
+		if err != nil {
+			return "", err
+		}
+		kubeletPath = filepath.Join(klBin, "kubelet")
+	}
+	refs, err := kubeadmImages(ctx, filepath.Join(cpBin, "kubeadm"), cp)
+	if err != nil {
+		return "", err
+	}
+	cache, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	work, err := os.MkdirTemp(cache, ".node-build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+
+	var images []imageSpec
+	var pause string
+	for _, r := range refs {
+		var img imageSpec
+		switch r.Name {
+		case "kube-apiserver", "kube-controller-manager", "kube-scheduler":
+			if !spec.IsControlPlane() {
+				continue
+			}
+			img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil)
+		case "kube-proxy":
+			img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil, base.ToolsLayer)
+		case "etcd":
+			if !spec.IsControlPlane() {
+				continue
+			}
+			var dir string
+			if dir, err = etcdBinary(ctx, p, r.Tag); err == nil {
+				img, err = binaryImage(work, r.Full, filepath.Join(dir, "etcd"), "/usr/local/bin/etcd", nil)
+			}
+		case "coredns":
+			var dir string
+			if dir, err = corednsBinary(ctx, p, r.Tag); err == nil {
+				img, err = binaryImage(work, r.Full, filepath.Join(dir, "coredns"), "/coredns", []string{"/coredns"})
+			}
+		case "pause":
+			var dir string
+			pause = r.Full
+			if dir, err = pauseBinary(ctx, p); err == nil {
+				img, err = binaryImage(work, r.Full, filepath.Join(dir, "pause"), "/pause", []string{"/pause"})
+			}
+		default:
+			return "", fmt.Errorf("kubeadm %s asks for image %s, which skewproof cannot build", cp, r.Full)
+		}
+		if err != nil {
+			return "", fmt.Errorf("building image %s: %w", r.Full, err)
+		}
+		images = append(images, img)
+	}
+	if pause == "" {
+		return "", fmt.Errorf("kubeadm %s listed no pause image", cp)
+	}
+	bbRef, err := e2eBusyBoxRef(ctx, cp)
+	if err != nil {
+		return "", err
+	}
+	images = append(images, imageSpec{Tags: []string{bbRef, BusyBoxImage}, Layers: []layerFile{base.BusyBox}, Cmd: []string{"sh"},
+		Labels: map[string]string{"io.skewproof.image": "test"}})
+
+	// Files added to the base: binaries, version, containerd configuration.
+	files := newLayer().
+		File("/usr/bin/kubeadm", filepath.Join(cpBin, "kubeadm"), 0o755).
+		File("/usr/bin/kubectl", filepath.Join(cpBin, "kubectl"), 0o755).
+		File("/usr/bin/kubelet", kubeletPath, 0o755).
+		Data("/kind/version", []byte(cp+"\n"), 0o644).
+		Data("/kind/skewproof-kubelet-version", []byte(kl+"\n"), 0o644).
+		Data("/kind/manifests/default-storage.yaml", []byte(defaultStorageManifest), 0o644).
+		Data("/etc/containerd/config.toml", []byte(containerdConfig(pause)), 0o644).
+		Data("/etc/containerd/certs.d/_default/hosts.toml", []byte(closedRegistryHosts), 0o644)
+	filesTar, err := files.WriteTo(filepath.Join(work, "files.tar"))
+	if err != nil {
+		return "", err
+	}
+	archive := filepath.Join(work, "images.tar")
+	f, err := os.Create(archive)
+	if err != nil {
+		return "", err
+	}
+	if err := writeImageArchive(f, images); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	if err := p.Timed("assembling node image "+ref, func() error {
+		return assembleNodeImage(ctx, base.Ref, ref, filesTar.Path, archive, images)
+	}); err != nil {
+		return "", fmt.Errorf("building node image %s: %w", ref, err)
+	}
+	return ref, nil
+}
+
+// assembleNodeImage does what kind's node-image build does: a container
+// from the base image receives the files, its containerd imports the images
+// (pinned, not unpacked), and the container is committed as the node image.
+func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive string, images []imageSpec) error {
+	name := fmt.Sprintf("skewproof-build-%d", time.Now().UnixNano())
+	if _, err := docker(ctx, "run", "-d", "--name", name, "--label", "io.skewproof.build=true",
+		"--privileged", "--security-opt", "seccomp=unconfined", "--entrypoint=sleep", baseRef, "infinity"); err != nil {
+		return err
+	}
+	// Removed with a fresh context: this must happen on interrupt too.
+	defer docker(context.Background(), "rm", "-f", "-v", name)
+	ft, err := os.Open(filesTar)
+	if err != nil {
+		return err
+	}
+	_, err = dockerIn(ctx, ft, "cp", "-", name+":/")
+	ft.Close()
+	if err != nil {
+		return err
+	}
+	if _, err := docker(ctx, "exec", name, "sh", "-c", "nohup containerd >/tmp/containerd.log 2>&1 &"); err != nil {
+		return err
+	}
+	ready := false
+	for i := 0; i < 60 && !ready; i++ {
+		if _, err := docker(ctx, "exec", name, "ctr", "version"); err == nil {
+			ready = true
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if !ready {
+		log, _ := docker(ctx, "exec", name, "cat", "/tmp/containerd.log")
+		return fmt.Errorf("containerd did not start in the build container: %s", tail(log, 10))
+	}
+	af, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	_, err = dockerIn(ctx, af, "exec", "-i", name, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "--all-platforms", "-")
+	af.Close()
+	if err != nil {
+		return err
+	}
+	for _, img := range images {
+		for _, t := range img.Tags {
+			if _, err := docker(ctx, "exec", name, "ctr", "-n", "k8s.io", "images", "label", t, "io.cri-containerd.pinned=pinned"); err != nil {
+				return fmt.Errorf("image %s missing after import: %w", t, err)
+			}
+		}
+	}
+	if _, err := docker(ctx, "exec", name, "sh", "-c", "pkill containerd; for i in $(seq 1 50); do pgrep containerd >/dev/null || exit 0; sleep 0.2; done; exit 1"); err != nil {
+		return fmt.Errorf("stopping containerd in the build container: %w", err)
+	}
+	_, err = docker(ctx, "commit",
+		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
+		"--change", `CMD []`,
+		"--change", "LABEL io.skewproof.image=node",
+		"--change", "LABEL io.skewproof.node-tag="+strings.SplitN(strings.TrimPrefix(ref, NodeImageRepo+":"), "-", 2)[0],
+		name, ref)
+	return err
+}

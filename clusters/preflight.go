@@ -1,0 +1,230 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Verdict of one preflight check.
+type Verdict string
+
+const (
+	OK   Verdict = "ok"
+	Warn Verdict = "warn"
+	Fail Verdict = "fail"
+)
+
+// Check is one host fact with its verdict and, when not ok, the remedy.
+type Check struct {
+	Name    string  `json:"name"`
+	Value   string  `json:"value"`
+	Verdict Verdict `json:"verdict"`
+	Remedy  string  `json:"remedy,omitempty"`
+}
+
+// HostFacts are what the suites and the oracle need to know of the host.
+type HostFacts struct {
+	CgroupVersion int  `json:"cgroupVersion"`
+	Seccomp       bool `json:"seccomp"`
+	AppArmor      bool `json:"apparmor"`
+}
+
+// Report is the result of Preflight.
+type Report struct {
+	Checks []Check   `json:"checks"`
+	Facts  HostFacts `json:"facts"`
+}
+
+// CanRunClusters reports whether no check failed.
+func (r Report) CanRunClusters() bool {
+	for _, c := range r.Checks {
+		if c.Verdict == Fail {
+			return false
+		}
+	}
+	return true
+}
+
+// MinFreeDiskGiB is the free space a cold build and one cluster need where
+// images are cached and where Docker keeps them.
+const MinFreeDiskGiB = 20
+
+// DetectHost reads the host facts without Docker.
+func DetectHost() HostFacts {
+	f := HostFacts{CgroupVersion: 1}
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		f.CgroupVersion = 2
+	}
+	if b, err := os.ReadFile("/proc/self/status"); err == nil && strings.Contains(string(b), "\nSeccomp:") {
+		f.Seccomp = true
+	}
+	if b, err := os.ReadFile("/sys/module/apparmor/parameters/enabled"); err == nil && strings.TrimSpace(string(b)) == "Y" {
+		f.AppArmor = true
+	}
+	return f
+}
+
+// Preflight checks the host; probeImage, when true, starts a privileged
+// container to prove kind nodes can run (needs /bin/busybox for the probe).
+func Preflight(ctx context.Context) Report {
+	var r Report
+	r.Facts = DetectHost()
+	add := func(c Check) { r.Checks = append(r.Checks, c) }
+
+	dockerUp := false
+	if _, err := exec.LookPath("docker"); err != nil {
+		add(Check{"docker client", "not found", Fail, "install Docker (sudo hack/setup-host.sh installs Debian's docker.io)"})
+	} else if v, err := docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
+		add(Check{"docker daemon", "not reachable: " + firstLine(err.Error()), Fail, "start dockerd (sudo hack/setup-host.sh starts it)"})
+	} else {
+		dockerUp = true
+		add(Check{"docker daemon", "version " + v, OK, ""})
+	}
+
+	bnd := capBoundingSet()
+	missing := missingCaps(bnd)
+	if dockerUp {
+		add(privilegedProbe(ctx, missing))
+	} else {
+		add(Check{"privileged container", "not tested (no Docker daemon)", Fail, "start Docker first"})
+	}
+
+	cg := Check{"cgroup version", fmt.Sprintf("v%d", r.Facts.CgroupVersion), OK, ""}
+	if r.Facts.CgroupVersion == 1 {
+		cg.Verdict = Warn
+		cg.Value += " (kubelets from v1.35 are configured with failCgroupV1: false)"
+	}
+	add(cg)
+	if r.Facts.Seccomp {
+		add(Check{"seccomp", "available", OK, ""})
+	} else {
+		add(Check{"seccomp", "not available in this kernel", Fail, "use a kernel with CONFIG_SECCOMP_FILTER; the seccomp suites cannot run"})
+	}
+	if r.Facts.AppArmor {
+		add(Check{"apparmor", "enabled", OK, ""})
+	} else {
+		add(Check{"apparmor", "not enabled in this kernel", Warn, "AppArmor enforcement specs will be skipped (reason: host has no AppArmor); run them on an AppArmor host"})
+	}
+	if cache, err := CacheDir(); err == nil {
+		add(diskCheck("free disk (image cache "+cache+")", cache))
+	}
+	add(diskCheck("free disk (/var/lib/docker)", "/var/lib/docker"))
+	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err == nil {
+		f.Close()
+		add(Check{"kvm", "/dev/kvm present", OK, ""})
+	} else {
+		add(Check{"kvm", "not available", Warn, "only needed for VM-based AppArmor hosts; not used by kind clusters"})
+	}
+	if os.Geteuid() != 0 {
+		add(Check{"root", "not root", Warn, "building node images offline needs root (debootstrap); prebuilt images (--node-image) do not"})
+	}
+	return r
+}
+
+func diskCheck(name, dir string) Check {
+	for d := dir; ; d = filepath.Dir(d) {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(d, &st); err == nil {
+			gib := float64(st.Bavail) * float64(st.Bsize) / (1 << 30)
+			c := Check{name, fmt.Sprintf("%.1f GiB", gib), OK, ""}
+			if gib < MinFreeDiskGiB {
+				c.Verdict = Fail
+				c.Remedy = fmt.Sprintf("free at least %d GiB ('skewproof images prune', 'docker system prune')", MinFreeDiskGiB)
+			}
+			return c
+		}
+		if d == "/" || d == "." {
+			return Check{name, "unknown", Warn, ""}
+		}
+	}
+}
+
+var capNames = []string{"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
+	"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE", "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST",
+	"CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
+	"CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE", "CAP_SYS_RESOURCE", "CAP_SYS_TIME",
+	"CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE", "CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP",
+	"CAP_MAC_OVERRIDE", "CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ",
+	"CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE"}
+
+func capBoundingSet() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ^uint64(0)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "CapBnd:") {
+			v, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(l, "CapBnd:")), 16, 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return ^uint64(0)
+}
+
+func missingCaps(bnd uint64) []string {
+	last := len(capNames) - 1
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n < last {
+			last = n
+		}
+	}
+	var m []string
+	for i := 0; i <= last; i++ {
+		if bnd&(1<<uint(i)) == 0 {
+			m = append(m, capNames[i])
+		}
+	}
+	return m
+}
+
+const probeImage = "skewproof-probe:1"
+
+// privilegedProbe starts a privileged container and execs into it, as kind
+// does with every node.
+func privilegedProbe(ctx context.Context, missing []string) Check {
+	name := "privileged container"
+	remedy := "run 'sudo hack/setup-host.sh': it installs an OCI runtime wrapper that drops the capabilities missing from this host's bounding set"
+	if len(missing) > 0 {
+		remedy = fmt.Sprintf("the capability bounding set lacks %s; %s", strings.Join(missing, ","), remedy)
+	}
+	if !imageExists(ctx, probeImage) {
+		bb := "/bin/busybox"
+		if _, err := os.Stat(bb); err != nil {
+			return Check{name, "not tested: /bin/busybox missing for the probe image", Warn, "apt-get install busybox-static (hack/setup-host.sh does)"}
+		}
+		dir, err := os.MkdirTemp("", "skewproof-probe-")
+		if err != nil {
+			return Check{name, "not tested: " + err.Error(), Warn, ""}
+		}
+		defer os.RemoveAll(dir)
+		lf, err := newLayer().File("/bin/busybox", bb, 0o755).Symlink("/bin/sh", "busybox").Symlink("/bin/sleep", "busybox").Symlink("/bin/true", "busybox").WriteTo(filepath.Join(dir, "layer.tar"))
+		if err == nil {
+			err = dockerLoad(ctx, []imageSpec{{Tags: []string{probeImage}, Layers: []layerFile{lf}, Labels: map[string]string{"io.skewproof.image": "probe"}}})
+		}
+		if err != nil {
+			return Check{name, "not tested: " + firstLine(err.Error()), Warn, ""}
+		}
+	}
+	cname := fmt.Sprintf("skewproof-probe-%d", time.Now().UnixNano())
+	defer docker(context.Background(), "rm", "-f", cname)
+	if _, err := docker(ctx, "run", "-d", "--name", cname, "--privileged", probeImage, "sleep", "60"); err != nil {
+		return Check{name, "cannot start: " + firstLine(err.Error()), Fail, remedy}
+	}
+	if _, err := docker(ctx, "exec", cname, "true"); err != nil {
+		return Check{name, "starts, but exec fails: " + firstLine(err.Error()), Fail, remedy}
+	}
+	v := "starts and execs"
+	if len(missing) > 0 {
+		v += fmt.Sprintf(" (bounding set lacks %s; runtime wrapper in place)", strings.Join(missing, ","))
+	}
+	return Check{name, v, OK, ""}
+}
