@@ -70,4 +70,8 @@ func always(name string, o Observation) []Phase {
 
 func phase(name string, w Window, o Observation) Phase { return Phase{Name: name, Window: w, Obs: o} }
 
+func unresearched(name string, w Window, o Observation) Phase {
+	return Phase{Name: name, Window: w, Obs: o, Unresearched: true}
+}
+
 func na(summary string) Observation { return Observation{Summary: summary, NotApplicable: summary} }

@@ -103,6 +103,9 @@ type Phase struct {
 	Name   string      `json:"name"`
 	Window Window      `json:"window"`
 	Obs    Observation `json:"observation"`
+	// Unresearched marks an upstream phase whose sources are not served,
+	// so no deviation can be claimed for it.
+	Unresearched bool `json:"unresearched,omitempty"`
 }
 
 // HostCondition restricts the hosts a rule can be observed on.
@@ -251,11 +254,14 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 		Expected: up.Obs, KEPPlanned: kep.Obs, KEPPhase: kep.Name, Phase: up.Name,
 		Source: r.Source,
 	}
-	e.Deviation = !sameObservation(kep.Obs, up.Obs)
-	if e.Deviation {
+	e.Deviation = !up.Unresearched && !sameObservation(kep.Obs, up.Obs)
+	switch {
+	case up.Unresearched:
+		e.Reason = fmt.Sprintf("%s v%s: upstream behaviour not researched (%s); KEP plans %q", r.Component, v, up.Obs.NotApplicable, kep.Name)
+	case e.Deviation:
 		e.Reason = fmt.Sprintf("%s v%s: KEP plans %q (%s), upstream does %q (%s); source: %s",
 			r.Component, v, kep.Name, kep.Window, up.Name, up.Window, r.Source)
-	} else {
+	default:
 		e.Reason = fmt.Sprintf("%s v%s: %s (KEP %s; upstream %s)", r.Component, v, up.Name, kep.Window, up.Window)
 	}
 	e.Skip = r.Host.unmet(host)
@@ -374,7 +380,7 @@ func Deviations(from, to Minor) []DeviationEntry {
 		for m := from; !to.Less(m); m = (Minor{m.Major, m.Minor + 1}) {
 			v := MustParseVersion(fmt.Sprintf("%d.%d.0", m.Major, m.Minor))
 			kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, v)
-			if sameObservation(kep.Obs, up.Obs) {
+			if up.Unresearched || sameObservation(kep.Obs, up.Obs) {
 				continue
 			}
 			key := kep.Name + "\x00" + up.Name

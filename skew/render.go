@@ -299,3 +299,34 @@ func WriteMatrix(w io.Writer, format string, cs []Cluster) error {
 	}
 	return fmt.Errorf("unknown format %q; use text, json or github", format)
 }
+
+// WriteDeviations renders the deviations between the KEP plans and upstream
+// releases for a range of minors as a Markdown section.
+func WriteDeviations(w io.Writer, format string, from, to Minor, ds []DeviationEntry, command string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if ds == nil {
+			ds = []DeviationEntry{}
+		}
+		return enc.Encode(ds)
+	case "markdown":
+		fmt.Fprintf(w, "## Deviations found in v%s to v%s\n\n", from, to)
+		if command != "" {
+			fmt.Fprintf(w, "Generated with `%s`.\n\n", command)
+		}
+		fmt.Fprintln(w, "| id | KEP reference | minors | KEP plan | upstream | upstream source |")
+		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+		for _, d := range ds {
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s |\n", d.ID, mdCell(d.KEPRef), strings.Join(d.Minors, ", "), mdCell(d.KEP), mdCell(d.Upstream), mdCell(d.Source))
+		}
+		return nil
+	case "text", "":
+		for _, d := range ds {
+			fmt.Fprintf(w, "%s at %s\n  KEP:      %s\n  upstream: %s\n  source:   %s\n", d.ID, strings.Join(d.Minors, ", "), d.KEP, d.Upstream, d.Source)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown format %q; use text, json or markdown", format)
+}

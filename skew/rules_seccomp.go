@@ -153,12 +153,12 @@ var seccompRules = []Rule{
 		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (\"non-functional in v1.27+\" text verified in v1.29.6…v1.37.2)",
 		KEP: []Phase{
 			phase("before seccomp fields", seccompBeforeFields, notYet),
-			phase("annotation use warned", seccompFieldsOnwards, Observation{Summary: "accepted with a warning that annotation support is dropped in v1.23 (text not fixed by the KEP)", Admission: Accepted}),
+			phase("annotation use warned; support ends in v1.23", seccompFieldsOnwards, Observation{Summary: "accepted with a warning that annotation support is dropped in v1.23 (text not fixed by the KEP)", Admission: Accepted}),
 		},
 		Upstream: []Phase{
 			phase("before seccomp fields", seccompBeforeFields, notYet),
-			phase("warning text of v1.19-v1.26 (not researched: sources not served)", win("1.19", "1.27"), na("warning text of v1.19-v1.26 not researched: those sources are not served")),
-			phase("non-functional warning", seccompUpstreamAfterSync, Observation{Summary: "accepted with one warning per annotation without a field", Admission: Accepted,
+			unresearched("warning text of v1.19-v1.26 (not researched: sources not served)", win("1.19", "1.27"), na("warning text of v1.19-v1.26 not researched: those sources are not served")),
+			phase("non-functional-in-v1.27+ warning", seccompUpstreamAfterSync, Observation{Summary: "accepted with one warning per annotation without a field", Admission: Accepted,
 				Warnings: []string{SeccompAnnotationWarning("", seccompPodAnnKey), SeccompAnnotationWarning("", seccompCtrAnnKey)}}),
 		},
 	},
@@ -193,13 +193,13 @@ var seccompRules = []Rule{
 		Source: "pkg/api/pod/warnings.go: GetWarningsForPodTemplate → warningsForPodSpecAndMeta; pkg/apis/core/validation/validation.go: ValidatePodTemplateSpec (also rejects field/annotation mismatch)",
 		KEP: []Phase{
 			phase("before seccomp fields", seccompBeforeFields, notYet),
-			phase("templates ignored", seccompFieldsOnwards, Observation{Summary: "Deployment stored as sent (annotation only, no field); warned that annotation support is dropped in v1.23 (text not fixed by the KEP)",
+			phase("templates ignored; warning that support ends in v1.23", seccompFieldsOnwards, Observation{Summary: "Deployment stored as sent (annotation only, no field); warned that annotation support is dropped in v1.23 (text not fixed by the KEP)",
 				Admission: Accepted, Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType}}),
 		},
 		Upstream: []Phase{
 			phase("before seccomp fields", seccompBeforeFields, notYet),
-			phase("warning text of v1.19-v1.26 (not researched: sources not served)", win("1.19", "1.27"), na("warning text of v1.19-v1.26 not researched: those sources are not served")),
-			phase("templates ignored", seccompUpstreamAfterSync, Observation{Summary: "Deployment stored as sent (annotation only, no field); warning per annotation",
+			unresearched("warning text of v1.19-v1.26 (not researched: sources not served)", win("1.19", "1.27"), na("warning text of v1.19-v1.26 not researched: those sources are not served")),
+			phase("templates ignored; non-functional-in-v1.27+ warning", seccompUpstreamAfterSync, Observation{Summary: "Deployment stored as sent (annotation only, no field); warning per annotation",
 				Admission: Accepted, Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType},
 				Warnings: []string{SeccompAnnotationWarning("spec.template.", seccompPodAnnKey)}}),
 		},

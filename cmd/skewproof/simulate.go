@@ -29,6 +29,7 @@ func runSimulate(ctx context.Context, args []string) error {
 	apiserverFlag := fs.String("apiserver", "", "kube-apiserver version, e.g. 1.37.2")
 	kubeletFlag := fs.String("kubelet", "", "kubelet version, e.g. 1.34.4 (default: the apiserver version)")
 	upgradeFlag := fs.String("upgrade", "", "upgrade mode: --upgrade FROM TO prints only what changes for workloads")
+	deviationsFlag := fs.String("deviations", "", "list every deviation between the KEP plans and upstream for a range of minors, e.g. 1.29..1.37")
 	apparmorFlag := fs.String("apparmor", "on", "whether the node has AppArmor: on|off")
 	seccompFlag := fs.String("seccomp", "on", "whether the node has seccomp filters: on|off")
 	runtimeFlag := fs.String("runtime", "containerd", "container runtime of the node")
@@ -55,6 +56,18 @@ func runSimulate(ctx context.Context, args []string) error {
 	}
 	if host.Seccomp, err = onOff("seccomp", *seccompFlag); err != nil {
 		return err
+	}
+
+	if *deviationsFlag != "" {
+		if len(positional) > 0 || *apiserverFlag != "" || *kubeletFlag != "" || *upgradeFlag != "" {
+			return usagef("--deviations takes a range of minors only, e.g. --deviations 1.29..1.37")
+		}
+		from, to, err := skew.ParseMinorRange(*deviationsFlag)
+		if err != nil {
+			return usagef("--deviations: %v", err)
+		}
+		cmdline := fmt.Sprintf("skewproof simulate --deviations %s..%s --format %s", from, to, *formatFlag)
+		return skew.WriteDeviations(oracleOut, *formatFlag, from, to, skew.Deviations(from, to), cmdline)
 	}
 
 	if *upgradeFlag != "" {
