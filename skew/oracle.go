@@ -103,6 +103,8 @@ type Phase struct {
 	Name   string      `json:"name"`
 	Window Window      `json:"window"`
 	Obs    Observation `json:"observation"`
+	// WithoutAppArmor, when set, replaces Obs on a host without AppArmor.
+	WithoutAppArmor *Observation `json:"withoutAppArmor,omitempty"`
 	// Unresearched marks an upstream phase whose sources are not served,
 	// so no deviation can be claimed for it.
 	Unresearched bool `json:"unresearched,omitempty"`
@@ -248,6 +250,11 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 		v = kubelet
 	}
 	kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, v)
+	for _, p := range []*Phase{&kep, &up} {
+		if !host.AppArmor && p.WithoutAppArmor != nil {
+			p.Obs = *p.WithoutAppArmor
+		}
+	}
 	e := Expectation{
 		ID: r.ID, Title: r.Title, KEPRef: r.KEPRef, Component: r.Component,
 		Apiserver: apiserver.String(), Kubelet: kubelet.String(), Version: v.String(),

@@ -25,6 +25,10 @@ package skew
 //     name: "<value>"`, not the KEP's `must be a valid AppArmor profile`.
 //   - pkg/kubelet/nodestatus/setters.go, ReadyCondition: v1.29.6 appends
 //     ". AppArmor enabled" to the Ready message; v1.30+ does not.
+//
+// Kubelet rules hold for kubelets older than v1.30 (which read annotations
+// only) because every kube-apiserver those kubelets may run against
+// (v1.32 at most, by the skew policy) still copies fields to annotations.
 
 const appArmorKEP = "spec/002_00c50a867dfb8770.txt"
 
@@ -321,7 +325,9 @@ var appArmorRules = []Rule{
 		KEPWindow: aaFields, UpstreamWindow: aaFields,
 		Source: "pkg/kubelet/nodestatus/setters.go: ReadyCondition (\". AppArmor enabled\" appended in v1.29.6, gone in v1.30.14)",
 		KEP: []Phase{
-			phase("beta: AppArmor status in the Ready message", aaBeforeFields, Observation{Summary: "on an AppArmor host the Ready message ends with \". AppArmor enabled\"", ReadyMessageContains: "AppArmor enabled"}),
+			{Name: "beta: AppArmor status in the Ready message", Window: aaBeforeFields,
+				Obs:             Observation{Summary: "on an AppArmor host the Ready message ends with \". AppArmor enabled\"", ReadyMessageContains: "AppArmor enabled"},
+				WithoutAppArmor: &Observation{Summary: "without AppArmor on the host the Ready message does not mention it", ReadyMessageExcludes: "AppArmor"}},
 			phase("GA: no AppArmor in the Ready message", aaFields, Observation{Summary: "the Ready message does not mention AppArmor", ReadyMessageExcludes: "AppArmor"}),
 		},
 	},

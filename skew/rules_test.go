@@ -134,6 +134,12 @@ func TestResearchedFacts(t *testing.T) {
 		{"apparmor/feature-gate", "1.30.14", "1.30.14", DefaultHost, deviation(false)},
 		{"apparmor/feature-gate", "1.31.14", "1.31.14", DefaultHost, all(deviation(true), notApplicable())},
 		// The Ready message lost its AppArmor suffix in v1.30.
+		{"apparmor/node/ready-message", "1.32.13", "1.29.6", HostFacts{Seccomp: true}, func(e Expectation) error {
+			if e.Expected.ReadyMessageExcludes != "AppArmor" || e.Deviation {
+				return fmt.Errorf("kubelet 1.29 without AppArmor on the host: %s", Describe(e.Expected))
+			}
+			return nil
+		}},
 		{"apparmor/node/ready-message", "1.32.13", "1.29.6", DefaultHost, func(e Expectation) error {
 			if !strings.Contains(e.Expected.Summary, "AppArmor enabled") {
 				return fmt.Errorf("kubelet 1.29 should append AppArmor enabled: %s", e.Expected.Summary)
