@@ -54,3 +54,6 @@ func dockerLoad(ctx context.Context, images []imageSpec) error {
 	pr.Close()
 	return err
 }
+
+// Docker runs the Docker CLI (exported for tests and the runner).
+func Docker(ctx context.Context, args ...string) (string, error) { return docker(ctx, args...) }

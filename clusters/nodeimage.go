@@ -72,6 +72,17 @@ version = 2
   [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler.options]
     SystemdCgroup = true
 
+# A runtime handler that does not apply seccomp (its runtime drops
+# linux.seccomp from the OCI spec), for the "runtime without seccomp support"
+# rows of the failure tables; selected with a RuntimeClass whose handler is
+# ` + NoSeccompHandler + `.
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.` + NoSeccompHandler + `]
+  runtime_type = "io.containerd.runc.v2"
+  base_runtime_spec = "/etc/containerd/cri-base.json"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.` + NoSeccompHandler + `.options]
+    SystemdCgroup = true
+    BinaryName = "/usr/local/sbin/runc-no-seccomp"
+
 [plugins."io.containerd.grpc.v1.cri".cni]
   bin_dir = "/opt/cni/bin"
   conf_dir = "/etc/cni/net.d"
@@ -87,6 +98,28 @@ server = "http://127.0.0.1:1"
 
 [host."http://127.0.0.1:1"]
   capabilities = ["pull", "resolve"]
+`
+
+// NoSeccompHandler is the containerd runtime handler of every node image
+// whose runtime ignores seccomp profiles.
+const NoSeccompHandler = "skewproof-noseccomp"
+
+// noSeccompRuntime is an OCI runtime that removes linux.seccomp from the
+// bundle's config.json before handing it to runc.
+const noSeccompRuntime = `#!/bin/sh
+# written by skewproof: runc without seccomp support
+bundle=.
+sub=
+prev=
+for a in "$@"; do
+	case "$prev" in --bundle|-b) bundle=$a ;; esac
+	case "$a" in --bundle=*) bundle=${a#--bundle=} ;; create|run) [ -z "$sub" ] && sub=$a ;; esac
+	prev=$a
+done
+if [ -n "$sub" ] && [ -f "$bundle/config.json" ]; then
+	jq 'del(.linux.seccomp)' "$bundle/config.json" > "$bundle/config.json.noseccomp" && mv "$bundle/config.json.noseccomp" "$bundle/config.json"
+fi
+exec /usr/local/sbin/runc "$@"
 `
 
 const defaultStorageManifest = `apiVersion: storage.k8s.io/v1
@@ -106,7 +139,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		return "", err
 	}
 	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
-	key := cacheKey("node", base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest)
+	key := cacheKey("node", base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest, noSeccompRuntime)
 	ref := NodeImageRepo + ":" + spec.Tag() + "-" + key
 	if imageExists(ctx, ref) {
 		p.Step("node image %s: cached", ref)
@@ -198,7 +231,8 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		Data("/kind/skewproof-kubelet-version", []byte(kl+"\n"), 0o644).
 		Data("/kind/manifests/default-storage.yaml", []byte(defaultStorageManifest), 0o644).
 		Data("/etc/containerd/config.toml", []byte(containerdConfig(pause)), 0o644).
-		Data("/etc/containerd/certs.d/_default/hosts.toml", []byte(closedRegistryHosts), 0o644)
+		Data("/etc/containerd/certs.d/_default/hosts.toml", []byte(closedRegistryHosts), 0o644).
+		Data("/usr/local/sbin/runc-no-seccomp", []byte(noSeccompRuntime), 0o755)
 	filesTar, err := files.WriteTo(filepath.Join(work, "files.tar"))
 	if err != nil {
 		return "", err

@@ -1,0 +1,46 @@
+# skewproof — see README.md
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/skewproof
+# The default cluster of `make conformance`: control plane at APISERVER and
+# one worker per kubelet version its skew window allows (newest served patch
+# of each minor).
+APISERVER ?= 1.37.2
+KUBELETS ?= 1.34.4,1.35.4,1.36.3,1.37.2
+CLUSTER ?= conformance
+
+.PHONY: all build host unit integration test conformance images matrix clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/skewproof
+
+# Makes a fresh Debian host ready (Docker engine, runtime wrapper when the
+# capability bounding set needs it, dockerd running). Idempotent.
+host:
+	bash hack/setup-host.sh
+
+unit:
+	$(GO) vet ./...
+	$(GO) test ./...
+
+# A real mixed-version cluster (control plane 1.37.2, worker kubelet 1.34.4)
+# built offline; seccomp RuntimeDefault/Unconfined checked on each node.
+integration: host
+	$(GO) test -tags integration -count=1 -timeout 80m -v -run Integration ./clusters/
+
+test: unit integration
+
+conformance: host build
+	APISERVER=$(APISERVER) KUBELETS=$(KUBELETS) CLUSTER=$(CLUSTER) bash hack/conformance.sh
+
+images: host build
+	$(BIN) images build --kubernetes $(APISERVER)
+	for k in $$(echo $(KUBELETS) | tr , ' '); do $(BIN) images build --kubernetes $(APISERVER) --kubelet $$k || exit 1; done
+
+matrix: build
+	$(BIN) matrix --apiserver 1.34..1.37 --format github
+
+clean:
+	rm -rf bin _artifacts

@@ -1,0 +1,178 @@
+//go:build integration
+
+package clusters_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/skewproof/skewproof/clusters"
+)
+
+// The integration test boots a real mixed-version cluster, built offline:
+// control plane 1.37.2 and one worker with kubelet 1.34.4. On each node a
+// pod with seccompProfile RuntimeDefault must run in seccomp filter mode
+// (Seccomp: 2) and one with Unconfined without (Seccomp: 0).
+const (
+	itAPIServer = "1.37.2"
+	itKubelet   = "1.34.4"
+)
+
+func TestIntegrationMixedCluster(t *testing.T) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 70*time.Minute)
+	defer cancel()
+
+	name := fmt.Sprintf("it-%d", time.Now().Unix()%100000)
+	kubeconfig := t.TempDir() + "/kubeconfig"
+	p := clusters.NewProgress(os.Stderr)
+	c, err := clusters.Up(ctx, clusters.UpOptions{
+		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig,
+		CgroupV1: clusters.DetectHost().CgroupVersion == 1, Progress: p,
+	})
+	if err != nil {
+		t.Fatalf("cluster up: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := clusters.Down(context.Background(), name, kubeconfig, p); err != nil {
+			t.Errorf("cluster down: %v", err)
+		}
+		assertNothingLeft(t, name)
+	})
+	cs, err := clusters.Clientset(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("apiserver version", func(t *testing.T) {
+		v, err := cs.Discovery().ServerVersion()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.GitVersion != "v"+itAPIServer {
+			t.Errorf("/version reports %s, want v%s", v.GitVersion, itAPIServer)
+		}
+	})
+
+	t.Run("kubelet versions", func(t *testing.T) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, n := range nodes.Items {
+			kv := n.Status.NodeInfo.KubeletVersion
+			got[kv]++
+			if lbl := n.Labels[clusters.KubeletVersionLabel]; lbl != kv {
+				t.Errorf("node %s: label %s=%q, kubelet reports %s", n.Name, clusters.KubeletVersionLabel, lbl, kv)
+			}
+		}
+		want := map[string]int{"v" + itAPIServer: 1, "v" + itKubelet: 1}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("kubelet versions %v, want %v", got, want)
+		}
+	})
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "it-seccomp-"}}
+	ns, err = cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Nodes {
+		for _, tc := range []struct {
+			profile corev1.SeccompProfileType
+			want    string
+		}{{corev1.SeccompProfileTypeRuntimeDefault, "2"}, {corev1.SeccompProfileTypeUnconfined, "0"}} {
+			n, tc := n, tc
+			t.Run(fmt.Sprintf("%s/%s", n.Name, tc.profile), func(t *testing.T) {
+				got, err := seccompMode(ctx, cs, ns.Name, n.Name, tc.profile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != tc.want {
+					t.Errorf("node %s (kubelet %s): seccompProfile %s gives Seccomp: %s, want %s", n.Name, n.KubeletVersion, tc.profile, got, tc.want)
+				}
+			})
+		}
+	}
+}
+
+var seccompLine = regexp.MustCompile(`(?m)^Seccomp:\s*(\d+)`)
+
+// seccompMode runs a pod pinned to node and returns the Seccomp field of its
+// /proc/1/status.
+func seccompMode(ctx context.Context, cs kubernetes.Interface, ns, node string, profile corev1.SeccompProfileType) (string, error) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "seccomp-" + strings.ToLower(string(profile)) + "-"},
+		Spec: corev1.PodSpec{
+			NodeName:      node,
+			RestartPolicy: corev1.RestartPolicyNever,
+			Tolerations:   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			SecurityContext: &corev1.PodSecurityContext{
+				SeccompProfile: &corev1.SeccompProfile{Type: profile},
+			},
+			Containers: []corev1.Container{{
+				Name: "c", Image: clusters.BusyBoxImage, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"cat", "/proc/1/status"},
+			}},
+		},
+	}
+	pod, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		got, err := cs.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		if got.Status.Phase == corev1.PodSucceeded {
+			break
+		}
+		if got.Status.Phase == corev1.PodFailed {
+			return "", fmt.Errorf("pod %s failed: %s", pod.Name, got.Status.Message)
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("pod %s still %s after 3m: %+v", pod.Name, got.Status.Phase, got.Status.ContainerStatuses)
+		}
+		time.Sleep(time.Second)
+	}
+	raw, err := cs.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		return "", err
+	}
+	m := seccompLine.FindSubmatch(raw)
+	if m == nil {
+		return "", fmt.Errorf("no Seccomp line in /proc/1/status: %q", bytes.TrimSpace(raw))
+	}
+	return string(m[1]), nil
+}
+
+func assertNothingLeft(t *testing.T, name string) {
+	for _, args := range [][]string{
+		{"ps", "-a", "--filter", "label=io.x-k8s.kind.cluster=" + name, "-q"},
+		{"network", "ls", "--filter", "name=^" + clusters.NetworkName(name) + "$", "-q"},
+		{"ps", "-a", "--filter", "label=io.skewproof.build", "-q"},
+	} {
+		out, err := clusters.Docker(context.Background(), args...)
+		if err != nil {
+			t.Errorf("docker %v: %v", args, err)
+		} else if out != "" {
+			t.Errorf("left behind after down: docker %v: %s", args, out)
+		}
+	}
+}
