@@ -1,0 +1,150 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// EntryName is the name of the Ginkgo report entry in which a spec records
+// its Result (as JSON).
+const EntryName = "skewproof"
+
+// ProgressPrefix starts the line a suite prints for each finished spec,
+// followed by the Result as JSON; runners parse it for live progress.
+const ProgressPrefix = "SKEWPROOF-RESULT "
+
+// EntryJSON returns the JSON of a spec's Result entry, in-process or after
+// the report crossed a process boundary (Ginkgo parallel runs).
+func entryJSON(e types.ReportEntry) string {
+	if raw := e.Value.GetRawValue(); raw != nil {
+		switch v := raw.(type) {
+		case string:
+			return v
+		default:
+			b, _ := json.Marshal(v)
+			return string(b)
+		}
+	}
+	if e.Value.AsJSON != "" {
+		var s string
+		if json.Unmarshal([]byte(e.Value.AsJSON), &s) == nil {
+			return s
+		}
+		return e.Value.AsJSON
+	}
+	return e.Value.Representation
+}
+
+// FromSpec turns a Ginkgo spec report into a Result. ok is false for specs
+// that did not run (filtered out by labels or focus).
+func FromSpec(s types.SpecReport) (r Result, ok bool) {
+	if s.LeafNodeType != types.NodeTypeIt || s.StartTime.IsZero() {
+		return Result{}, false
+	}
+	r.Name = s.FullText()
+	r.Duration = s.RunTime
+	for _, e := range s.ReportEntries {
+		if e.Name == EntryName {
+			_ = json.Unmarshal([]byte(entryJSON(e)), &r)
+			r.Name, r.Duration = s.FullText(), s.RunTime
+		}
+	}
+	switch s.State {
+	case types.SpecStatePassed:
+		if r.Verdict == "" {
+			r.Verdict = Pass
+		}
+	case types.SpecStateSkipped, types.SpecStatePending:
+		r.Verdict = Skip
+		if r.Reason == "" {
+			r.Reason = s.Failure.Message
+		}
+	default: // failed, panicked, interrupted, aborted, timed out
+		r.Verdict = Fail
+		msg := s.Failure.Message
+		if s.Failure.Location.FileName != "" {
+			msg += fmt.Sprintf("\n%s:%d", s.Failure.Location.FileName, s.Failure.Location.LineNumber)
+		}
+		r.Failure = strings.TrimSpace(fmt.Sprintf("[%s] %s", s.State, msg))
+	}
+	if r.ID == "" {
+		r.ID = idFromText(r.Name)
+	}
+	return r, true
+}
+
+// idFromText extracts the catalogue id from "[seccomp/x/y] ..." spec text.
+func idFromText(text string) string {
+	i := strings.Index(text, "[")
+	for i >= 0 {
+		j := strings.Index(text[i:], "]")
+		if j < 0 {
+			break
+		}
+		cand := text[i+1 : i+j]
+		if strings.Count(cand, "/") >= 2 && !strings.ContainsAny(cand, " :") {
+			return cand
+		}
+		next := strings.Index(text[i+j:], "[")
+		if next < 0 {
+			break
+		}
+		i = i + j + next
+	}
+	return ""
+}
+
+// FromGinkgo turns a whole Ginkgo report into a Suite.
+func FromGinkgo(rep types.Report, name, cluster string) Suite {
+	s := Suite{Name: name, Cluster: cluster, Timestamp: rep.StartTime}
+	for _, sp := range rep.SpecReports {
+		if r, ok := FromSpec(sp); ok {
+			s.Results = append(s.Results, r)
+		}
+	}
+	return s
+}
+
+// ProgressLine renders one finished spec for live progress.
+func ProgressLine(r Result) string {
+	where := r.Node
+	if where == "" {
+		where = "cluster"
+	}
+	line := fmt.Sprintf("%-9s %-44s %-22s %6.1fs", r.Verdict, r.ID, where, r.Duration.Seconds())
+	switch r.Verdict {
+	case Fail:
+		line += "  " + firstLine(r.Failure)
+	case Skip:
+		line += "  " + r.Reason
+	case Deviation:
+		line += "  " + r.Outcome
+	default:
+		if r.Outcome != "" {
+			line += "  " + r.Outcome
+		}
+	}
+	return line
+}
+
+// ParseProgress parses a line printed with ProgressPrefix.
+func ParseProgress(line string) (Result, bool) {
+	i := strings.Index(line, ProgressPrefix)
+	if i < 0 {
+		return Result{}, false
+	}
+	var r Result
+	if err := json.Unmarshal([]byte(line[i+len(ProgressPrefix):]), &r); err != nil {
+		return Result{}, false
+	}
+	return r, true
+}
+
+// FormatProgress renders a Result as a progress line for ParseProgress.
+func FormatProgress(r Result) string {
+	b, _ := json.Marshal(r)
+	return ProgressPrefix + string(b)
+}

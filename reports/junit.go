@@ -1,0 +1,363 @@
+// Package reports writes and reads skewproof's JUnit files, merges runs and
+// classifies results into verdicts. It runs nothing.
+//
+// Every test case carries its verdict and what it was compared with as
+// JUnit test case properties:
+//
+//	<testcase name="[seccomp/kubelet/enforce] ... [node:t-worker]" classname="seccomp" time="3.2">
+//	  <properties>
+//	    <property name="id" value="seccomp/kubelet/enforce"/>
+//	    <property name="verdict" value="pass"/>
+//	    ...
+package reports
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Verdict is the class of a result (DESIGN.md, key decision 2).
+type Verdict string
+
+const (
+	// Pass: the observation matches the KEP.
+	Pass Verdict = "pass"
+	// Deviation: differs from the KEP plan but matches the documented
+	// behaviour of that upstream release.
+	Deviation Verdict = "deviation"
+	// Fail: matches neither.
+	Fail Verdict = "fail"
+	// Skip: could not be observed here; the reason says why. Never a pass.
+	Skip Verdict = "skip"
+)
+
+// Property names of a test case.
+const (
+	PropID         = "id"
+	PropVerdict    = "verdict"
+	PropReason     = "reason"
+	PropNode       = "node"
+	PropKubelet    = "kubelet-version"
+	PropAPIServer  = "apiserver-version"
+	PropObserved   = "observed"
+	PropExpected   = "expected"
+	PropKEPPlanned = "kep-planned"
+	PropOutcome    = "outcome"
+)
+
+// Result is one spec's result.
+type Result struct {
+	// Name is the full spec text.
+	Name      string        `json:"name"`
+	ID        string        `json:"id"`
+	Node      string        `json:"node,omitempty"`
+	Kubelet   string        `json:"kubelet,omitempty"`
+	APIServer string        `json:"apiserver,omitempty"`
+	Verdict   Verdict       `json:"verdict"`
+	Reason    string        `json:"reason,omitempty"`
+	Observed  string        `json:"observed,omitempty"`
+	Expected  string        `json:"expected,omitempty"`
+	KEP       string        `json:"kepPlanned,omitempty"`
+	Outcome   string        `json:"outcome,omitempty"`
+	Failure   string        `json:"failure,omitempty"`
+	Duration  time.Duration `json:"duration"`
+}
+
+// Suite is the results of one run against one cluster.
+type Suite struct {
+	Name      string
+	Cluster   string
+	Timestamp time.Time
+	Results   []Result
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     float64      `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       float64         `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties *junitProps     `xml:"properties,omitempty"`
+	Cases      []junitTestCase `xml:"testcase"`
+}
+
+type junitProps struct {
+	Props []junitProp `xml:"property"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitTestCase struct {
+	Name       string        `xml:"name,attr"`
+	Classname  string        `xml:"classname,attr"`
+	Time       float64       `xml:"time,attr"`
+	Properties *junitProps   `xml:"properties,omitempty"`
+	Failure    *junitMessage `xml:"failure,omitempty"`
+	Skipped    *junitMessage `xml:"skipped,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+func (r Result) props() *junitProps {
+	p := &junitProps{}
+	add := func(n, v string) {
+		if v != "" {
+			p.Props = append(p.Props, junitProp{n, v})
+		}
+	}
+	add(PropID, r.ID)
+	add(PropVerdict, string(r.Verdict))
+	add(PropReason, r.Reason)
+	add(PropNode, r.Node)
+	add(PropKubelet, r.Kubelet)
+	add(PropAPIServer, r.APIServer)
+	add(PropObserved, r.Observed)
+	add(PropExpected, r.Expected)
+	add(PropKEPPlanned, r.KEP)
+	add(PropOutcome, r.Outcome)
+	return p
+}
+
+// WriteJUnit writes suites as one JUnit document.
+func WriteJUnit(w io.Writer, suites ...Suite) error {
+	doc := junitSuites{}
+	for _, s := range suites {
+		js := junitSuite{Name: s.Name}
+		if !s.Timestamp.IsZero() {
+			js.Timestamp = s.Timestamp.UTC().Format(time.RFC3339)
+		}
+		if s.Cluster != "" {
+			js.Properties = &junitProps{Props: []junitProp{{"cluster", s.Cluster}}}
+		}
+		for _, r := range s.Results {
+			tc := junitTestCase{Name: r.Name, Classname: s.Name, Time: r.Duration.Seconds(), Properties: r.props()}
+			switch r.Verdict {
+			case Fail:
+				tc.Failure = &junitMessage{Message: firstLine(r.Failure), Type: "Failure", Text: r.Failure}
+				js.Failures++
+			case Skip:
+				tc.Skipped = &junitMessage{Message: r.Reason}
+				js.Skipped++
+			}
+			js.Tests++
+			js.Time += r.Duration.Seconds()
+			js.Cases = append(js.Cases, tc)
+		}
+		doc.Tests += js.Tests
+		doc.Failures += js.Failures
+		doc.Skipped += js.Skipped
+		doc.Time += js.Time
+		doc.Suites = append(doc.Suites, js)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("writing JUnit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// WriteJUnitFile writes suites to a file.
+func WriteJUnitFile(path string, suites ...Suite) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := WriteJUnit(f, suites...); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadJUnit reads a document written by WriteJUnit (or any JUnit file whose
+// test cases carry skewproof properties; test cases without them are read
+// with the verdict their failure/skipped element implies).
+func ReadJUnit(r io.Reader) ([]Suite, error) {
+	var doc junitSuites
+	if err := xml.NewDecoder(r).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("reading JUnit: %w", err)
+	}
+	var out []Suite
+	for _, js := range doc.Suites {
+		s := Suite{Name: js.Name}
+		if t, err := time.Parse(time.RFC3339, js.Timestamp); err == nil {
+			s.Timestamp = t
+		}
+		if js.Properties != nil {
+			for _, p := range js.Properties.Props {
+				if p.Name == "cluster" {
+					s.Cluster = p.Value
+				}
+			}
+		}
+		for _, tc := range js.Cases {
+			r := Result{Name: tc.Name, Duration: time.Duration(tc.Time * float64(time.Second))}
+			if tc.Properties != nil {
+				for _, p := range tc.Properties.Props {
+					switch p.Name {
+					case PropID:
+						r.ID = p.Value
+					case PropVerdict:
+						r.Verdict = Verdict(p.Value)
+					case PropReason:
+						r.Reason = p.Value
+					case PropNode:
+						r.Node = p.Value
+					case PropKubelet:
+						r.Kubelet = p.Value
+					case PropAPIServer:
+						r.APIServer = p.Value
+					case PropObserved:
+						r.Observed = p.Value
+					case PropExpected:
+						r.Expected = p.Value
+					case PropKEPPlanned:
+						r.KEP = p.Value
+					case PropOutcome:
+						r.Outcome = p.Value
+					}
+				}
+			}
+			switch {
+			case tc.Failure != nil:
+				r.Verdict, r.Failure = Fail, tc.Failure.Text
+			case tc.Skipped != nil && r.Verdict == "":
+				r.Verdict, r.Reason = Skip, tc.Skipped.Message
+			case r.Verdict == "":
+				r.Verdict = Pass
+			}
+			s.Results = append(s.Results, r)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// ReadJUnitFiles reads and concatenates several files (report merge).
+func ReadJUnitFiles(paths ...string) ([]Suite, error) {
+	var out []Suite
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		s, err := ReadJUnit(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, s...)
+	}
+	return out, nil
+}
+
+// Counts tallies verdicts.
+type Counts map[Verdict]int
+
+func (c Counts) String() string {
+	return fmt.Sprintf("%d pass, %d deviation, %d fail, %d skip", c[Pass], c[Deviation], c[Fail], c[Skip])
+}
+
+// Count tallies the verdicts of results.
+func Count(rs []Result) Counts {
+	c := Counts{}
+	for _, r := range rs {
+		c[r.Verdict]++
+	}
+	return c
+}
+
+// WriteSummary prints a table: one row per id, one column per node (or
+// "cluster" for API server rules), each cell a verdict.
+func WriteSummary(w io.Writer, rs []Result) {
+	cols := []string{}
+	seenCol := map[string]bool{}
+	ids := []string{}
+	seenID := map[string]bool{}
+	cell := map[string]map[string]string{}
+	for _, r := range rs {
+		col := r.Node
+		if col == "" {
+			col = "cluster"
+		}
+		if !seenCol[col] {
+			seenCol[col] = true
+			cols = append(cols, col)
+		}
+		if !seenID[r.ID] {
+			seenID[r.ID] = true
+			ids = append(ids, r.ID)
+			cell[r.ID] = map[string]string{}
+		}
+		v := string(r.Verdict)
+		if old := cell[r.ID][col]; old != "" && old != v {
+			v = old + "+" + v
+		}
+		cell[r.ID][col] = v
+	}
+	sort.Strings(ids)
+	sort.Slice(cols, func(i, j int) bool {
+		if (cols[i] == "cluster") != (cols[j] == "cluster") {
+			return cols[i] == "cluster"
+		}
+		return cols[i] < cols[j]
+	})
+	idw := len("id")
+	for _, id := range ids {
+		if len(id) > idw {
+			idw = len(id)
+		}
+	}
+	fmt.Fprintf(w, "%-*s", idw, "id")
+	for _, c := range cols {
+		fmt.Fprintf(w, "  %-*s", max(len(c), 9), c)
+	}
+	fmt.Fprintln(w)
+	for _, id := range ids {
+		fmt.Fprintf(w, "%-*s", idw, id)
+		for _, c := range cols {
+			v := cell[id][c]
+			if v == "" {
+				v = "-"
+			}
+			fmt.Fprintf(w, "  %-*s", max(len(c), 9), v)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%d specs: %s\n", len(rs), Count(rs))
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

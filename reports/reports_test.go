@@ -1,0 +1,90 @@
+package reports
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+func sample() []Result {
+	return []Result{
+		{Name: "[seccomp/api/types] x [LinuxOnly]", ID: "seccomp/api/types", Verdict: Pass, APIServer: "1.37.2", Duration: time.Second},
+		{Name: "[seccomp/kubelet/enforce] y [node:w1]", ID: "seccomp/kubelet/enforce", Node: "w1", Kubelet: "1.34.4", Verdict: Deviation, Outcome: "upstream phase"},
+		{Name: "[seccomp/failure/row-4] z [node:w1]", ID: "seccomp/failure/row-4", Node: "w1", Verdict: Fail, Failure: "boom\ndetails"},
+		{Name: "[seccomp/failure/row-1] z [node:w1]", ID: "seccomp/failure/row-1", Node: "w1", Verdict: Skip, Reason: "no docker access"},
+	}
+}
+
+func TestJUnitRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, Suite{Name: "seccomp", Cluster: "t", Results: sample()}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{`<property name="verdict" value="deviation">`, `<property name="id" value="seccomp/kubelet/enforce">`,
+		`<failure message="boom"`, `<skipped message="no docker access">`, `tests="4" failures="1" skipped="1"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("JUnit lacks %s:\n%s", want, out)
+		}
+	}
+	suites, err := ReadJUnit(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(suites) != 1 || suites[0].Cluster != "t" || len(suites[0].Results) != 4 {
+		t.Fatalf("read back %+v", suites)
+	}
+	got := suites[0].Results
+	for i, want := range sample() {
+		if got[i].ID != want.ID || got[i].Verdict != want.Verdict || got[i].Node != want.Node {
+			t.Errorf("result %d: got %+v, want %+v", i, got[i], want)
+		}
+	}
+	if c := Count(got); c[Pass] != 1 || c[Deviation] != 1 || c[Fail] != 1 || c[Skip] != 1 {
+		t.Errorf("counts %v", c)
+	}
+}
+
+func TestSummaryTable(t *testing.T) {
+	var buf bytes.Buffer
+	WriteSummary(&buf, sample())
+	out := buf.String()
+	if !strings.Contains(out, "cluster") || !strings.Contains(out, "w1") || !strings.Contains(out, "4 specs: 1 pass, 1 deviation, 1 fail, 1 skip") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
+
+func TestFromSpec(t *testing.T) {
+	start := time.Now()
+	entry := types.ReportEntry{Name: EntryName, Value: types.WrapEntryValue(`{"id":"seccomp/kubelet/localhost","node":"w1","verdict":"deviation"}`)}
+	passed := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[seccomp/kubelet/localhost] t", StartTime: start,
+		State: types.SpecStatePassed, ReportEntries: types.ReportEntries{entry}, RunTime: 2 * time.Second}
+	r, ok := FromSpec(passed)
+	if !ok || r.Verdict != Deviation || r.Node != "w1" || r.Duration != 2*time.Second {
+		t.Errorf("passed spec: %+v", r)
+	}
+	failed := passed
+	failed.State = types.SpecStateFailed
+	failed.Failure = types.Failure{Message: "Seccomp: want 2, got 0"}
+	if r, _ := FromSpec(failed); r.Verdict != Fail || !strings.Contains(r.Failure, "want 2") {
+		t.Errorf("failed spec: %+v", r)
+	}
+	skipped := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[seccomp/failure/row-1] t", StartTime: start,
+		State: types.SpecStateSkipped, Failure: types.Failure{Message: "host has no seccomp"}}
+	if r, _ := FromSpec(skipped); r.Verdict != Skip || r.Reason != "host has no seccomp" || r.ID != "seccomp/failure/row-1" {
+		t.Errorf("skipped spec: %+v", r)
+	}
+	if _, ok := FromSpec(types.SpecReport{LeafNodeType: types.NodeTypeIt, State: types.SpecStateSkipped}); ok {
+		t.Errorf("a spec that never started must not be reported")
+	}
+	line := FormatProgress(r)
+	if back, ok := ParseProgress("noise " + line); !ok || back.ID != r.ID {
+		t.Errorf("progress round trip failed: %q", line)
+	}
+	if !strings.Contains(ProgressLine(Result{ID: "a/b/c", Verdict: Skip, Reason: "why"}), "why") {
+		t.Errorf("skip reason missing from the progress line")
+	}
+}

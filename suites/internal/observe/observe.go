@@ -1,0 +1,312 @@
+// Package observe holds what a spec observed on a cluster and compares it
+// with an oracle observation (skew.Observation). It never decides what is
+// expected: that comes from the oracle.
+package observe
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/skewproof/skewproof/skew"
+)
+
+// Container is the observed state of the scenario's container.
+type Container struct {
+	State skew.ContainerState
+	// SeccompMode is the "Seccomp:" value of /proc/1/status; nil if not read.
+	SeccompMode *int
+	// Reason is the waiting reason (or the pod status reason).
+	Reason string
+	// Message holds the waiting message and the pod's event messages.
+	Message string
+	// Behaviour describes what the workload saw (e.g. "mkdir: EPERM").
+	Behaviour string
+}
+
+func (c Container) String() string {
+	s := string(c.State)
+	if c.SeccompMode != nil {
+		s += fmt.Sprintf(", Seccomp: %d", *c.SeccompMode)
+	}
+	if c.Reason != "" {
+		s += ", reason " + c.Reason
+	}
+	if c.Behaviour != "" {
+		s += " (" + c.Behaviour + ")"
+	}
+	return s
+}
+
+// Observation is what a spec saw.
+type Observation struct {
+	Admission skew.Admission
+	// Errors are the API server's rejection messages, one per sub-case.
+	Errors []string
+	// Object is the stored object (a pod, or a pod template seen as a pod:
+	// metadata and spec) in unstructured form; nil when nothing was stored.
+	Object map[string]any
+	// Warnings are the API server's warnings for the request.
+	Warnings []string
+	// Container is the observed container outcome, if any.
+	Container *Container
+}
+
+// ToUnstructured converts a typed object for Observation.Object.
+func ToUnstructured(obj any) (map[string]any, error) {
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+}
+
+// Summary renders the observation as one line for reports.
+func (o Observation) Summary() string {
+	var parts []string
+	if o.Admission != "" {
+		parts = append(parts, string(o.Admission))
+	}
+	for _, e := range o.Errors {
+		parts = append(parts, "error "+strconv.Quote(firstLine(e)))
+	}
+	if o.Object != nil {
+		if a := annotationsOf(o.Object); len(a) > 0 {
+			var kv []string
+			for k, v := range a {
+				if strings.Contains(k, "seccomp") || strings.Contains(k, "apparmor") {
+					kv = append(kv, k+"="+v)
+				}
+			}
+			sort.Strings(kv)
+			if len(kv) > 0 {
+				parts = append(parts, "annotations "+strings.Join(kv, ","))
+			}
+		}
+	}
+	if len(o.Warnings) > 0 {
+		parts = append(parts, fmt.Sprintf("%d warning(s)", len(o.Warnings)))
+	}
+	if o.Container != nil {
+		parts = append(parts, "container "+o.Container.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func annotationsOf(obj map[string]any) map[string]string {
+	out := map[string]string{}
+	md, _ := obj["metadata"].(map[string]any)
+	an, _ := md["annotations"].(map[string]any)
+	for k, v := range an {
+		s, _ := v.(string)
+		out[k] = s
+	}
+	return out
+}
+
+var segment = regexp.MustCompile(`^([A-Za-z0-9_]+)(?:\[(\d+)\])?$`)
+
+// Lookup returns the value at a dotted path such as
+// "spec.containers[0].securityContext.seccompProfile.type".
+func Lookup(obj map[string]any, path string) (any, bool) {
+	var cur any = obj
+	for _, seg := range strings.Split(path, ".") {
+		m := segment.FindStringSubmatch(seg)
+		if m == nil {
+			return nil, false
+		}
+		mp, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		cur, ok = mp[m[1]]
+		if !ok || cur == nil {
+			return nil, false
+		}
+		if m[2] != "" {
+			i, _ := strconv.Atoi(m[2])
+			l, ok := cur.([]any)
+			if !ok || i >= len(l) {
+				return nil, false
+			}
+			cur = l[i]
+		}
+	}
+	return cur, true
+}
+
+// IsSecurityWarning reports whether a warning is about seccomp or AppArmor.
+func IsSecurityWarning(w string) bool {
+	l := strings.ToLower(w)
+	return strings.Contains(l, "seccomp") || strings.Contains(l, "apparmor")
+}
+
+// Match lists every way got differs from want; none means it matches.
+func Match(want skew.Observation, got Observation) []string {
+	if want.NotApplicable != "" {
+		return []string{"not applicable: " + want.NotApplicable}
+	}
+	var mis []string
+	add := func(f string, a ...any) { mis = append(mis, fmt.Sprintf(f, a...)) }
+	if want.Admission != "" && got.Admission != want.Admission {
+		add("admission: want %s, got %s %s", want.Admission, orNone(string(got.Admission)), strings.Join(got.Errors, " / "))
+	}
+	for _, frag := range want.MessageContains {
+		found := false
+		for _, e := range got.Errors {
+			if strings.Contains(e, frag) {
+				found = true
+			}
+		}
+		if !found {
+			add("no rejection message contains %q (got %q)", frag, got.Errors)
+		}
+	}
+	if len(want.Annotations)+len(want.AbsentAnnotations)+len(want.Fields)+len(want.AbsentFields) > 0 && got.Object == nil {
+		add("no stored object to inspect")
+	} else if got.Object != nil {
+		ann := annotationsOf(got.Object)
+		for _, k := range sortedKeys(want.Annotations) {
+			if v, ok := ann[k]; !ok || v != want.Annotations[k] {
+				add("annotation %s: want %q, got %s", k, want.Annotations[k], present(v, ok))
+			}
+		}
+		for _, k := range want.AbsentAnnotations {
+			if v, ok := ann[k]; ok {
+				add("annotation %s: want absent, got %q", k, v)
+			}
+		}
+		for _, p := range sortedKeys(want.Fields) {
+			v, ok := Lookup(got.Object, p)
+			if s := fmt.Sprint(v); !ok || s != want.Fields[p] {
+				add("field %s: want %q, got %s", p, want.Fields[p], present(fmt.Sprint(v), ok))
+			}
+		}
+		for _, p := range want.AbsentFields {
+			if v, ok := Lookup(got.Object, p); ok {
+				add("field %s: want unset, got %v", p, v)
+			}
+		}
+	}
+	if len(want.Warnings) > 0 {
+		var sec []string
+		for _, w := range got.Warnings {
+			if IsSecurityWarning(w) {
+				sec = append(sec, w)
+			}
+		}
+		if !sameSet(want.Warnings, sec) {
+			add("warnings: want %q, got %q", want.Warnings, sec)
+		}
+	}
+	if want.NoWarnings {
+		for _, w := range got.Warnings {
+			if IsSecurityWarning(w) {
+				add("want no seccomp/AppArmor warning, got %q", w)
+			}
+		}
+	}
+	if want.Container != nil {
+		if got.Container == nil {
+			add("container not observed")
+		} else if m := MatchContainer(*want.Container, *got.Container); len(m) > 0 {
+			mis = append(mis, m...)
+		}
+	}
+	if len(want.AnyOf) > 0 {
+		if got.Container == nil {
+			add("container not observed")
+		} else if WhichOf(want.AnyOf, *got.Container) < 0 {
+			add("container %s matches none of the allowed outcomes", got.Container)
+		}
+	}
+	return mis
+}
+
+// MatchContainer compares a container outcome.
+func MatchContainer(want skew.ContainerOutcome, got Container) []string {
+	var mis []string
+	if want.State != got.State {
+		mis = append(mis, fmt.Sprintf("container state: want %s, got %s", want.State, got))
+		return mis
+	}
+	if want.SeccompMode != nil {
+		if got.SeccompMode == nil {
+			mis = append(mis, "Seccomp mode not observed")
+		} else if *got.SeccompMode != *want.SeccompMode {
+			mis = append(mis, fmt.Sprintf("Seccomp: want %d, got %d", *want.SeccompMode, *got.SeccompMode))
+		}
+	}
+	if want.Reason != "" && !oneOf(got.Reason, strings.Split(want.Reason, "|")) {
+		mis = append(mis, fmt.Sprintf("reason: want one of %s, got %q", want.Reason, got.Reason))
+	}
+	if want.MessageContains != "" && !strings.Contains(got.Message, want.MessageContains) {
+		mis = append(mis, fmt.Sprintf("message: want it to contain %q, got %q", want.MessageContains, got.Message))
+	}
+	return mis
+}
+
+// WhichOf returns the index of the first outcome got matches, or -1.
+func WhichOf(outcomes []skew.ContainerOutcome, got Container) int {
+	for i, o := range outcomes {
+		if len(MatchContainer(o, got)) == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+func oneOf(s string, alts []string) bool {
+	for _, a := range alts {
+		if s == a {
+			return true
+		}
+	}
+	return false
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x := append([]string(nil), a...)
+	y := append([]string(nil), b...)
+	sort.Strings(x)
+	sort.Strings(y)
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func present(v string, ok bool) string {
+	if !ok {
+		return "absent"
+	}
+	return strconv.Quote(v)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}

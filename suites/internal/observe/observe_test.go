@@ -1,0 +1,98 @@
+package observe
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/skew"
+)
+
+func two() *int  { i := 2; return &i }
+func zero() *int { i := 0; return &i }
+
+func TestLookup(t *testing.T) {
+	p := fixtures.Pod("p", fixtures.ContainerSeccomp(fixtures.Profile(corev1.SeccompProfileTypeLocalhost, "x.json")))
+	u, err := ToUnstructured(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := Lookup(u, skew.ContainerSeccompType); !ok || v != "Localhost" {
+		t.Errorf("container type = %v, %v", v, ok)
+	}
+	if _, ok := Lookup(u, skew.PodSeccompType); ok {
+		t.Errorf("pod type found on a pod without one")
+	}
+	if _, ok := Lookup(u, skew.EphemeralSeccompType); ok {
+		t.Errorf("ephemeral type found on a pod without ephemeral containers")
+	}
+}
+
+func TestMatchStoredObject(t *testing.T) {
+	p := fixtures.Pod("p", fixtures.PodSeccomp(fixtures.Profile(corev1.SeccompProfileTypeRuntimeDefault, "")),
+		fixtures.Annotation(skew.SeccompPodAnnotation, "runtime/default"))
+	u, _ := ToUnstructured(p)
+	got := Observation{Admission: skew.Accepted, Object: u}
+	want := skew.Observation{Admission: skew.Accepted,
+		Annotations: map[string]string{skew.SeccompPodAnnotation: "runtime/default"},
+		Fields:      map[string]string{skew.PodSeccompType: "RuntimeDefault"}, NoWarnings: true}
+	if m := Match(want, got); len(m) != 0 {
+		t.Errorf("unexpected mismatches %q", m)
+	}
+	want.AbsentAnnotations = []string{skew.SeccompPodAnnotation}
+	want.AbsentFields = []string{skew.PodSeccompType}
+	if m := Match(want, got); len(m) != 2 {
+		t.Errorf("want 2 mismatches, got %q", m)
+	}
+	got.Warnings = []string{"metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional"}
+	if m := Match(skew.Observation{NoWarnings: true}, got); len(m) != 1 {
+		t.Errorf("a seccomp warning must break NoWarnings: %q", m)
+	}
+}
+
+func TestMatchRejectionAndWarnings(t *testing.T) {
+	got := Observation{Admission: skew.Rejected, Errors: []string{"a: must be a relative path", "b: must not contain '..'"}}
+	want := skew.Observation{Admission: skew.Rejected, MessageContains: []string{"must be a relative path", "must not contain '..'"}}
+	if m := Match(want, got); len(m) != 0 {
+		t.Errorf("unexpected mismatches %q", m)
+	}
+	got.Errors = got.Errors[:1]
+	if m := Match(want, got); len(m) != 1 || !strings.Contains(m[0], "..") {
+		t.Errorf("missing fragment not reported: %q", m)
+	}
+	w := skew.SeccompAnnotationWarning("", skew.SeccompPodAnnotation)
+	if m := Match(skew.Observation{Warnings: []string{w}}, Observation{Warnings: []string{w, "unrelated"}}); len(m) != 0 {
+		t.Errorf("unrelated warnings must be ignored: %q", m)
+	}
+	if m := Match(skew.Observation{Warnings: []string{w}}, Observation{Warnings: []string{w, w + "x"}}); len(m) != 1 {
+		t.Errorf("an extra seccomp warning must be reported: %q", m)
+	}
+}
+
+func TestMatchContainer(t *testing.T) {
+	want := skew.Observation{Container: &skew.ContainerOutcome{State: skew.Running, SeccompMode: two()}}
+	if m := Match(want, Observation{Container: &Container{State: skew.Running, SeccompMode: two()}}); len(m) != 0 {
+		t.Errorf("unexpected %q", m)
+	}
+	if m := Match(want, Observation{Container: &Container{State: skew.Running, SeccompMode: zero()}}); len(m) != 1 {
+		t.Errorf("want a Seccomp mismatch, got %q", m)
+	}
+	anyOf := []skew.ContainerOutcome{
+		{State: skew.Waiting, Reason: "CreateContainerError|RunContainerError"},
+		{State: skew.Running, SeccompMode: zero()},
+	}
+	if i := WhichOf(anyOf, Container{State: skew.Waiting, Reason: "RunContainerError"}); i != 0 {
+		t.Errorf("WhichOf = %d, want 0", i)
+	}
+	if i := WhichOf(anyOf, Container{State: skew.Running, SeccompMode: zero()}); i != 1 {
+		t.Errorf("WhichOf = %d, want 1", i)
+	}
+	if i := WhichOf(anyOf, Container{State: skew.Waiting, Reason: "ImagePullBackOff"}); i != -1 {
+		t.Errorf("WhichOf = %d, want -1", i)
+	}
+	if m := Match(skew.Observation{NotApplicable: "x"}, Observation{}); len(m) != 1 {
+		t.Errorf("not applicable must never match")
+	}
+}
