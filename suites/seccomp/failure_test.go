@@ -1,0 +1,118 @@
+package seccomp
+
+import (
+	"context"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skewproof/skewproof/clusters"
+	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/profiles"
+	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/suites/internal/observe"
+)
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// skip records a skip with its reason and stops the spec.
+func (t *scenario) skip(reason string) {
+	t.result.Verdict, t.result.Reason = reports.Skip, reason
+	t.record()
+	Skip(reason)
+}
+
+// describeOutcome names the allowed outcome (of the oracle's AnyOf) that
+// the container showed.
+func describeOutcome(alts []skew.ContainerOutcome, c *observe.Container) string {
+	if c == nil {
+		return ""
+	}
+	if i := observe.WhichOf(alts, *c); i >= 0 {
+		return "outcome " + alts[i].Note + " (" + c.String() + ")"
+	}
+	return "no allowed outcome (" + c.String() + ")"
+}
+
+// KEP §Design Details › Failure and Fallback Strategy, rows 1-4 (rows 5 and
+// 6 are API rules: seccomp/api/runtime-profile-invalid and
+// seccomp/api/localhost-path-invalid).
+var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), func() {
+	kubeletRule("seccomp/failure/row-1", func(ctx context.Context, t *scenario) {
+		obs := t.runOnNode(ctx, "no-seccomp-runtime", false,
+			fx.RuntimeClass(clusters.NoSeccompHandler), fx.PodSeccomp(fx.Profile(runtimeDefault, "")))
+		obs.Container.Behaviour = describeOutcome(t.Exp.Expected.AnyOf, obs.Container)
+		t.judge(sub{Name: "RuntimeDefault under runtime handler " + clusters.NoSeccompHandler, Obs: obs})
+	})
+
+	kubeletRule("seccomp/failure/row-2", func(ctx context.Context, t *scenario) {
+		execve := t.runOnNode(ctx, "deny-execve", false, fx.ContainerSeccomp(fx.Profile(localhost, profiles.DenyExecve)))
+		execve.Container.Behaviour = "execve denied: " + execve.Container.String()
+
+		mkdir := t.runOnNode(ctx, "deny-mkdir", false, fx.ContainerSeccomp(fx.Profile(localhost, profiles.DenyMkdir)))
+		var mkdirMust []string
+		if mkdir.Container.State == skew.Running {
+			ok, desc := t.try(ctx, "deny-mkdir", skew.ContainerName, "mkdir", "mkdir /tmp/denied")
+			mkdir.Container.Behaviour = "misbehaves: " + desc
+			if ok || !containsEPERM(desc) {
+				mkdirMust = append(mkdirMust, "the workload must misbehave (mkdir EPERM): "+desc)
+			}
+		}
+
+		logged := t.runOnNode(ctx, "log-mkdir", false, fx.ContainerSeccomp(fx.Profile(localhost, profiles.LogMkdir)))
+		var logMust []string
+		if logged.Container.State == skew.Running {
+			ok, desc := t.try(ctx, "log-mkdir", skew.ContainerName, "mkdir", "mkdir /tmp/logged")
+			logged.Container.Behaviour = "logs: " + desc + " (SCMP_ACT_LOG allows the call and logs it)"
+			if !ok {
+				logMust = append(logMust, "SCMP_ACT_LOG must let mkdir succeed: "+desc)
+			}
+		}
+		t.judge(
+			sub{Name: "profile denies execve", Obs: execve, Want: alternative("execve")},
+			sub{Name: "profile denies mkdir", Obs: mkdir, Want: alternative("mkdir denied"), Must: mkdirMust},
+			sub{Name: "profile logs mkdir", Obs: logged, Want: alternative("SCMP_ACT_LOG"), Must: logMust},
+		)
+	})
+
+	kubeletRule("seccomp/failure/row-3", func(ctx context.Context, t *scenario) {
+		t.judge(sub{Name: "profile with an invalid action", Obs: t.runOnNode(ctx, "invalid-action", true,
+			fx.ContainerSeccomp(fx.Profile(localhost, profiles.InvalidAction)))})
+	})
+
+	// Row 4 removes the scenario profile from the node for a while, so it
+	// runs alone.
+	kubeletRule("seccomp/failure/row-4", func(ctx context.Context, t *scenario) {
+		if env.NodeAccess != "docker" {
+			t.skip("node files cannot be changed from here (SKEWPROOF_NODE_ACCESS=" + env.NodeAccess + "): the profile cannot be removed and restored")
+		}
+		in := profiles.KindInstaller{Docker: clusters.Docker}
+		p, ok := profiles.SeccompByName(skew.SeccompLocalhostProfile)
+		Expect(ok).To(BeTrue(), "profile %s is not a fixture", skew.SeccompLocalhostProfile)
+		Expect(in.Remove(ctx, t.nodeName(), p.Name)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(in.Install(ctx, t.nodeName(), p)).To(Succeed()) })
+
+		pod := func() []fx.PodOption {
+			return []fx.PodOption{fx.ContainerSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))}
+		}
+		missing := t.runOnNode(ctx, "missing-profile", true, pod()...)
+
+		// The same pod on a node that has the file.
+		Expect(in.Install(ctx, t.nodeName(), p)).To(Succeed())
+		Expect(t.Client.CoreV1().Pods(t.NS).Delete(ctx, "missing-profile", metav1.DeleteOptions{})).To(Succeed())
+		present := t.runOnNode(ctx, "profile-present", false, pod()...)
+		var must []string
+		if present.Container.State != skew.Running {
+			must = append(must, "the same pod must run once the profile is on the node: "+present.Container.String())
+		}
+		present.Container.Behaviour = "profile installed: " + present.Container.String()
+		t.judge(
+			sub{Name: "profile missing on the node", Obs: missing},
+			sub{Name: "profile present on the node", Obs: present, Want: func(skew.Observation) skew.Observation { return skew.Observation{} }, Must: must},
+		)
+	}, Serial)
+})

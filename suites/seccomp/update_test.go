@@ -1,0 +1,83 @@
+package seccomp
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/suites/internal/observe"
+)
+
+// KEP §Version Skew Strategy › Pod Update.
+var _ = Describe("[seccomp] pod update", Label("seccomp", "update"), func() {
+	apiRule("seccomp/update/field-immutable", func(ctx context.Context, t *scenario) {
+		t.mustCreate(ctx, fx.Pod("immutable", fx.Unschedulable(),
+			fx.PodSeccomp(fx.Profile(runtimeDefault, "")),
+			fx.ContainerSeccomp(fx.Profile(runtimeDefault, ""))))
+		change := func(mutate func(*corev1.Pod)) observe.Observation {
+			p, err := t.Client.CoreV1().Pods(t.NS).Get(ctx, "immutable", metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			mutate(p)
+			t.warn.take()
+			p, err = t.Client.CoreV1().Pods(t.NS).Update(ctx, p, metav1.UpdateOptions{})
+			return t.observeWrite(ctx, p, err)
+		}
+		t.judge(
+			sub{Name: "pod field RuntimeDefault → Unconfined", Want: admissionOnly, Obs: change(func(p *corev1.Pod) {
+				p.Spec.SecurityContext.SeccompProfile = fx.Profile(unconfined, "")
+			})},
+			sub{Name: "container field RuntimeDefault → Unconfined", Want: admissionOnly, Obs: change(func(p *corev1.Pod) {
+				p.Spec.Containers[0].SecurityContext.SeccompProfile = fx.Profile(unconfined, "")
+			})},
+		)
+	})
+
+	kubeletRule("seccomp/update/annotation-ignored", func(ctx context.Context, t *scenario) {
+		t.mustCreate(ctx, fx.Pod("annotated", fx.OnNode(t.nodeName()), fx.PodSeccomp(fx.Profile(runtimeDefault, ""))))
+		before := t.observeContainer(ctx, "annotated", skew.ContainerName, false)
+		Expect(before.State).To(Equal(skew.Running), "the pod must run before its annotations change: %s", before)
+
+		// Update the annotations to unconfined, then restart the container.
+		p, err := t.Client.CoreV1().Pods(t.NS).Get(ctx, "annotated", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[skew.SeccompPodAnnotation] = "unconfined"
+		p.Annotations[skew.SeccompContainerAnnotation(skew.ContainerName)] = "unconfined"
+		t.warn.take()
+		p, err = t.Client.CoreV1().Pods(t.NS).Update(ctx, p, metav1.UpdateOptions{})
+		obs := t.observeWrite(ctx, p, err)
+		if obs.Admission == skew.Accepted {
+			restarts := restartCount(ctx, t, "annotated")
+			_, _, _ = t.exec(ctx, "annotated", skew.ContainerName, "kill", "1")
+			err := wait.PollUntilContextTimeout(ctx, time.Second, podTimeout, true, func(ctx context.Context) (bool, error) {
+				p, err := env.Client.CoreV1().Pods(t.NS).Get(ctx, "annotated", metav1.GetOptions{})
+				if err != nil {
+					return false, nil
+				}
+				s, _ := podStatus(p, skew.ContainerName)
+				return s.RestartCount > restarts && s.State.Running != nil, nil
+			})
+			Expect(err).NotTo(HaveOccurred(), "waiting for the container to restart after kill 1")
+			obs.Container = t.observeContainer(ctx, "annotated", skew.ContainerName, false)
+			obs.Container.Behaviour = "restarted after the annotation update"
+		}
+		t.judge(sub{Name: "annotations → unconfined, container restarted", Obs: obs})
+	})
+})
+
+func restartCount(ctx context.Context, t *scenario, pod string) int32 {
+	p, err := env.Client.CoreV1().Pods(t.NS).Get(ctx, pod, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	s, _ := podStatus(p, skew.ContainerName)
+	return s.RestartCount
+}
