@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,8 +32,14 @@ import (
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
-// runID marks the namespaces of this process, so leftovers can be found.
-var runID = rand.String(6)
+// runID marks the namespaces of this run, so leftovers can be found (the
+// runner passes its own in SKEWPROOF_RUN_ID).
+var runID = func() string {
+	if id := os.Getenv("SKEWPROOF_RUN_ID"); id != "" {
+		return id
+	}
+	return rand.String(6)
+}()
 
 const (
 	suiteLabel = "skewproof.io/suite"

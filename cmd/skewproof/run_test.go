@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRunUsageErrors(t *testing.T) {
+	withServedCache(t)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "give --apiserver and --kubelets"},
+		{[]string{"--kubeconfig", kc, "--apiserver", "1.37.2"}, "not both"},
+		{[]string{"--kubeconfig", filepath.Join(t.TempDir(), "absent")}, "--kubeconfig"},
+		{[]string{"--apiserver", "1.37.2", "--kubelets", "1.30.14"}, "skew"},
+		{[]string{"--apiserver", "1.37.x"}, "--apiserver"},
+		{[]string{"--kubeconfig", kc, "--timeout", "0s"}, "--timeout"},
+		{[]string{"--kubeconfig", kc, "extra"}, "unexpected argument"},
+	} {
+		err := runSuite(context.Background(), c.args)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("run %q: got %v, want a usage error mentioning %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestModuleRoot(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "suites", "seccomp")); err != nil {
+		t.Errorf("module root %s has no suites/seccomp: %v", root, err)
+	}
+}
