@@ -34,6 +34,11 @@ func (s goProgramSet) key() string {
 	return cacheKey(parts...)
 }
 
+// dirName names the cache entry, e.g. k8s.io_kubernetes-v1.37.2-<key>.
+func (s goProgramSet) dirName() string {
+	return strings.ReplaceAll(s.Module, "/", "_") + "-" + s.Version + "-" + s.key()
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -82,12 +87,12 @@ func buildGoPrograms(ctx context.Context, p *Progress, s goProgramSet) (string, 
 	if err != nil {
 		return "", err
 	}
-	dst := filepath.Join(cache, "bin", filepath.Base(s.Module)+"-"+s.Version+"-"+s.key())
+	dst := filepath.Join(cache, "bin", s.dirName())
 	if _, err := os.Stat(filepath.Join(dst, ".complete")); err == nil {
 		p.Step("%s %s binaries: cached (%s)", s.Module, s.Version, dst)
 		return dst, nil
 	}
-	src := filepath.Join(cache, "src", filepath.Base(s.Module)+"-"+s.Version+"-"+s.key())
+	src := filepath.Join(cache, "src", s.dirName())
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return "", err
 	}

@@ -257,6 +257,21 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	return ref, nil
 }
 
+// stopContainerdScript stops the build container's containerd and waits
+// until it has exited; the process is re-parented to "sleep", which never
+// reaps it, so a zombie counts as stopped.
+const stopContainerdScript = `pkill -x containerd
+for i in $(seq 1 100); do
+	alive=
+	for p in $(pgrep -x containerd); do
+		[ "$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)" = Z ] || alive=1
+	done
+	[ -z "$alive" ] && exit 0
+	sleep 0.2
+done
+echo "containerd did not stop" >&2
+exit 1`
+
 // assembleNodeImage does what kind's node-image build does: a container
 // from the base image receives the files, its containerd imports the images
 // (pinned, not unpacked), and the container is committed as the node image.
@@ -308,7 +323,7 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 			}
 		}
 	}
-	if _, err := docker(ctx, "exec", name, "sh", "-c", "pkill containerd; for i in $(seq 1 50); do pgrep containerd >/dev/null || exit 0; sleep 0.2; done; exit 1"); err != nil {
+	if _, err := docker(ctx, "exec", name, "sh", "-c", stopContainerdScript); err != nil {
 		return fmt.Errorf("stopping containerd in the build container: %w", err)
 	}
 	_, err = docker(ctx, "commit",
