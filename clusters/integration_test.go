@@ -166,7 +166,7 @@ func assertNothingLeft(t *testing.T, name string) {
 	for _, args := range [][]string{
 		{"ps", "-a", "--filter", "label=io.x-k8s.kind.cluster=" + name, "-q"},
 		{"network", "ls", "--filter", "name=^" + clusters.NetworkName(name) + "$", "-q"},
-		{"ps", "-a", "--filter", "label=io.skewproof.build", "-q"},
+		{"ps", "-a", "--filter", "name=^" + clusters.BuildContainerPrefix, "-q"},
 	} {
 		out, err := clusters.Docker(context.Background(), args...)
 		if err != nil {

@@ -38,6 +38,13 @@ func (s NodeImageSpec) Tag() string {
 	return "v" + trimV(s.ControlPlane) + "-kubelet-v" + trimV(s.kubelet())
 }
 
+// BuildContainerPrefix starts the name of the temporary containers that
+// node images are assembled in.
+const BuildContainerPrefix = "skewproof-build-"
+
+// nodeImageRevision changes whenever the node-image assembly changes.
+const nodeImageRevision = "2"
+
 // NodeImageRepo is the repository of the node images skewproof builds.
 const NodeImageRepo = "skewproof-node"
 
@@ -139,7 +146,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		return "", err
 	}
 	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
-	key := cacheKey("node", base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest, noSeccompRuntime)
+	key := cacheKey("node", nodeImageRevision, base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest, noSeccompRuntime)
 	ref := NodeImageRepo + ":" + spec.Tag() + "-" + key
 	if imageExists(ctx, ref) {
 		p.Step("node image %s: cached", ref)
@@ -276,8 +283,8 @@ exit 1`
 // from the base image receives the files, its containerd imports the images
 // (pinned, not unpacked), and the container is committed as the node image.
 func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive string, images []imageSpec) error {
-	name := fmt.Sprintf("skewproof-build-%d", time.Now().UnixNano())
-	if _, err := docker(ctx, "run", "-d", "--name", name, "--label", "io.skewproof.build=true",
+	name := fmt.Sprintf("%s%d", BuildContainerPrefix, time.Now().UnixNano())
+	if _, err := docker(ctx, "run", "-d", "--name", name,
 		"--privileged", "--security-opt", "seccomp=unconfined", "--entrypoint=sleep", baseRef, "infinity"); err != nil {
 		return err
 	}

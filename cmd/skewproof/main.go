@@ -89,6 +89,9 @@ func run(args []string) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		fmt.Fprintf(os.Stderr, "skewproof %s: interrupted; what it had created was removed\n", c.name)
+		return 130
 	case errors.As(err, new(usageError)):
 		fmt.Fprintf(os.Stderr, "skewproof %s: %v\n", c.name, err)
 		return 2
