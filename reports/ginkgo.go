@@ -44,6 +44,11 @@ func FromSpec(s types.SpecReport) (r Result, ok bool) {
 	if s.LeafNodeType != types.NodeTypeIt || s.StartTime.IsZero() {
 		return Result{}, false
 	}
+	// Specs left out by a label filter or focus are "skipped" without a
+	// message and without entries: they did not run.
+	if s.State == types.SpecStateSkipped && s.Failure.Message == "" && len(s.ReportEntries) == 0 {
+		return Result{}, false
+	}
 	r.Name = s.FullText()
 	r.Duration = s.RunTime
 	for _, e := range s.ReportEntries {

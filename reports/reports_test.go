@@ -80,6 +80,9 @@ func TestFromSpec(t *testing.T) {
 	if _, ok := FromSpec(types.SpecReport{LeafNodeType: types.NodeTypeIt, State: types.SpecStateSkipped}); ok {
 		t.Errorf("a spec that never started must not be reported")
 	}
+	if _, ok := FromSpec(types.SpecReport{LeafNodeType: types.NodeTypeIt, StartTime: start, State: types.SpecStateSkipped}); ok {
+		t.Errorf("a spec that never started must not be reported")
+	}
 	line := FormatProgress(r)
 	if back, ok := ParseProgress("noise " + line); !ok || back.ID != r.ID {
 		t.Errorf("progress round trip failed: %q", line)

@@ -33,9 +33,9 @@ func describeOutcome(alts []skew.ContainerOutcome, c *observe.Container) string 
 		return ""
 	}
 	if i := observe.WhichOf(alts, *c); i >= 0 {
-		return "outcome " + alts[i].Note + " (" + c.String() + ")"
+		return "allowed outcome: " + alts[i].Note
 	}
-	return "no allowed outcome (" + c.String() + ")"
+	return "none of the allowed outcomes"
 }
 
 // KEP §Design Details › Failure and Fallback Strategy, rows 1-4 (rows 5 and
@@ -50,28 +50,31 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), 
 	})
 
 	kubeletRule("seccomp/failure/row-2", func(ctx context.Context, t *scenario) {
-		execve := t.runOnNode(ctx, "deny-execve", false, fx.ContainerSeccomp(fx.Profile(localhost, profiles.DenyExecve)))
-		execve.Container.Behaviour = "execve denied: " + execve.Container.String()
+		execve := t.startOnNode(ctx, "deny-execve", fx.ContainerSeccomp(fx.Profile(localhost, profiles.DenyExecve)))
+		mkdir := t.startOnNode(ctx, "deny-mkdir", fx.ContainerSeccomp(fx.Profile(localhost, profiles.DenyMkdir)))
+		logged := t.startOnNode(ctx, "log-mkdir", fx.ContainerSeccomp(fx.Profile(localhost, profiles.LogMkdir)))
 
-		mkdir := t.runOnNode(ctx, "deny-mkdir", false, fx.ContainerSeccomp(fx.Profile(localhost, profiles.DenyMkdir)))
+		mkdir.Container = t.observeContainer(ctx, "deny-mkdir", skew.ContainerName, false)
 		var mkdirMust []string
 		if mkdir.Container.State == skew.Running {
 			ok, desc := t.try(ctx, "deny-mkdir", skew.ContainerName, "mkdir", "mkdir /tmp/denied")
-			mkdir.Container.Behaviour = "misbehaves: " + desc
+			mkdir.Container.Behaviour = "misbehaves, " + desc
 			if ok || !containsEPERM(desc) {
 				mkdirMust = append(mkdirMust, "the workload must misbehave (mkdir EPERM): "+desc)
 			}
 		}
 
-		logged := t.runOnNode(ctx, "log-mkdir", false, fx.ContainerSeccomp(fx.Profile(localhost, profiles.LogMkdir)))
+		logged.Container = t.observeContainer(ctx, "log-mkdir", skew.ContainerName, false)
 		var logMust []string
 		if logged.Container.State == skew.Running {
 			ok, desc := t.try(ctx, "log-mkdir", skew.ContainerName, "mkdir", "mkdir /tmp/logged")
-			logged.Container.Behaviour = "logs: " + desc + " (SCMP_ACT_LOG allows the call and logs it)"
+			logged.Container.Behaviour = "logged, " + desc + " (SCMP_ACT_LOG allows the call)"
 			if !ok {
 				logMust = append(logMust, "SCMP_ACT_LOG must let mkdir succeed: "+desc)
 			}
 		}
+		execve.Container = t.observeContainer(ctx, "deny-execve", skew.ContainerName, false)
+		execve.Container.Behaviour = "execve denied, the process cannot start"
 		t.judge(
 			sub{Name: "profile denies execve", Obs: execve, Want: alternative("execve")},
 			sub{Name: "profile denies mkdir", Obs: mkdir, Want: alternative("mkdir denied"), Must: mkdirMust},
@@ -109,7 +112,6 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), 
 		if present.Container.State != skew.Running {
 			must = append(must, "the same pod must run once the profile is on the node: "+present.Container.String())
 		}
-		present.Container.Behaviour = "profile installed: " + present.Container.String()
 		t.judge(
 			sub{Name: "profile missing on the node", Obs: missing},
 			sub{Name: "profile present on the node", Obs: present, Want: func(skew.Observation) skew.Observation { return skew.Observation{} }, Must: must},

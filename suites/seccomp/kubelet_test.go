@@ -17,9 +17,15 @@ const userNSProbe = "unshare -U true"
 // runOnNode creates a pod pinned to the scenario's node and observes its
 // container.
 func (t *scenario) runOnNode(ctx context.Context, name string, retries bool, opts ...fx.PodOption) observe.Observation {
-	obs := t.mustCreate(ctx, fx.Pod(name, append([]fx.PodOption{fx.OnNode(t.nodeName())}, opts...)...))
+	obs := t.startOnNode(ctx, name, opts...)
 	obs.Container = t.observeContainer(ctx, name, skew.ContainerName, retries)
 	return obs
+}
+
+// startOnNode creates a pod pinned to the scenario's node without waiting;
+// observeContainer observes it later, so several pods start together.
+func (t *scenario) startOnNode(ctx context.Context, name string, opts ...fx.PodOption) observe.Observation {
+	return t.mustCreate(ctx, fx.Pod(name, append([]fx.PodOption{fx.OnNode(t.nodeName())}, opts...)...))
 }
 
 // KEP §Version Skew Strategy › Kubelet Backwards compatibility; §RuntimeProfile;
@@ -32,19 +38,21 @@ var _ = Describe("[seccomp] kubelet", Label("seccomp", "kubelet"), func() {
 	})
 
 	kubeletRule("seccomp/kubelet/enforce", func(ctx context.Context, t *scenario) {
-		rd := t.runOnNode(ctx, "runtime-default", false, fx.ContainerSeccomp(fx.Profile(runtimeDefault, "")))
-		un := t.runOnNode(ctx, "unconfined", false, fx.ContainerSeccomp(fx.Profile(unconfined, "")))
+		rd := t.startOnNode(ctx, "runtime-default", fx.ContainerSeccomp(fx.Profile(runtimeDefault, "")))
+		un := t.startOnNode(ctx, "unconfined", fx.ContainerSeccomp(fx.Profile(unconfined, "")))
+		rd.Container = t.observeContainer(ctx, "runtime-default", skew.ContainerName, false)
+		un.Container = t.observeContainer(ctx, "unconfined", skew.ContainerName, false)
 		var must []string
 		if rd.Container.State == skew.Running {
 			blocked, desc := t.try(ctx, "runtime-default", skew.ContainerName, userNSProbe, userNSProbe)
-			rd.Container.Behaviour = "RuntimeDefault " + desc
+			rd.Container.Behaviour = desc
 			if blocked {
 				must = append(must, "a syscall the runtime default profile blocks (unshare of a user namespace) succeeded")
 			}
 		}
 		if un.Container.State == skew.Running {
 			_, desc := t.try(ctx, "unconfined", skew.ContainerName, userNSProbe, userNSProbe)
-			un.Container.Behaviour = "Unconfined " + desc
+			un.Container.Behaviour = desc
 		}
 		t.judge(
 			sub{Name: "container RuntimeDefault", Obs: rd, Must: must},

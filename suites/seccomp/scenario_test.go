@@ -262,8 +262,8 @@ func (t *scenario) judge(subs ...sub) {
 			must = append(must, s.Name+": "+m)
 		}
 		observed = append(observed, s.Name+": "+s.Obs.Summary())
-		if s.Obs.Container != nil && s.Obs.Container.Behaviour != "" {
-			outcomes = append(outcomes, s.Name+": "+s.Obs.Container.Behaviour)
+		if s.Obs.Container != nil {
+			outcomes = append(outcomes, s.Name+": "+s.Obs.Container.String())
 		}
 	}
 	v := reports.Verdict(t.Exp.Verdict(len(kepMis) == 0 && len(must) == 0, len(upMis) == 0 && len(must) == 0))
@@ -350,6 +350,7 @@ var startupReasons = map[string]bool{"": true, "ContainerCreating": true, "PodIn
 func (t *scenario) observeContainer(ctx context.Context, pod, container string, retries bool) *observe.Container {
 	var last corev1.ContainerStatus
 	var got *observe.Container
+	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, time.Second, podTimeout, true, func(ctx context.Context) (bool, error) {
 		p, err := env.Client.CoreV1().Pods(t.NS).Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
@@ -362,7 +363,14 @@ func (t *scenario) observeContainer(ctx context.Context, pod, container string, 
 		last = s
 		switch {
 		case s.State.Running != nil:
-			got = &observe.Container{State: skew.Running}
+			// A container whose process cannot start may show Running for a
+			// moment: it counts as running once an exec into it works.
+			mode, err := t.seccompMode(ctx, pod, container)
+			if err != nil {
+				lastErr = err
+				return false, nil
+			}
+			got = &observe.Container{State: skew.Running, SeccompMode: mode}
 			return true, nil
 		case s.State.Waiting != nil && !startupReasons[s.State.Waiting.Reason]:
 			c := &observe.Container{State: skew.Waiting, Reason: s.State.Waiting.Reason, Message: s.State.Waiting.Message}
@@ -379,11 +387,8 @@ func (t *scenario) observeContainer(ctx context.Context, pod, container string, 
 		}
 		return false, nil
 	})
-	Expect(err).NotTo(HaveOccurred(), "waiting for container %s of pod %s to run or fail; last status %+v", container, pod, last)
+	Expect(err).NotTo(HaveOccurred(), "waiting for container %s of pod %s to run or fail; last status %+v; last exec error: %v", container, pod, last, lastErr)
 	got.Message = strings.TrimSpace(got.Message + "\n" + t.eventMessages(ctx, pod))
-	if got.State == skew.Running {
-		got.SeccompMode = t.seccompMode(ctx, pod, container)
-	}
 	return got
 }
 
@@ -439,22 +444,17 @@ func (t *scenario) exec(ctx context.Context, pod, container string, cmd ...strin
 var seccompLine = regexp.MustCompile(`(?m)^Seccomp:\s*(\d+)`)
 
 // seccompMode reads "Seccomp:" of the container's PID 1.
-func (t *scenario) seccompMode(ctx context.Context, pod, container string) *int {
-	var out, stderr string
-	var err error
-	// A container that just started may refuse an exec for a moment.
-	for i := 0; i < 5; i++ {
-		out, stderr, err = t.exec(ctx, pod, container, "cat", "/proc/1/status")
-		if err == nil {
-			break
-		}
-		time.Sleep(time.Second)
+func (t *scenario) seccompMode(ctx context.Context, pod, container string) (*int, error) {
+	out, stderr, err := t.exec(ctx, pod, container, "cat", "/proc/1/status")
+	if err != nil {
+		return nil, fmt.Errorf("reading /proc/1/status in %s/%s: %v %s", pod, container, err, stderr)
 	}
-	Expect(err).NotTo(HaveOccurred(), "reading /proc/1/status in %s/%s: %s", pod, container, stderr)
 	m := seccompLine.FindStringSubmatch(out)
-	Expect(m).NotTo(BeNil(), "no Seccomp line in /proc/1/status of %s/%s", pod, container)
+	if m == nil {
+		return nil, fmt.Errorf("no Seccomp line in /proc/1/status of %s/%s", pod, container)
+	}
 	v, _ := strconv.Atoi(m[1])
-	return &v
+	return &v, nil
 }
 
 // try runs a shell command in the container and describes the result.
