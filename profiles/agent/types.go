@@ -1,0 +1,7 @@
+package agent
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+type runtimeGVR = schema.GroupVersionResource
+
+type schemaGVR = schema.GroupVersionResource

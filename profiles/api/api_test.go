@@ -1,0 +1,147 @@
+package api
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func TestNodeStatusName(t *testing.T) {
+	if got := NodeStatusName("deny-mkdir", "t-worker"); got != "deny-mkdir-t-worker" {
+		t.Errorf("short names: got %q", got)
+	}
+	long := strings.Repeat("p", 200)
+	a, b := NodeStatusName(long, strings.Repeat("n", 100)), NodeStatusName(long, strings.Repeat("n", 101))
+	for _, n := range []string{a, b} {
+		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+			t.Errorf("%q: %v", n, errs)
+		}
+	}
+	if a == b {
+		t.Error("long names must stay distinct")
+	}
+}
+
+func TestLabelValue(t *testing.T) {
+	if LabelValue("t-worker") != "t-worker" {
+		t.Error("a valid label value must stay as it is")
+	}
+	for _, s := range []string{strings.Repeat("x", 64), strings.Repeat("a.", 40) + "b", "-" + strings.Repeat("y", 70)} {
+		v := LabelValue(s)
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			t.Errorf("LabelValue(%q) = %q: %v", s, v, errs)
+		}
+	}
+	if LabelValue(strings.Repeat("x", 64)) == LabelValue(strings.Repeat("x", 65)) {
+		t.Error("hashed label values must stay distinct")
+	}
+}
+
+func TestSelectors(t *testing.T) {
+	if got := ProfileSelector(KindSeccompProfile, "deny"); got != "profiles.skewproof.io/kind=SeccompProfile,profiles.skewproof.io/profile=deny" {
+		t.Errorf("ProfileSelector = %q", got)
+	}
+	if got := NodeSelector("w"); got != "profiles.skewproof.io/node=w" {
+		t.Errorf("NodeSelector = %q", got)
+	}
+	if got := SeccompLocalhostProfile("ns", "deny"); got != "skewproof-profiles/ns/deny.json" {
+		t.Errorf("SeccompLocalhostProfile = %q", got)
+	}
+}
+
+func TestCRDs(t *testing.T) {
+	crds, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"apparmorprofiles." + Group, "profilenodestatuses." + Group, "seccompprofiles." + Group}
+	if len(crds) != len(want) {
+		t.Fatalf("%d CRDs, want %d", len(crds), len(want))
+	}
+	for i, c := range crds {
+		if c.GetName() != want[i] || c.GetKind() != "CustomResourceDefinition" {
+			t.Errorf("CRD %d: %s %s", i, c.GetKind(), c.GetName())
+		}
+		plural, _, _ := strings.Cut(c.GetName(), ".")
+		if p, _, _ := unstructuredString(c.Object, "spec", "names", "plural"); p != plural {
+			t.Errorf("%s: plural %q", c.GetName(), p)
+		}
+		if g, _, _ := unstructuredString(c.Object, "spec", "group"); g != Group {
+			t.Errorf("%s: group %q", c.GetName(), g)
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	p := Profile{Kind: KindSeccompProfile, Namespace: "ns", Name: "deny", UID: "u-1", Generation: 2}
+	ns := p.NewNodeStatus("w", Failed, "permission denied")
+	u, err := ToUnstructured(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.GetKind() != KindProfileNodeStatus || u.GetAPIVersion() != "profiles.skewproof.io/v1alpha1" || u.GetName() != "deny-w" {
+		t.Fatalf("got %s %s %s", u.GetAPIVersion(), u.GetKind(), u.GetName())
+	}
+	if u.GetLabels()[LabelProfile] != "deny" || u.GetLabels()[LabelNode] != "w" || u.GetOwnerReferences()[0].UID != "u-1" {
+		t.Fatalf("labels %v owners %v", u.GetLabels(), u.GetOwnerReferences())
+	}
+	var back ProfileNodeStatus
+	if err := FromUnstructured(u, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.NodeName != "w" || back.Status != Failed || back.Message != "permission denied" || back.ProfileGeneration != 2 {
+		t.Fatalf("round trip: %+v", back)
+	}
+
+	sp := &SeccompProfile{ObjectMeta: metav1.ObjectMeta{Name: "deny", Namespace: "ns", UID: "u-2"}, Spec: SeccompProfileSpec{Content: "{}"},
+		Status: ProfileStatus{Status: Installed, Nodes: map[Status]int32{Installed: 2}}}
+	su, err := ToUnstructured(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := ProfileFromUnstructured(su)
+	if err != nil || pr.Content != "{}" || pr.Status.Nodes[Installed] != 2 || pr.LocalhostProfile() != "skewproof-profiles/ns/deny.json" {
+		t.Fatalf("ProfileFromUnstructured: %+v, %v", pr, err)
+	}
+	ap := &AppArmorProfile{ObjectMeta: metav1.ObjectMeta{Name: "k8s-deny-write"}, Spec: AppArmorProfileSpec{Policy: "profile k8s-deny-write {}"}}
+	au, _ := ToUnstructured(ap)
+	if pr, _ := ProfileFromUnstructured(au); pr.LocalhostProfile() != "k8s-deny-write" || pr.Content != ap.Spec.Policy {
+		t.Fatalf("AppArmor: %+v", pr)
+	}
+}
+
+func TestDeepCopyAndScheme(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{KindSeccompProfile, KindAppArmorProfile, KindProfileNodeStatus, KindSeccompProfile + "List"} {
+		if !s.Recognizes(GroupVersion.WithKind(k)) {
+			t.Errorf("scheme does not know %s", k)
+		}
+	}
+	l := &SeccompProfileList{Items: []SeccompProfile{{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
+		Status: ProfileStatus{NotReady: []string{"n"}}}}}
+	c := l.DeepCopyObject().(*SeccompProfileList)
+	c.Items[0].Labels["a"] = "c"
+	c.Items[0].Status.NotReady[0] = "m"
+	if l.Items[0].Labels["a"] != "b" || l.Items[0].Status.NotReady[0] != "n" {
+		t.Error("DeepCopy shares memory")
+	}
+}
+
+func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
+	var cur any = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false, nil
+		}
+		cur = m[f]
+	}
+	s, ok := cur.(string)
+	return s, ok, nil
+}
