@@ -10,8 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 
@@ -31,7 +34,7 @@ func init() {
 type runOptions struct {
 	name, apiserver, kubeconfig, labelFilter, junitDir, suite string
 	kubelets                                                  []string
-	keep                                                      bool
+	keep, parallel                                            bool
 	timeout                                                   time.Duration
 	images                                                    nodeImageFlag
 }
@@ -46,6 +49,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'kubelet && !failure' or 'seccomp-kubelet-enforce' (ids with '/' replaced by '-')")
 	fs.StringVar(&o.junitDir, "junit-dir", "_artifacts", "directory for junit-<cluster>.xml and the suite log")
 	fs.BoolVar(&o.keep, "keep", false, "keep the cluster (and leftover namespaces) after the run")
+	fs.BoolVar(&o.parallel, "parallel", true, "run the API server rules and each worker's kubelet rules in concurrent suite processes")
 	fs.StringVar(&o.suite, "suite", "", "compiled suite binary (default: built with 'go test -c "+suitePackage+"' from the source tree)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "limit for the suite run")
 	fs.Var(o.images, "node-image", "prebuilt node image for the control plane (REF), or for one kubelet version (VERSION=REF); repeatable")
@@ -112,7 +116,7 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	}
 
 	kubeconfig := o.kubeconfig
-	var nodes []string
+	var nodes, workers []string
 	if kubeconfig == "" {
 		kubeconfig = clusters.DefaultKubeconfig(o.name)
 		// Deleted on success, failure and interrupt (ctx is cancelled on
@@ -135,6 +139,9 @@ func (o runOptions) run(ctx context.Context) (err error) {
 		}
 		for _, n := range c.Nodes {
 			nodes = append(nodes, n.Name)
+			if n.Role != "control-plane" {
+				workers = append(workers, n.Name)
+			}
 		}
 	} else {
 		cs, err := clusters.Clientset(kubeconfig)
@@ -147,6 +154,9 @@ func (o runOptions) run(ctx context.Context) (err error) {
 		}
 		for _, n := range nl.Items {
 			nodes = append(nodes, n.Name)
+			if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; !cp {
+				workers = append(workers, n.Name)
+			}
 		}
 	}
 
@@ -166,17 +176,67 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	logPath := filepath.Join(junitDir, "seccomp-"+o.name+".log")
 	_ = os.Remove(junit)
 	runID := rand.String(6)
-	suiteErr := runSuiteBinary(ctx, p, bin, logPath, o.timeout, o.labelFilter, []string{
-		"SKEWPROOF_KUBECONFIG=" + kubeconfig, "SKEWPROOF_JUNIT=" + junit, "SKEWPROOF_CLUSTER=" + o.name,
-		"SKEWPROOF_NODE_ACCESS=" + nodeAccess, "SKEWPROOF_RUN_ID=" + runID,
-	})
+	env := []string{"SKEWPROOF_KUBECONFIG=" + kubeconfig, "SKEWPROOF_CLUSTER=" + o.name,
+		"SKEWPROOF_NODE_ACCESS=" + nodeAccess, "SKEWPROOF_RUN_ID=" + runID}
+	parts := partitions(o.parallel, workers)
+	if len(parts) > 1 {
+		// Shared by the processes: created here, so no process deletes it
+		// while another still uses it.
+		if created, err := ensureRuntimeClass(ctx, kubeconfig, runID); err != nil {
+			return err
+		} else if created {
+			defer deleteRuntimeClass(kubeconfig)
+		}
+	}
+	start := time.Now()
+	p.Step("running the seccomp suite in %d process(es) (log: %s)", len(parts), logPath)
+	errs := make([]error, len(parts))
+	files := make([]string, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		files[i], errs[i] = junit, nil
+		plog := logPath
+		if len(parts) > 1 {
+			files[i] = filepath.Join(junitDir, fmt.Sprintf("junit-%s.part-%s.xml", o.name, part.name))
+			plog = filepath.Join(junitDir, fmt.Sprintf("seccomp-%s.part-%s.log", o.name, part.name))
+			_ = os.Remove(files[i])
+		}
+		filter := part.filter
+		if o.labelFilter != "" {
+			filter = "(" + o.labelFilter + ") && (" + part.filter + ")"
+			if part.filter == "" {
+				filter = o.labelFilter
+			}
+		}
+		wg.Add(1)
+		go func(i int, plog, filter string) {
+			defer wg.Done()
+			errs[i] = runSuiteBinary(ctx, p, bin, plog, o.timeout, filter, append([]string{"SKEWPROOF_JUNIT=" + files[i]}, env...))
+		}(i, plog, filter)
+	}
+	wg.Wait()
+	p.Step("suite finished in %.1fs", time.Since(start).Seconds())
+	suiteErr := errors.Join(errs...)
 	if o.kubeconfig != "" && !o.keep {
 		deleteRunNamespaces(kubeconfig, runID, p)
 	}
 
-	suites, rerr := reports.ReadJUnitFiles(junit)
+	suites, rerr := reports.ReadJUnitFiles(files...)
 	if rerr != nil {
 		return errors.Join(suiteErr, fmt.Errorf("the suite wrote no report (log: %s): %w", logPath, rerr))
+	}
+	if len(parts) > 1 {
+		merged := reports.Suite{Name: "seccomp", Cluster: o.name, Timestamp: start}
+		for _, s := range suites {
+			merged.Results = append(merged.Results, s.Results...)
+		}
+		if err := reports.WriteJUnitFile(junit, merged); err != nil {
+			return err
+		}
+		for _, f := range files {
+			os.Remove(f)
+		}
+		suites = []reports.Suite{merged}
 	}
 	var results []reports.Result
 	for _, s := range suites {
@@ -184,7 +244,11 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	}
 	fmt.Println()
 	reports.WriteSummary(os.Stdout, results)
-	fmt.Printf("JUnit: %s\nlog:   %s\n", junit, logPath)
+	logs := logPath
+	if len(parts) > 1 {
+		logs = filepath.Join(junitDir, "seccomp-"+o.name+".part-*.log")
+	}
+	fmt.Printf("JUnit: %s\nlogs:  %s\n", junit, logs)
 	if n := reports.Count(results)[reports.Fail]; n > 0 {
 		return fmt.Errorf("%d of %d specs failed; see %s", n, len(results), junit)
 	}
@@ -278,12 +342,9 @@ func runSuiteBinary(ctx context.Context, p *clusters.Progress, bin, logPath stri
 		}
 		io.Copy(io.Discard, pr)
 	}()
-	p.Step("running the seccomp suite (log: %s)", logPath)
-	start := time.Now()
 	err = cmd.Run()
 	pw.Close()
 	<-done
-	p.Step("suite finished in %.1fs", time.Since(start).Seconds())
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -309,4 +370,59 @@ func deleteRunNamespaces(kubeconfig, runID string, p *clusters.Progress) {
 			_ = cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
 		}
 	}
+	// Wait until they are gone, so that nothing is left behind on exit.
+	for ctx.Err() == nil {
+		nl, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: "skewproof.io/run=" + runID})
+		if err != nil || len(nl.Items) == 0 {
+			return
+		}
+		time.Sleep(time.Second)
+	}
+	p.Step("namespaces labelled skewproof.io/run=%s are still terminating", runID)
+}
+
+// partition is one suite process: a name and a Ginkgo label filter.
+type partition struct{ name, filter string }
+
+// partitions splits the suite: the API server rules in one process and
+// each worker's kubelet rules in another, so the workers are exercised
+// concurrently (specs of one node stay sequential; failure row 4 changes a
+// node's files).
+func partitions(parallel bool, workers []string) []partition {
+	if !parallel || len(workers) == 0 {
+		return []partition{{name: "all"}}
+	}
+	parts := []partition{{name: "api", filter: "api"}}
+	for _, w := range workers {
+		parts = append(parts, partition{name: w, filter: "kubelet && node: containsAny " + w})
+	}
+	return parts
+}
+
+func ensureRuntimeClass(ctx context.Context, kubeconfig, runID string) (bool, error) {
+	cs, err := clusters.Clientset(kubeconfig)
+	if err != nil {
+		return false, err
+	}
+	_, err = cs.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: clusters.NoSeccompHandler, Labels: map[string]string{"skewproof.io/run": runID}},
+		Handler:    clusters.NoSeccompHandler,
+	}, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsAlreadyExists(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("creating RuntimeClass %s: %w", clusters.NoSeccompHandler, err)
+}
+
+func deleteRuntimeClass(kubeconfig string) {
+	cs, err := clusters.Clientset(kubeconfig)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = cs.NodeV1().RuntimeClasses().Delete(ctx, clusters.NoSeccompHandler, metav1.DeleteOptions{})
 }

@@ -44,3 +44,16 @@ func TestModuleRoot(t *testing.T) {
 		t.Errorf("module root %s has no suites/seccomp: %v", root, err)
 	}
 }
+
+func TestPartitions(t *testing.T) {
+	if p := partitions(false, []string{"w1", "w2"}); len(p) != 1 || p[0].filter != "" {
+		t.Errorf("serial run: %+v", p)
+	}
+	if p := partitions(true, nil); len(p) != 1 {
+		t.Errorf("no workers: %+v", p)
+	}
+	p := partitions(true, []string{"w1", "w2"})
+	if len(p) != 3 || p[0].filter != "api" || p[2].filter != "kubelet && node: containsAny w2" {
+		t.Errorf("parallel run: %+v", p)
+	}
+}
