@@ -249,6 +249,9 @@ func (o runOptions) run(ctx context.Context) (err error) {
 		logs = filepath.Join(junitDir, "seccomp-"+o.name+".part-*.log")
 	}
 	fmt.Printf("JUnit: %s\nlogs:  %s\n", junit, logs)
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted; partial report in %s", junit)
+	}
 	if n := reports.Count(results)[reports.Fail]; n > 0 {
 		return fmt.Errorf("%d of %d specs failed; see %s", n, len(results), junit)
 	}

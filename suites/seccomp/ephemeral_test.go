@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
@@ -17,11 +18,17 @@ import (
 // addEphemeral adds the debugger ephemeral container through the
 // ephemeralcontainers subresource.
 func (t *scenario) addEphemeral(ctx context.Context, pod string, profile *corev1.SeccompProfile) observe.Observation {
-	p, err := t.Client.CoreV1().Pods(t.NS).Get(ctx, pod, metav1.GetOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, fx.EphemeralContainer(profile))
-	t.warn.take()
-	p, err = t.Client.CoreV1().Pods(t.NS).UpdateEphemeralContainers(ctx, pod, p, metav1.UpdateOptions{})
+	var p *corev1.Pod
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := t.Client.CoreV1().Pods(t.NS).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Spec.EphemeralContainers = append(cur.Spec.EphemeralContainers, fx.EphemeralContainer(profile))
+		t.warn.take()
+		p, err = t.Client.CoreV1().Pods(t.NS).UpdateEphemeralContainers(ctx, pod, cur, metav1.UpdateOptions{})
+		return err
+	})
 	return t.observeWrite(ctx, p, err)
 }
 

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
@@ -23,11 +24,7 @@ var _ = Describe("[seccomp] pod update", Label("seccomp", "update"), func() {
 			fx.PodSeccomp(fx.Profile(runtimeDefault, "")),
 			fx.ContainerSeccomp(fx.Profile(runtimeDefault, ""))))
 		change := func(mutate func(*corev1.Pod)) observe.Observation {
-			p, err := t.Client.CoreV1().Pods(t.NS).Get(ctx, "immutable", metav1.GetOptions{})
-			Expect(err).NotTo(HaveOccurred())
-			mutate(p)
-			t.warn.take()
-			p, err = t.Client.CoreV1().Pods(t.NS).Update(ctx, p, metav1.UpdateOptions{})
+			p, err := t.updatePod(ctx, "immutable", mutate)
 			return t.observeWrite(ctx, p, err)
 		}
 		t.judge(
@@ -46,15 +43,13 @@ var _ = Describe("[seccomp] pod update", Label("seccomp", "update"), func() {
 		Expect(before.State).To(Equal(skew.Running), "the pod must run before its annotations change: %s", before)
 
 		// Update the annotations to unconfined, then restart the container.
-		p, err := t.Client.CoreV1().Pods(t.NS).Get(ctx, "annotated", metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		if p.Annotations == nil {
-			p.Annotations = map[string]string{}
-		}
-		p.Annotations[skew.SeccompPodAnnotation] = "unconfined"
-		p.Annotations[skew.SeccompContainerAnnotation(skew.ContainerName)] = "unconfined"
-		t.warn.take()
-		p, err = t.Client.CoreV1().Pods(t.NS).Update(ctx, p, metav1.UpdateOptions{})
+		p, err := t.updatePod(ctx, "annotated", func(p *corev1.Pod) {
+			if p.Annotations == nil {
+				p.Annotations = map[string]string{}
+			}
+			p.Annotations[skew.SeccompPodAnnotation] = "unconfined"
+			p.Annotations[skew.SeccompContainerAnnotation(skew.ContainerName)] = "unconfined"
+		})
 		obs := t.observeWrite(ctx, p, err)
 		if obs.Admission == skew.Accepted {
 			restarts := restartCount(ctx, t, "annotated")
@@ -80,4 +75,22 @@ func restartCount(ctx context.Context, t *scenario, pod string) int32 {
 	Expect(err).NotTo(HaveOccurred())
 	s, _ := podStatus(p, skew.ContainerName)
 	return s.RestartCount
+}
+
+// updatePod applies mutate to the current pod and updates it, again on a
+// conflict (the scheduler and the kubelet write the pod's status meanwhile).
+// Warnings of earlier requests are dropped first.
+func (t *scenario) updatePod(ctx context.Context, name string, mutate func(*corev1.Pod)) (*corev1.Pod, error) {
+	var out *corev1.Pod
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := t.Client.CoreV1().Pods(t.NS).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		mutate(p)
+		t.warn.take()
+		out, err = t.Client.CoreV1().Pods(t.NS).Update(ctx, p, metav1.UpdateOptions{})
+		return err
+	})
+	return out, err
 }
