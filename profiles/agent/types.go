@@ -1,7 +1,12 @@
 package agent
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
 
 type runtimeGVR = schema.GroupVersionResource
 
 type schemaGVR = schema.GroupVersionResource
+
+func ptrIntOrString(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }

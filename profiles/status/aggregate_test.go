@@ -181,3 +181,26 @@ func TestNodesIn(t *testing.T) {
 		t.Errorf("NodesIn(Failed) = %v", got)
 	}
 }
+
+func TestSingleObjectLimit(t *testing.T) {
+	p := api.Profile{Kind: api.KindSeccompProfile, Namespace: "ns", Name: "p", UID: "u", Content: "{}"}
+	nodes := make([]string, 1000)
+	for i := range nodes {
+		nodes[i] = DefaultBenchNodeName(i)
+	}
+	size, per, max := singleObject(p, nodes)
+	if size < 1000*30 || per < 30 || per > 60 {
+		t.Fatalf("size %d, %.1f bytes/node", size, per)
+	}
+	// The predicted node count really passes the limit, one fewer does not.
+	big := make([]string, max)
+	for i := range big {
+		big[i] = DefaultBenchNodeName(i)
+	}
+	if s, _, _ := singleObject(p, big); s <= EtcdLimit {
+		t.Errorf("%d nodes: %d bytes, not above %d", max, s, EtcdLimit)
+	}
+	if s, _, _ := singleObject(p, big[:max-2]); s > EtcdLimit {
+		t.Errorf("%d nodes: %d bytes, already above %d", max-2, s, EtcdLimit)
+	}
+}

@@ -1,0 +1,27 @@
+// Package profiles is the Ginkgo suite for the profiles/* ids of the
+// catalogue: profile distribution to nodes with per-node status objects and
+// an aggregated status (spec/004_ef29f3f25d7f54d5.txt, the
+// security-profiles-operator "scalable status" design).
+//
+// The specs run against a real cluster only when SKEWPROOF_KUBECONFIG names
+// its kubeconfig; without it `go test` skips the suite. The suite builds the
+// agent image from a static skewproof binary, loads it into the nodes
+// (kind: node containers are named like the nodes), deploys the agent
+// DaemonSet and the aggregator into its own namespace, and removes all of it
+// (namespace, cluster-scoped RBAC, admission policy, CRDs) at the end.
+//
+// Environment:
+//
+//	SKEWPROOF_KUBECONFIG  kubeconfig of the cluster under test (required to run)
+//	SKEWPROOF_JUNIT       path of the JUnit file to write (optional)
+//	SKEWPROOF_CLUSTER     cluster name recorded in the JUnit file (optional)
+//	SKEWPROOF_BINARY      static skewproof binary for the agent image
+//	                      (default: built with CGO_ENABLED=0 go build)
+//	SKEWPROOF_AGENT_IMAGE an agent image already present on every node
+//	                      (then nothing is loaded; for clusters without docker access)
+//	SKEWPROOF_NODE_ACCESS "docker" (default when node names are Docker
+//	                      containers) or "none": fault injection and file
+//	                      checks need "docker" and are skipped otherwise
+//	SKEWPROOF_SCALE_NODES simulated nodes of the scale spec (default 500;
+//	                      the 5,000-node figures come from 'skewproof profiles scale')
+package profiles

@@ -1,0 +1,310 @@
+package profiles
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"path"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/skewproof/skewproof/profiles"
+	"github.com/skewproof/skewproof/profiles/agent"
+	"github.com/skewproof/skewproof/profiles/api"
+	"github.com/skewproof/skewproof/profiles/status"
+)
+
+const denyMkdir = `{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO"}]}`
+
+func seccompManifest(prefix string) profiles.Manifest {
+	return profiles.Manifest{Kind: api.KindSeccompProfile, Name: fmt.Sprintf("%s-%04d", prefix, rand.Intn(10000)), Content: denyMkdir}
+}
+
+// nodeFile is where the agent puts a SeccompProfile on a kind node.
+func nodeFile(m profiles.Manifest) string {
+	return path.Join("/var/lib/kubelet/seccomp", api.SeccompLocalhostProfile(Namespace, m.Name))
+}
+
+func nodeStatuses(ctx context.Context, m profiles.Manifest) []api.ProfileNodeStatus {
+	l, err := env.Cluster.Dynamic.Resource(api.ProfileNodeStatuses).Namespace(Namespace).List(ctx,
+		metav1.ListOptions{LabelSelector: api.ProfileSelector(m.Kind, m.Name)})
+	Expect(err).NotTo(HaveOccurred())
+	out := make([]api.ProfileNodeStatus, len(l.Items))
+	for i := range l.Items {
+		Expect(api.FromUnstructured(&l.Items[i], &out[i])).To(Succeed())
+	}
+	return out
+}
+
+func profileEvents(ctx context.Context, m profiles.Manifest) []corev1.Event {
+	l, err := env.Cluster.Core.CoreV1().Events(Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.SelectorFromSet(fields.Set{"involvedObject.name": m.Name, "involvedObject.kind": m.Kind}).String()})
+	Expect(err).NotTo(HaveOccurred())
+	return l.Items
+}
+
+// uninstallLater deletes the profiles at the end of the spec.
+func uninstallLater(ms ...profiles.Manifest) {
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(profiles.Uninstall(ctx, env.Cluster, ms, 2*time.Minute)).To(Succeed())
+	}, NodeTimeout(3*time.Minute))
+}
+
+// victim is the node a fault is injected on: the first worker.
+func victim() node {
+	for _, n := range env.Nodes {
+		if n.Worker {
+			return n
+		}
+	}
+	return env.Nodes[0]
+}
+
+// breakSeccompDir makes this namespace's directory under a node's seccomp
+// root read-only; the agent runs as root without CAP_DAC_OVERRIDE, so it can
+// no longer create files there. Undone at the end of the spec.
+func breakSeccompDir(ctx context.Context, nd node) {
+	dir := path.Join("/var/lib/kubelet/seccomp", api.SeccompDir, Namespace)
+	_, err := onNode(ctx, nd.Name, `mkdir -p "$1" && chmod 0555 "$1"`, dir)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		_, err := onNode(ctx, nd.Name, `chmod 0755 "$1"`, dir)
+		Expect(err).NotTo(HaveOccurred())
+	})
+}
+
+var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func() {
+	It("[profiles/agent/ready] the agent DaemonSet is Ready on every node, whatever its kubelet version [LinuxOnly]", Label("profiles-agent-ready"), func(ctx SpecContext) {
+		pods, err := env.Cluster.AgentPods(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		var seen []string
+		for _, n := range env.Nodes {
+			Expect(pods).To(HaveKeyWithValue(n.Name, true), "agent pod on node %s (kubelet %s) not ready", n.Name, n.Kubelet)
+			seen = append(seen, n.Name+"="+n.Kubelet)
+		}
+		record("profiles/agent/ready", "", "", "agent Ready on "+strings.Join(seen, ", "))
+	})
+})
+
+var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), func() {
+	It("[profiles/node-status/per-node] one status object per profile and node, named profile+node, labelled with the profile, owned by it and garbage-collected with it [LinuxOnly]",
+		Label("profiles-node-status-per-node"), func(ctx SpecContext) {
+			m := seccompManifest("per-node")
+			rep, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rep[0].Aggregate).To(Equal(api.Installed))
+			Expect(rep[0].LocalhostProfile).To(Equal(api.SeccompLocalhostProfile(Namespace, m.Name)))
+			p, _, err := status.GetProfile(ctx, env.Cluster.Dynamic, m.Kind, Namespace, m.Name)
+			Expect(err).NotTo(HaveOccurred())
+
+			sts := nodeStatuses(ctx, m)
+			Expect(sts).To(HaveLen(len(env.Nodes)), "one node status per node")
+			perNode := map[string]int{}
+			for _, s := range sts {
+				perNode[s.NodeName]++
+				Expect(s.Name).To(Equal(m.Name + "-" + s.NodeName))
+				Expect(s.Labels).To(HaveKeyWithValue(api.LabelProfile, m.Name))
+				Expect(s.Labels).To(HaveKeyWithValue(api.LabelNode, s.NodeName))
+				Expect(s.ProfileName).To(Equal(m.Name))
+				Expect(s.Status).To(Equal(api.Installed))
+				Expect(s.OwnerReferences).To(ConsistOf(HaveField("UID", BeEquivalentTo(p.UID))))
+				Expect(s.OwnerReferences[0].Kind).To(Equal(api.KindSeccompProfile))
+			}
+			for _, n := range env.Nodes {
+				Expect(perNode).To(HaveKeyWithValue(n.Name, 1))
+			}
+			files := env.NodeAccess == "docker"
+			if files {
+				for _, n := range env.Nodes {
+					out, err := onNode(ctx, n.Name, `cat "$1"`, nodeFile(m))
+					Expect(err).NotTo(HaveOccurred())
+					Expect(strings.TrimSpace(out)).To(Equal(denyMkdir), "profile file on node %s", n.Name)
+				}
+			}
+
+			By("deleting the profile: the garbage collector removes the node statuses, the agents the files")
+			res, _ := api.Resource(m.Kind)
+			Expect(env.Cluster.Dynamic.Resource(res).Namespace(Namespace).Delete(ctx, m.Name, metav1.DeleteOptions{})).To(Succeed())
+			Eventually(func(ctx context.Context) []api.ProfileNodeStatus { return nodeStatuses(ctx, m) }).
+				WithContext(ctx).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeEmpty())
+			if files {
+				for _, n := range env.Nodes {
+					Eventually(func(ctx context.Context) string {
+						out, _ := onNode(ctx, n.Name, `test -e "$1" && echo present || echo absent`, nodeFile(m))
+						return strings.TrimSpace(out)
+					}).WithContext(ctx).WithTimeout(60*time.Second).WithPolling(time.Second).Should(Equal("absent"), "file on node %s", n.Name)
+				}
+			}
+			outcome := fmt.Sprintf("%d node statuses named profile-node, owned by the profile, removed by the garbage collector", len(sts))
+			if files {
+				outcome += "; files written and removed on every node"
+			}
+			record("profiles/node-status/per-node", "", "", outcome)
+		})
+
+	It("[profiles/node-status/aggregate] the profile's status is the lowest common status of its nodes, without flapping while nodes progress [LinuxOnly]",
+		Label("profiles-node-status-aggregate"), func(ctx SpecContext) {
+			m := seccompManifest("aggregate")
+			res, _ := api.Resource(m.Kind)
+			// Record every aggregated status the profile shows, from creation on.
+			wctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			w, err := env.Cluster.Dynamic.Resource(res).Namespace(Namespace).Watch(wctx, metav1.ListOptions{
+				FieldSelector: fields.OneTermEqualSelector("metadata.name", m.Name).String()})
+			Expect(err).NotTo(HaveOccurred())
+			seen := make(chan []api.Status, 1)
+			go func() {
+				var seq []api.Status
+				for ev := range w.ResultChan() {
+					if u, ok := ev.Object.(interface{ UnstructuredContent() map[string]any }); ok {
+						st, _ := u.UnstructuredContent()["status"].(map[string]any)
+						if s, _ := st["status"].(string); s != "" && (len(seq) == 0 || seq[len(seq)-1] != api.Status(s)) {
+							seq = append(seq, api.Status(s))
+						}
+					}
+				}
+				seen <- seq
+			}()
+			uninstallLater(m)
+			rep, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			// Let the watch deliver the last update, then stop it.
+			time.Sleep(time.Second)
+			w.Stop()
+			cancel()
+			seq := <-seen
+			Expect(seq).NotTo(BeEmpty())
+			for i := 1; i < len(seq); i++ {
+				Expect(seq[i].Rank()).To(BeNumerically(">=", seq[i-1].Rank()), "aggregate went back: %v", seq)
+			}
+			Expect(seq[len(seq)-1]).To(Equal(api.Installed))
+			p, _, err := status.GetProfile(ctx, env.Cluster.Dynamic, m.Kind, Namespace, m.Name)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(p.Status.Nodes).To(Equal(map[api.Status]int32{api.Installed: int32(len(env.Nodes))}))
+			Expect(p.Status.NotReady).To(BeEmpty())
+			Expect(rep[0].Nodes).To(HaveLen(len(env.Nodes)))
+			record("profiles/node-status/aggregate", "", "", fmt.Sprintf("aggregate sequence %v over %d nodes", seq, len(env.Nodes)))
+		})
+
+	It("[profiles/node-status/partial] a failure or an unsupported profile type on one node shows on that node only [LinuxOnly]",
+		Label("profiles-node-status-partial"), func(ctx SpecContext) {
+			needDocker()
+			bad := victim()
+			m := seccompManifest("partial")
+			uninstallLater(m)
+			breakSeccompDir(ctx, bad)
+			_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{
+				Want: map[string]api.Status{bad.Name: api.Failed}, Timeout: 90 * time.Second})
+			Expect(err).NotTo(HaveOccurred())
+			for _, s := range nodeStatuses(ctx, m) {
+				if s.NodeName == bad.Name {
+					Expect(s.Status).To(Equal(api.Failed))
+					Expect(s.Message).To(ContainSubstring("permission denied"))
+				} else {
+					Expect(s.Status).To(Equal(api.Installed), "node %s", s.NodeName)
+				}
+			}
+			p, _, err := status.GetProfile(ctx, env.Cluster.Dynamic, m.Kind, Namespace, m.Name)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(p.Status.Status).To(Equal(api.Failed))
+			Expect(p.Status.NotReady).To(Equal([]string{bad.Name}))
+			Expect(p.Status.Nodes).To(Equal(map[api.Status]int32{api.Failed: 1, api.Installed: int32(len(env.Nodes) - 1)}))
+
+			By("repairing the node: the agent's retry installs the profile")
+			_, err = onNode(ctx, bad.Name, `chmod 0755 "$1"`, path.Dir(nodeFile(m)))
+			Expect(err).NotTo(HaveOccurred())
+			_, err = profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{Timeout: 60 * time.Second})
+			Expect(err).NotTo(HaveOccurred())
+
+			outcome := fmt.Sprintf("fault on %s: Failed there only, aggregate Failed, Installed after repair", bad.Name)
+			if ok, why := agent.AppArmorEnabled(agent.DefaultAppArmorEnabledFile); !ok {
+				By("an AppArmor profile on nodes without AppArmor: Unsupported, per node")
+				name := fmt.Sprintf("k8s-partial-%04d", rand.Intn(10000))
+				aa := profiles.Manifest{Kind: api.KindAppArmorProfile, Name: name,
+					Content: "#include <tunables/global>\nprofile " + name + " flags=(attach_disconnected) {\n  file,\n  deny /tmp/** w,\n}\n"}
+				uninstallLater(aa)
+				want := map[string]api.Status{}
+				for _, n := range env.Nodes {
+					want[n.Name] = api.Unsupported
+				}
+				_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{aa}, nodeNames(), profiles.InstallOptions{Want: want})
+				Expect(err).NotTo(HaveOccurred())
+				for _, s := range nodeStatuses(ctx, aa) {
+					Expect(s.Status).To(Equal(api.Unsupported))
+					Expect(s.Message).To(ContainSubstring("no AppArmor"))
+				}
+				outcome += "; AppArmor profile Unsupported on every node (" + why + ")"
+			} else {
+				outcome += "; AppArmor part not run: this host has AppArmor and the agent image has no apparmor_parser"
+			}
+			record("profiles/node-status/partial", bad.Name, bad.Kubelet, outcome)
+		})
+
+	It("[profiles/node-status/events] node-specific events carry the node name [LinuxOnly]",
+		Label("profiles-node-status-events"), func(ctx SpecContext) {
+			m := seccompManifest("events")
+			uninstallLater(m)
+			want := map[string]api.Status{}
+			var bad node
+			if env.NodeAccess == "docker" {
+				bad = victim()
+				breakSeccompDir(ctx, bad)
+				want[bad.Name] = api.Failed
+			}
+			_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{Want: want, Timeout: 90 * time.Second})
+			Expect(err).NotTo(HaveOccurred())
+			for _, n := range env.Nodes {
+				reason := agent.ReasonInstalled
+				if n.Name == bad.Name {
+					reason = agent.ReasonFailed
+				}
+				Eventually(func(ctx context.Context) []corev1.Event { return profileEvents(ctx, m) }).
+					WithContext(ctx).WithTimeout(30*time.Second).WithPolling(time.Second).Should(ContainElement(And(
+					HaveField("Reason", reason),
+					HaveField("Message", HavePrefix("node "+n.Name+": ")),
+					HaveField("Source.Host", n.Name),
+				)), "event %s for node %s", reason, n.Name)
+			}
+			for _, e := range profileEvents(ctx, m) {
+				if e.Reason == agent.ReasonFailed {
+					Expect(e.Message).To(HavePrefix("node "+bad.Name+": "), "a failure event names another node")
+				}
+			}
+			outcome := "ProfileInstalled events name each node"
+			if bad.Name != "" {
+				outcome += "; the ProfileInstallFailed event names " + bad.Name + " only"
+			}
+			record("profiles/node-status/events", "", "", outcome)
+		})
+
+	It("[profiles/node-status/scale] thousands of simulated nodes: every object far below 1 MiB, listing by label works, the aggregate is right [LinuxOnly]",
+		Label("profiles-node-status-scale"), func(ctx SpecContext) {
+			n := env.ScaleNodes
+			r, err := status.Bench(ctx, env.Cluster.Dynamic, status.BenchOptions{
+				Namespace: fmt.Sprintf("skewproof-scale-%04d", rand.Intn(10000)), Nodes: n, Profiles: 3, Workers: 8,
+				FailedNode: n / 2, Logf: func(f string, a ...any) { GinkgoWriter.Printf(f+"\n", a...) }})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Written).To(Equal(3 * n))
+			Expect(r.LargestNodeStatusBytes).To(BeNumerically("<", 4096), "a node status must stay tiny")
+			for i, p := range r.PerProfile {
+				Expect(p.Listed).To(Equal(n))
+				Expect(p.StatusBytes).To(BeNumerically("<", 8192), "a profile must not grow with the node count")
+				if i == 0 {
+					Expect(p.Status).To(Equal(api.Failed))
+					Expect(p.Nodes).To(Equal(map[api.Status]int32{api.Failed: 1, api.Installed: int32(n - 1)}))
+				} else {
+					Expect(p.Status).To(Equal(api.Installed))
+				}
+			}
+			AddReportEntry("scale figures", r.Markdown())
+			record("profiles/node-status/scale", "", "", fmt.Sprintf("%d simulated nodes × 3 profiles: largest node status %d B, list+aggregate %s, single object would pass 1 MiB at %d nodes",
+				n, r.LargestNodeStatusBytes, r.PerProfile[0].List.Round(time.Millisecond), r.SingleObjectMaxNodes))
+		})
+})
