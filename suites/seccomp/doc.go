@@ -17,6 +17,9 @@
 //	SKEWPROOF_NODE_ACCESS "docker" (default when the node names are Docker
 //	                      containers, e.g. kind) or "none": how profiles are
 //	                      installed and removed on nodes by failure row 4
+//	SKEWPROOF_WORKERS     node,… to run kubelet rules on these nodes only
+//	                      (default: every Ready, schedulable node that is
+//	                      not a control plane)
 //	SKEWPROOF_NODES       name=version,… instead of asking the API (with
 //	SKEWPROOF_APISERVER=version), to list the specs with --ginkgo.dry-run
 //	                      without a cluster

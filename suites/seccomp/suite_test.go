@@ -145,6 +145,21 @@ func discover(ctx context.Context) error {
 	if len(workers) == 0 {
 		workers = all
 	}
+	if only := os.Getenv("SKEWPROOF_WORKERS"); only != "" {
+		want := map[string]bool{}
+		for _, n := range strings.Split(only, ",") {
+			want[strings.TrimSpace(n)] = true
+		}
+		workers = nil
+		for _, n := range all {
+			if want[n.Name] {
+				workers = append(workers, n)
+			}
+		}
+		if len(workers) == 0 {
+			return fmt.Errorf("SKEWPROOF_WORKERS=%s names no node of the cluster", only)
+		}
+	}
 	sort.Slice(workers, func(i, j int) bool { return workers[i].Name < workers[j].Name })
 	env.Workers = workers
 	env.NodeAccess = os.Getenv("SKEWPROOF_NODE_ACCESS")
@@ -218,12 +233,24 @@ func specLabels(id string, nd *node, extra ...string) Labels {
 			l = append(l, parts[1])
 		}
 	}
+	if smoke[id] {
+		l = append(l, "smoke")
+	}
 	if nd != nil {
 		l = append(l, "kubelet", "node:"+nd.Name)
 	} else {
 		l = append(l, "api")
 	}
 	return append(l, extra...)
+}
+
+// smoke is a quick subset (label "smoke") for integration tests: one API
+// rule with warnings, the kubelet's enforcement and a localhost profile.
+var smoke = map[string]bool{
+	"seccomp/api/types":         true,
+	"seccomp/create/warning":    true,
+	"seccomp/kubelet/enforce":   true,
+	"seccomp/kubelet/localhost": true,
 }
 
 // specText is "[id] title [LinuxOnly]" plus the node for kubelet rules.
