@@ -177,7 +177,7 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	_ = os.Remove(junit)
 	runID := rand.String(6)
 	env := []string{"SKEWPROOF_KUBECONFIG=" + kubeconfig, "SKEWPROOF_CLUSTER=" + o.name,
-		"SKEWPROOF_NODE_ACCESS=" + nodeAccess, "SKEWPROOF_RUN_ID=" + runID}
+		"SKEWPROOF_NODE_ACCESS=" + nodeAccess, "SKEWPROOF_RUN_ID=" + runID, "SKEWPROOF_PROFILES_INSTALLED=1"}
 	parts := partitions(o.parallel, workers)
 	if len(parts) > 1 {
 		// Shared by the processes: created here, so no process deletes it

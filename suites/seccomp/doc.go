@@ -17,6 +17,9 @@
 //	SKEWPROOF_NODE_ACCESS "docker" (default when the node names are Docker
 //	                      containers, e.g. kind) or "none": how profiles are
 //	                      installed and removed on nodes by failure row 4
+//	SKEWPROOF_PROFILES_INSTALLED  set (by the runner) when the profiles are
+//	                      on the nodes already; otherwise the suite installs
+//	                      them itself when it has node access
 //	SKEWPROOF_WORKERS     node,… to run kubelet rules on these nodes only
 //	                      (default: every Ready, schedulable node that is
 //	                      not a control plane)

@@ -2,12 +2,15 @@ package seccomp
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/skewproof/skewproof/clusters"
 	fx "github.com/skewproof/skewproof/fixtures"
@@ -67,10 +70,25 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), 
 		logged.Container = t.observeContainer(ctx, "log-mkdir", skew.ContainerName, false)
 		var logMust []string
 		if logged.Container.State == skew.Running {
-			ok, desc := t.try(ctx, "log-mkdir", skew.ContainerName, "mkdir", "mkdir /tmp/logged")
-			logged.Container.Behaviour = "logged, " + desc + " (SCMP_ACT_LOG allows the call)"
+			// A copy of busybox under a unique name makes the kernel's log
+			// line (comm="<name>") ours even when other nodes of the same
+			// kernel run this spec at the same time; busybox runs argv[1]
+			// as the applet when its name starts with "busybox" (15
+			// characters: the whole name fits in comm).
+			comm := "busybox" + rand.String(8)
+			ok, desc := t.try(ctx, "log-mkdir", skew.ContainerName, "mkdir",
+				fmt.Sprintf("cp /bin/busybox /tmp/%s && /tmp/%s mkdir /tmp/logged", comm, comm))
+			logged.Container.Behaviour = desc + " (SCMP_ACT_LOG allows the call)"
 			if !ok {
 				logMust = append(logMust, "SCMP_ACT_LOG must let mkdir succeed: "+desc)
+			}
+			switch line, err := t.kernelLogLine(ctx, `comm="`+comm+`"`); {
+			case err != nil:
+				logged.Container.Behaviour += "; kernel log not read: " + err.Error()
+			case line == "":
+				logMust = append(logMust, "SCMP_ACT_LOG: no kernel log line for the logged mkdir (comm="+comm+")")
+			default:
+				logged.Container.Behaviour += "; logged by the kernel: " + line
 			}
 		}
 		execve.Container = t.observeContainer(ctx, "deny-execve", skew.ContainerName, false)
@@ -118,3 +136,28 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), 
 		)
 	}, Serial)
 })
+
+// kernelLogLine waits up to 10 s for a seccomp log line (audit type 1326)
+// containing match in the kernel log of the scenario's node; it needs node
+// access (kind nodes share the host kernel and can read its log).
+func (t *scenario) kernelLogLine(ctx context.Context, match string) (string, error) {
+	if env.NodeAccess != "docker" {
+		return "", fmt.Errorf("no node access (SKEWPROOF_NODE_ACCESS=%s)", env.NodeAccess)
+	}
+	for i := 0; i < 10; i++ {
+		out, err := clusters.Docker(ctx, "exec", t.nodeName(), "dmesg")
+		if err != nil {
+			return "", err
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "type=1326") && strings.Contains(l, match) {
+				if j := strings.Index(l, "audit:"); j >= 0 {
+					l = l[j:]
+				}
+				return l, nil
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	return "", nil
+}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -189,6 +190,17 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		return nil
 	}
 	Expect(ensureRuntimeClass(ctx)).To(Succeed())
+	// The runner installs the profiles before starting the suite; run on
+	// its own (go test), the suite installs them where it can.
+	if os.Getenv("SKEWPROOF_PROFILES_INSTALLED") == "" && env.NodeAccess == "docker" {
+		var nodes []string
+		nl, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		for _, n := range nl.Items {
+			nodes = append(nodes, n.Name)
+		}
+		Expect(profiles.FirstError(profiles.InstallAll(ctx, profiles.KindInstaller{Docker: clusters.Docker}, nodes, profiles.Seccomp()))).To(Succeed())
+	}
 	return nil
 }, func([]byte) {})
 
