@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -185,6 +186,9 @@ func WriteJUnit(w io.Writer, suites ...Suite) error {
 
 // WriteJUnitFile writes suites to a file.
 func WriteJUnitFile(path string, suites ...Suite) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -91,3 +91,14 @@ func TestFromSpec(t *testing.T) {
 		t.Errorf("skip reason missing from the progress line")
 	}
 }
+
+func TestWriteJUnitFileCreatesDir(t *testing.T) {
+	path := t.TempDir() + "/a/b/junit.xml"
+	if err := WriteJUnitFile(path, Suite{Name: "seccomp", Results: sample()}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadJUnitFiles(path)
+	if err != nil || len(s) != 1 || len(s[0].Results) != 4 {
+		t.Fatalf("read back %v %+v", err, s)
+	}
+}
