@@ -1,0 +1,185 @@
+package clusters
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseImageRef(t *testing.T) {
+	for _, tc := range []struct{ in, name, tag string }{
+		{"registry.k8s.io/etcd:3.7.0-0", "etcd", "3.7.0-0"},
+		{"registry.k8s.io/coredns/coredns:v1.14.6", "coredns", "v1.14.6"},
+		{"localhost:5000/pause", "pause", "latest"},
+	} {
+		r := parseImageRef(tc.in)
+		if r.Name != tc.name || r.Tag != tc.tag || r.Full != tc.in {
+			t.Errorf("parseImageRef(%q) = %+v, want name %s tag %s", tc.in, r, tc.name, tc.tag)
+		}
+	}
+}
+
+func TestCacheKeyCoversEveryInput(t *testing.T) {
+	a := cacheKey("node", "v1.37.2", "v1.34.4")
+	if a != cacheKey("node", "v1.37.2", "v1.34.4") {
+		t.Fatal("cacheKey is not deterministic")
+	}
+	for _, other := range [][]string{{"node", "v1.37.2", "v1.35.4"}, {"node", "v1.37.2v1.34.4"}, {"node", "v1.37.2", "v1.34.4", ""}} {
+		if cacheKey(other...) == a {
+			t.Errorf("cacheKey(%q) collides with cacheKey(node, v1.37.2, v1.34.4)", other)
+		}
+	}
+}
+
+func TestKubernetesLDFlagsStampVersion(t *testing.T) {
+	f := kubernetesLDFlags("1.34.4")
+	for _, want := range []string{
+		"k8s.io/component-base/version.gitVersion=v1.34.4",
+		"k8s.io/component-base/version.gitMinor=34",
+		"k8s.io/component-base/version.gitMajor=1",
+		"k8s.io/client-go/pkg/version.gitVersion=v1.34.4",
+	} {
+		if !strings.Contains(f, want) {
+			t.Errorf("ldflags %q lack %q", f, want)
+		}
+	}
+}
+
+func TestKindVersionMatchesGoMod(t *testing.T) {
+	raw, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), kindModule+" "+KindVersion()) {
+		t.Errorf("KindVersion() = %s, not the version go.mod requires", KindVersion())
+	}
+}
+
+func TestContainerdConfigNeverPullsAndClampsOOM(t *testing.T) {
+	c := containerdConfig("registry.k8s.io/pause:3.10.2")
+	for _, want := range []string{
+		`sandbox_image = "registry.k8s.io/pause:3.10.2"`,
+		"restrict_oom_score_adj = true",
+		`config_path = "/etc/containerd/certs.d"`,
+		"runtimes." + NoSeccompHandler + "]",
+		`BinaryName = "/usr/local/sbin/runc-no-seccomp"`,
+	} {
+		if !strings.Contains(c, want) {
+			t.Errorf("containerd config lacks %q", want)
+		}
+	}
+	if !strings.Contains(closedRegistryHosts, `server = "http://127.0.0.1:1"`) {
+		t.Error("registry hosts do not point at the closed loopback port")
+	}
+	if !strings.Contains(noSeccompRuntime, "del(.linux.seccomp)") {
+		t.Error("the no-seccomp runtime does not drop linux.seccomp")
+	}
+}
+
+func TestNodeImageSpecTags(t *testing.T) {
+	if got := (NodeImageSpec{ControlPlane: "1.37.2"}).Tag(); got != "v1.37.2" {
+		t.Errorf("control-plane tag %q", got)
+	}
+	if got := (NodeImageSpec{ControlPlane: "1.37.2", Kubelet: "v1.34.4"}).Tag(); got != "v1.37.2-kubelet-v1.34.4" {
+		t.Errorf("worker tag %q", got)
+	}
+	if !(NodeImageSpec{ControlPlane: "1.37.2", Kubelet: "v1.37.2"}).IsControlPlane() {
+		t.Error("same versions should make a control-plane image")
+	}
+}
+
+func TestMissingCaps(t *testing.T) {
+	all := uint64(1)<<41 - 1
+	m := missingCaps(all &^ (1 << 24))
+	if len(m) != 1 || m[0] != "CAP_SYS_RESOURCE" {
+		t.Errorf("missingCaps without bit 24 = %v, want [CAP_SYS_RESOURCE]", m)
+	}
+}
+
+func TestLayerAndImageArchive(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "bin")
+	if err := os.WriteFile(src, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	build := func() layerFile {
+		lf, err := newLayer().File("/usr/local/bin/x", src, 0o755).Symlink("/bin/y", "x").Data("/etc/z", []byte("z"), 0o644).
+			WriteTo(filepath.Join(dir, "l.tar"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lf
+	}
+	a, b := build(), build()
+	if a.DiffID != b.DiffID || !strings.HasPrefix(a.DiffID, "sha256:") {
+		t.Fatalf("layer digests %s and %s: want equal sha256 digests for equal input", a.DiffID, b.DiffID)
+	}
+	var buf bytes.Buffer
+	if err := writeImageArchive(&buf, []imageSpec{{Tags: []string{"example.org/x:1"}, Layers: []layerFile{a}, Entrypoint: []string{"/usr/local/bin/x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(&buf)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(tr)
+		files[h.Name] = data
+	}
+	var manifest []struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
+	}
+	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
+		t.Fatalf("manifest.json: %v", err)
+	}
+	if len(manifest) != 1 || manifest[0].RepoTags[0] != "example.org/x:1" || len(manifest[0].Layers) != 1 {
+		t.Fatalf("manifest %+v", manifest)
+	}
+	if _, ok := files[manifest[0].Layers[0]]; !ok {
+		t.Errorf("layer %s missing from the archive", manifest[0].Layers[0])
+	}
+	var cfg struct {
+		Config struct{ Entrypoint []string }
+		RootFS struct {
+			DiffIDs []string `json:"diff_ids"`
+		} `json:"rootfs"`
+	}
+	if err := json.Unmarshal(files[manifest[0].Config], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.RootFS.DiffIDs) != 1 || cfg.RootFS.DiffIDs[0] != a.DiffID {
+		t.Errorf("diff_ids %v, want [%s]", cfg.RootFS.DiffIDs, a.DiffID)
+	}
+	if strings.Join(cfg.Config.Entrypoint, " ") != "/usr/local/bin/x" {
+		t.Errorf("entrypoint %v", cfg.Config.Entrypoint)
+	}
+}
+
+func TestCNIConfigUsesPodCIDR(t *testing.T) {
+	var c struct {
+		Plugins []struct {
+			Type string
+			IPAM struct {
+				Ranges [][]struct{ Subnet string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(cniConfig("10.244.3.0/24")), &c); err != nil {
+		t.Fatalf("CNI config is not JSON: %v", err)
+	}
+	if c.Plugins[0].Type != "ptp" || c.Plugins[0].IPAM.Ranges[0][0].Subnet != "10.244.3.0/24" {
+		t.Errorf("CNI config %+v does not use the node's podCIDR", c)
+	}
+}
