@@ -442,23 +442,31 @@ func Uninstall(ctx context.Context, c *Cluster, ms []Manifest, timeout time.Dura
 			return fmt.Errorf("deleting %s %s: %w", m.Kind, m.Name, err)
 		}
 	}
-	var left []string
+	var (
+		left    []string
+		listErr error
+	)
 	err := poll(ctx, timeout, func(ctx context.Context) (bool, error) {
-		left = nil
+		var now []string
 		for _, m := range ms {
 			l, err := c.Dynamic.Resource(api.ProfileNodeStatuses).Namespace(c.Namespace).List(ctx,
 				metav1.ListOptions{LabelSelector: api.ProfileSelector(m.Kind, m.Name)})
 			if err != nil {
+				listErr = err
 				return false, nil
 			}
 			for _, it := range l.Items {
-				left = append(left, it.GetName())
+				now = append(now, it.GetName())
 			}
 		}
+		left, listErr = now, nil
 		return len(left) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("node statuses left after %s: %s", timeout, strings.Join(left, ", "))
+		if listErr != nil {
+			return fmt.Errorf("node statuses of deleted profiles not gone after %s: %w", timeout, listErr)
+		}
+		return fmt.Errorf("node statuses left %s after their profiles were deleted (the garbage collector removes them): %s", timeout, strings.Join(left, ", "))
 	}
 	return nil
 }
