@@ -23,16 +23,19 @@ import (
 	"github.com/skewproof/skewproof/reports"
 )
 
-// suitePackage is the Go package of the seccomp suite, relative to the
-// module root.
-const suitePackage = "./suites/seccomp"
+// suitePackage is the Go package of a suite, relative to the module root.
+func suitePackage(name string) string { return "./suites/" + name }
+
+// suiteTest is the Go test function that runs a suite: TestSeccomp, TestProfiles.
+func suiteTest(name string) string { return "Test" + strings.ToUpper(name[:1]) + name[1:] }
 
 func init() {
-	register(command{name: "run", summary: "run the seccomp conformance suite on a new cluster (--apiserver, --kubelets) or an existing one (--kubeconfig)", run: runSuite})
+	register(command{name: "run", summary: "run the conformance suites on a new cluster (--apiserver, --kubelets) or an existing one (--kubeconfig)", run: runSuite})
 }
 
 type runOptions struct {
 	name, apiserver, kubeconfig, labelFilter, junitDir, suite string
+	suites                                                    []string
 	kubelets                                                  []string
 	keep, parallel                                            bool
 	timeout                                                   time.Duration
@@ -50,7 +53,8 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&o.junitDir, "junit-dir", "_artifacts", "directory for junit-<cluster>.xml and the suite log")
 	fs.BoolVar(&o.keep, "keep", false, "keep the cluster (and leftover namespaces) after the run")
 	fs.BoolVar(&o.parallel, "parallel", true, "run the API server rules and each worker's kubelet rules in concurrent suite processes")
-	fs.StringVar(&o.suite, "suite", "", "compiled suite binary (default: built with 'go test -c "+suitePackage+"' from the source tree)")
+	suites := fs.String("suites", "seccomp", "comma-separated suites (packages under suites/) to run one after the other, e.g. seccomp,profiles")
+	fs.StringVar(&o.suite, "suite", "", "compiled binary of the one suite of --suites (default: built with 'go test -c ./suites/NAME' from the source tree)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "limit for the suite run")
 	fs.Var(o.images, "node-image", "prebuilt node image for the control plane (REF), or for one kubelet version (VERSION=REF); repeatable")
 	if err := fs.Parse(args); err != nil {
@@ -60,7 +64,20 @@ func runSuite(ctx context.Context, args []string) error {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	o.kubelets = splitList(*kubelets)
+	for _, n := range strings.Split(*suites, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if strings.ContainsAny(n, "/. ") {
+			return usagef("--suites: %q is not a suite name (a package under suites/, e.g. seccomp)", n)
+		}
+		o.suites = append(o.suites, n)
+	}
 	switch {
+	case len(o.suites) == 0:
+		return usagef("--suites: give at least one suite, e.g. seccomp")
+	case o.suite != "" && len(o.suites) > 1:
+		return usagef("--suite names one binary; give a single suite in --suites")
 	case o.kubeconfig != "" && (o.apiserver != "" || len(o.kubelets) > 0):
 		return usagef("give either --kubeconfig (an existing cluster) or --apiserver/--kubelets (a new one), not both")
 	case o.kubeconfig == "" && o.apiserver == "":
@@ -100,19 +117,24 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	}
 	junitDir, _ := filepath.Abs(o.junitDir)
 
-	// The suite binary first: a compile error should not cost a cluster.
-	bin := o.suite
-	if bin == "" {
+	// The suite binaries first: a compile error should not cost a cluster.
+	bins := map[string]string{}
+	if o.suite != "" {
+		if _, err := os.Stat(o.suite); err != nil {
+			return usagef("--suite: %v", err)
+		}
+		bins[o.suites[0]] = o.suite
+	} else {
 		tmp, err := os.MkdirTemp("", "skewproof-suite-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		if bin, err = buildSuite(ctx, p, tmp); err != nil {
-			return err
+		for _, name := range o.suites {
+			if bins[name], err = buildSuite(ctx, p, tmp, name); err != nil {
+				return err
+			}
 		}
-	} else if _, err := os.Stat(bin); err != nil {
-		return usagef("--suite: %v", err)
 	}
 
 	kubeconfig := o.kubeconfig
@@ -173,70 +195,40 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	}
 
 	junit := filepath.Join(junitDir, "junit-"+o.name+".xml")
-	logPath := filepath.Join(junitDir, "seccomp-"+o.name+".log")
 	_ = os.Remove(junit)
 	runID := rand.String(6)
 	env := []string{"SKEWPROOF_KUBECONFIG=" + kubeconfig, "SKEWPROOF_CLUSTER=" + o.name,
 		"SKEWPROOF_NODE_ACCESS=" + nodeAccess, "SKEWPROOF_RUN_ID=" + runID, "SKEWPROOF_PROFILES_INSTALLED=1"}
-	parts := partitions(o.parallel, workers)
-	if len(parts) > 1 {
-		// Shared by the processes: created here, so no process deletes it
-		// while another still uses it.
-		if created, err := ensureRuntimeClass(ctx, kubeconfig, runID); err != nil {
-			return err
-		} else if created {
-			defer deleteRuntimeClass(kubeconfig)
-		}
+	if o.keep {
+		env = append(env, "SKEWPROOF_KEEP=1")
 	}
-	start := time.Now()
-	p.Step("running the seccomp suite in %d process(es) (log: %s)", len(parts), logPath)
-	errs := make([]error, len(parts))
-	files := make([]string, len(parts))
-	var wg sync.WaitGroup
-	for i, part := range parts {
-		files[i], errs[i] = junit, nil
-		plog := logPath
-		if len(parts) > 1 {
-			files[i] = filepath.Join(junitDir, fmt.Sprintf("junit-%s.part-%s.xml", o.name, part.name))
-			plog = filepath.Join(junitDir, fmt.Sprintf("seccomp-%s.part-%s.log", o.name, part.name))
-			_ = os.Remove(files[i])
-		}
-		filter := part.filter
-		if o.labelFilter != "" {
-			filter = "(" + o.labelFilter + ") && (" + part.filter + ")"
-			if part.filter == "" {
-				filter = o.labelFilter
-			}
-		}
-		wg.Add(1)
-		go func(i int, plog, filter string) {
-			defer wg.Done()
-			errs[i] = runSuiteBinary(ctx, p, bin, plog, o.timeout, filter, append([]string{"SKEWPROOF_JUNIT=" + files[i]}, env...))
-		}(i, plog, filter)
+	// Shared by the processes: created here, so no process deletes it
+	// while another still uses it.
+	if created, err := ensureRuntimeClass(ctx, kubeconfig, runID); err != nil {
+		return err
+	} else if created {
+		defer deleteRuntimeClass(kubeconfig)
 	}
-	wg.Wait()
-	p.Step("suite finished in %.1fs", time.Since(start).Seconds())
-	suiteErr := errors.Join(errs...)
+	var suites []reports.Suite
+	var suiteErr error
+	var logs []string
+	// Suites run one after the other: they change the same nodes.
+	for _, name := range o.suites {
+		if ctx.Err() != nil {
+			break
+		}
+		s, logGlob, err := o.runOne(ctx, p, name, bins[name], junitDir, workers, env)
+		logs = append(logs, logGlob)
+		suiteErr = errors.Join(suiteErr, err)
+		suites = append(suites, s...)
+	}
 	if o.kubeconfig != "" && !o.keep {
 		deleteRunNamespaces(kubeconfig, runID, p)
 	}
-
-	suites, rerr := reports.ReadJUnitFiles(files...)
-	if rerr != nil {
-		return errors.Join(suiteErr, fmt.Errorf("the suite wrote no report (log: %s): %w", logPath, rerr))
-	}
-	if len(parts) > 1 {
-		merged := reports.Suite{Name: "seccomp", Cluster: o.name, Timestamp: start}
-		for _, s := range suites {
-			merged.Results = append(merged.Results, s.Results...)
-		}
-		if err := reports.WriteJUnitFile(junit, merged); err != nil {
+	if len(suites) > 0 {
+		if err := reports.WriteJUnitFile(junit, suites...); err != nil {
 			return err
 		}
-		for _, f := range files {
-			os.Remove(f)
-		}
-		suites = []reports.Suite{merged}
 	}
 	var results []reports.Result
 	for _, s := range suites {
@@ -244,11 +236,7 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	}
 	fmt.Println()
 	reports.WriteSummary(os.Stdout, results)
-	logs := logPath
-	if len(parts) > 1 {
-		logs = filepath.Join(junitDir, "seccomp-"+o.name+".part-*.log")
-	}
-	fmt.Printf("JUnit: %s\nlogs:  %s\n", junit, logs)
+	fmt.Printf("JUnit: %s\nlogs:  %s\n", junit, strings.Join(logs, " "))
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted; partial report in %s", junit)
 	}
@@ -256,7 +244,7 @@ func (o runOptions) run(ctx context.Context) (err error) {
 		return fmt.Errorf("%d of %d specs failed; see %s", n, len(results), junit)
 	}
 	if suiteErr != nil {
-		return fmt.Errorf("the suite failed outside the specs: %w (log: %s)", suiteErr, logPath)
+		return fmt.Errorf("a suite failed outside the specs: %w (logs: %s)", suiteErr, strings.Join(logs, " "))
 	}
 	if len(results) == 0 {
 		return fmt.Errorf("no spec ran (label filter %q?)", o.labelFilter)
@@ -265,18 +253,21 @@ func (o runOptions) run(ctx context.Context) (err error) {
 }
 
 // buildSuite compiles the suite with 'go test -c' from the source tree.
-func buildSuite(ctx context.Context, p *clusters.Progress, dir string) (string, error) {
+func buildSuite(ctx context.Context, p *clusters.Progress, dir, name string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", usagef("%v; run from the skewproof source tree or pass --suite", err)
 	}
-	bin := filepath.Join(dir, "seccomp.test")
-	err = p.Timed("compiling the seccomp suite", func() error {
-		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, suitePackage)
+	if _, err := os.Stat(filepath.Join(root, "suites", name)); err != nil {
+		return "", usagef("--suites: no suite %q (no directory suites/%s)", name, name)
+	}
+	bin := filepath.Join(dir, name+".test")
+	err = p.Timed("compiling the "+name+" suite", func() error {
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, suitePackage(name))
 		cmd.Dir = root
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("go test -c %s: %v\n%s", suitePackage, err, strings.TrimSpace(string(out)))
+			return fmt.Errorf("go test -c %s: %v\n%s", suitePackage(name), err, strings.TrimSpace(string(out)))
 		}
 		return nil
 	})
@@ -315,13 +306,13 @@ func allDockerContainers(ctx context.Context, nodes []string) bool {
 // runSuiteBinary runs the compiled suite, prints one progress line per
 // finished spec and keeps the full output in logPath. On interrupt the
 // suite gets SIGINT, so that Ginkgo runs its cleanup (namespaces).
-func runSuiteBinary(ctx context.Context, p *clusters.Progress, bin, logPath string, timeout time.Duration, labelFilter string, env []string) error {
+func runSuiteBinary(ctx context.Context, p *clusters.Progress, bin, test, logPath string, timeout time.Duration, labelFilter string, env []string) error {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	args := []string{"-test.run", "^TestSeccomp$", "-test.timeout", timeout.String(), "-test.v", "-ginkgo.no-color", "-ginkgo.v"}
+	args := []string{"-test.run", "^" + test + "$", "-test.timeout", timeout.String(), "-test.v", "-ginkgo.no-color", "-ginkgo.v"}
 	if labelFilter != "" {
 		args = append(args, "-ginkgo.label-filter", labelFilter)
 	}
@@ -428,4 +419,59 @@ func deleteRuntimeClass(kubeconfig string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = cs.NodeV1().RuntimeClasses().Delete(ctx, clusters.NoSeccompHandler, metav1.DeleteOptions{})
+}
+
+// runOne runs one suite, the seccomp suite split into concurrent processes
+// (API rules, then each worker's kubelet rules), and returns its results.
+func (o runOptions) runOne(ctx context.Context, p *clusters.Progress, name, bin, junitDir string, workers, env []string) ([]reports.Suite, string, error) {
+	logPath := filepath.Join(junitDir, name+"-"+o.name+".log")
+	parts := []partition{{name: "all"}}
+	if name == "seccomp" {
+		parts = partitions(o.parallel, workers)
+	}
+	start := time.Now()
+	p.Step("running the %s suite in %d process(es)", name, len(parts))
+	errs := make([]error, len(parts))
+	files := make([]string, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		files[i] = filepath.Join(junitDir, fmt.Sprintf("junit-%s.%s.xml", o.name, name))
+		plog := logPath
+		if len(parts) > 1 {
+			files[i] = filepath.Join(junitDir, fmt.Sprintf("junit-%s.%s.part-%s.xml", o.name, name, part.name))
+			plog = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-%s.log", name, o.name, part.name))
+		}
+		_ = os.Remove(files[i])
+		filter := part.filter
+		if o.labelFilter != "" {
+			filter = "(" + o.labelFilter + ") && (" + part.filter + ")"
+			if part.filter == "" {
+				filter = o.labelFilter
+			}
+		}
+		wg.Add(1)
+		go func(i int, plog, filter string) {
+			defer wg.Done()
+			errs[i] = runSuiteBinary(ctx, p, bin, suiteTest(name), plog, o.timeout, filter, append([]string{"SKEWPROOF_JUNIT=" + files[i]}, env...))
+		}(i, plog, filter)
+	}
+	wg.Wait()
+	p.Step("%s suite finished in %.1fs", name, time.Since(start).Seconds())
+	logGlob := logPath
+	if len(parts) > 1 {
+		logGlob = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-*.log", name, o.name))
+	}
+	suiteErr := errors.Join(errs...)
+	read, err := reports.ReadJUnitFiles(files...)
+	if err != nil {
+		return nil, logGlob, errors.Join(suiteErr, fmt.Errorf("the %s suite wrote no report (log: %s): %w", name, logGlob, err))
+	}
+	merged := reports.Suite{Name: name, Cluster: o.name, Timestamp: start}
+	for _, s := range read {
+		merged.Results = append(merged.Results, s.Results...)
+	}
+	for _, f := range files {
+		os.Remove(f)
+	}
+	return []reports.Suite{merged}, logGlob, suiteErr
 }

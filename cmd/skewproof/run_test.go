@@ -26,6 +26,9 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"--apiserver", "1.37.x"}, "--apiserver"},
 		{[]string{"--kubeconfig", kc, "--timeout", "0s"}, "--timeout"},
 		{[]string{"--kubeconfig", kc, "extra"}, "unexpected argument"},
+		{[]string{"--kubeconfig", kc, "--suites", ""}, "at least one suite"},
+		{[]string{"--kubeconfig", kc, "--suites", "../x"}, "not a suite name"},
+		{[]string{"--kubeconfig", kc, "--suites", "seccomp,profiles", "--suite", kc}, "single suite"},
 	} {
 		err := runSuite(context.Background(), c.args)
 		var ue usageError
@@ -55,5 +58,14 @@ func TestPartitions(t *testing.T) {
 	p := partitions(true, []string{"w1", "w2"})
 	if len(p) != 3 || p[0].filter != "api" || p[2].filter != "kubelet && node: containsAny w2" {
 		t.Errorf("parallel run: %+v", p)
+	}
+}
+
+func TestSuiteNames(t *testing.T) {
+	if got := suiteTest("seccomp"); got != "TestSeccomp" {
+		t.Errorf("suiteTest(seccomp) = %s", got)
+	}
+	if got := suitePackage("profiles"); got != "./suites/profiles" {
+		t.Errorf("suitePackage(profiles) = %s", got)
 	}
 }

@@ -41,9 +41,14 @@ var runID = func() string {
 	return rand.String(6)
 }()
 
+// processID marks the namespaces of this process: several suite processes
+// of one run (same runID) must not delete each other's namespaces.
+var processID = rand.String(8)
+
 const (
-	suiteLabel = "skewproof.io/suite"
-	runLabel   = "skewproof.io/run"
+	suiteLabel   = "skewproof.io/suite"
+	runLabel     = "skewproof.io/run"
+	processLabel = "skewproof.io/process"
 	// podTimeout bounds the wait for a container to run or to show its failure.
 	podTimeout = 2 * time.Minute
 )
@@ -123,7 +128,7 @@ func (t *scenario) record() {
 func createNamespace(ctx context.Context) string {
 	ns, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		GenerateName: "skewproof-seccomp-",
-		Labels:       map[string]string{suiteLabel: "seccomp", runLabel: runID},
+		Labels:       map[string]string{suiteLabel: "seccomp", runLabel: runID, processLabel: processID},
 	}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred(), "creating a namespace")
 	name := ns.Name
@@ -143,9 +148,9 @@ func createNamespace(ctx context.Context) string {
 }
 
 // deleteLeftovers removes what this process created and did not remove
-// (a spec interrupted half-way).
+// (a spec interrupted half-way); never another process's namespaces.
 func deleteLeftovers(ctx context.Context) {
-	nl, err := env.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: runLabel + "=" + runID})
+	nl, err := env.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: processLabel + "=" + processID})
 	if err == nil {
 		for _, ns := range nl.Items {
 			_ = env.Client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
@@ -345,6 +350,15 @@ func podStatus(p *corev1.Pod, container string) (corev1.ContainerStatus, bool) {
 // outcome and the spec reports what it saw.
 const terminated skew.ContainerState = "terminated"
 
+func isEphemeral(p *corev1.Pod, container string) bool {
+	for _, c := range p.Spec.EphemeralContainers {
+		if c.Name == container {
+			return true
+		}
+	}
+	return false
+}
+
 // startupReasons are waiting reasons of a container that is still starting.
 var startupReasons = map[string]bool{"": true, "ContainerCreating": true, "PodInitializing": true}
 
@@ -377,6 +391,12 @@ func (t *scenario) observeContainer(ctx context.Context, pod, container string, 
 				return false, nil
 			}
 			got = &observe.Container{State: skew.Running, SeccompMode: mode}
+			return true, nil
+		case s.State.Terminated != nil && isEphemeral(p, container):
+			// Ephemeral containers are never restarted: this is final.
+			term := s.State.Terminated
+			got = &observe.Container{State: terminated, Reason: term.Reason,
+				Message: strings.TrimSpace(fmt.Sprintf("exit code %d %s", term.ExitCode, term.Message))}
 			return true, nil
 		case s.State.Terminated != nil && s.RestartCount >= 1:
 			// Failed again after a restart; the kubelet normally shows the
