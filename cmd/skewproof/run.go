@@ -53,6 +53,8 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&o.junitDir, "junit-dir", "_artifacts", "directory for junit-<cluster>.xml and the suite log")
 	fs.BoolVar(&o.keep, "keep", false, "keep the cluster (and leftover namespaces) after the run")
 	fs.BoolVar(&o.parallel, "parallel", true, "run the API server rules and each worker's kubelet rules in concurrent suite processes")
+	ids := fs.String("ids", "", "comma-separated catalogue ids to run, e.g. seccomp/kubelet/enforce,seccomp/failure/row-4 (ANDed with --label-filter)")
+	rerun := fs.String("rerun-failed", "", "a JUnit file of an earlier run: run only the specs that failed there, on the nodes they failed on")
 	suites := fs.String("suites", "seccomp", "comma-separated suites (packages under suites/) to run one after the other, e.g. seccomp,profiles")
 	fs.StringVar(&o.suite, "suite", "", "compiled binary of the one suite of --suites (default: built with 'go test -c ./suites/NAME' from the source tree)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "limit for the suite run")
@@ -64,6 +66,25 @@ func runSuite(ctx context.Context, args []string) error {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	o.kubelets = splitList(*kubelets)
+	var sel []string
+	if *ids != "" {
+		sel = append(sel, idFilter(splitList(*ids), nil))
+	}
+	if *rerun != "" {
+		f, err := failedFilter(*rerun)
+		if err != nil {
+			return usagef("--rerun-failed: %v", err)
+		}
+		sel = append(sel, f)
+	}
+	if o.labelFilter != "" {
+		sel = append(sel, o.labelFilter)
+	}
+	if len(sel) > 1 {
+		o.labelFilter = "(" + strings.Join(sel, ") && (") + ")"
+	} else if len(sel) == 1 {
+		o.labelFilter = sel[0]
+	}
 	for _, n := range strings.Split(*suites, ",") {
 		if n = strings.TrimSpace(n); n == "" {
 			continue
@@ -474,4 +495,59 @@ func (o runOptions) runOne(ctx context.Context, p *clusters.Progress, name, bin,
 		os.Remove(f)
 	}
 	return []reports.Suite{merged}, logGlob, suiteErr
+}
+
+// idLabel is the Ginkgo label of a catalogue id ('/' is not allowed in labels).
+func idLabel(id string) string { return strings.ReplaceAll(strings.TrimSpace(id), "/", "-") }
+
+// idFilter selects the specs of ids, on the given nodes when nodes[id] is set.
+func idFilter(ids []string, nodes map[string][]string) string {
+	var alts []string
+	for _, id := range ids {
+		f := idLabel(id)
+		if ns := nodes[id]; len(ns) > 0 {
+			f = "(" + f + " && node: containsAny {" + strings.Join(ns, ", ") + "})"
+		}
+		alts = append(alts, f)
+	}
+	return strings.Join(alts, " || ")
+}
+
+// failedFilter selects the specs that failed in a JUnit file of an earlier run.
+func failedFilter(junit string) (string, error) {
+	suites, err := reports.ReadJUnitFiles(junit)
+	if err != nil {
+		return "", err
+	}
+	var ids []string
+	nodes := map[string][]string{}
+	seen := map[string]bool{}
+	for _, s := range suites {
+		for _, r := range s.Results {
+			if r.Verdict != reports.Fail || r.ID == "" {
+				continue
+			}
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				ids = append(ids, r.ID)
+			}
+			if r.Node != "" {
+				nodes[r.ID] = append(nodes[r.ID], r.Node)
+			} else {
+				nodes[r.ID] = nil
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return "", fmt.Errorf("no failed spec in %s", junit)
+	}
+	// An id that failed at cluster level runs everywhere it applies.
+	for _, id := range ids {
+		for _, n := range nodes[id] {
+			if n == "" {
+				nodes[id] = nil
+			}
+		}
+	}
+	return idFilter(ids, nodes), nil
 }

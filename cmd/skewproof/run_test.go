@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/reports"
 )
 
 func TestRunUsageErrors(t *testing.T) {
@@ -67,5 +69,30 @@ func TestSuiteNames(t *testing.T) {
 	}
 	if got := suitePackage("profiles"); got != "./suites/profiles" {
 		t.Errorf("suitePackage(profiles) = %s", got)
+	}
+}
+
+func TestFailedFilter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	err := reports.WriteJUnitFile(path, reports.Suite{Name: "seccomp", Results: []reports.Result{
+		{ID: "seccomp/kubelet/enforce", Node: "w1", Verdict: reports.Fail},
+		{ID: "seccomp/kubelet/enforce", Node: "w2", Verdict: reports.Pass},
+		{ID: "seccomp/failure/row-4", Node: "w2", Verdict: reports.Fail},
+		{ID: "seccomp/create/warning", Verdict: reports.Fail},
+		{ID: "seccomp/api/types", Verdict: reports.Pass},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := failedFilter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "(seccomp-kubelet-enforce && node: containsAny {w1}) || (seccomp-failure-row-4 && node: containsAny {w2}) || seccomp-create-warning"
+	if got != want {
+		t.Errorf("failedFilter = %q, want %q", got, want)
+	}
+	if got := idFilter([]string{"seccomp/api/types", "seccomp/create/none"}, nil); got != "seccomp-api-types || seccomp-create-none" {
+		t.Errorf("idFilter = %q", got)
 	}
 }
