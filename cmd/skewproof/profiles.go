@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
@@ -182,19 +181,10 @@ func runProfilesScale(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The CRDs: installed for the run (and removed after it) when absent.
-	if _, err := dyn.Resource(api.CRDResource).Get(ctx, "profilenodestatuses."+api.Group, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		if err := c.InstallCRDs(ctx); err != nil {
-			return err
-		}
-		defer func() {
-			crds, _ := api.CRDs()
-			for _, crd := range crds {
-				_ = dyn.Resource(api.CRDResource).Delete(context.WithoutCancel(ctx), crd.GetName(), metav1.DeleteOptions{})
-			}
-		}()
-	} else if err != nil {
-		return fmt.Errorf("looking for the CRDs: %w", err)
+	// The CRDs stay afterwards: deleting CRDs makes the garbage collector
+	// rebuild its monitors ('skewproof profiles teardown --crds' removes them).
+	if err := c.InstallCRDs(ctx); err != nil {
+		return err
 	}
 	start := time.Now()
 	logf := func(f string, a ...any) {

@@ -8,7 +8,10 @@
 // agent image from a static skewproof binary, loads it into the nodes
 // (kind: node containers are named like the nodes), deploys the agent
 // DaemonSet and the aggregator into its own namespace, and removes all of it
-// (namespace, cluster-scoped RBAC, admission policy, CRDs) at the end.
+// (namespace, cluster-scoped RBAC, admission policy) at the end; the CRDs
+// stay unless SKEWPROOF_PROFILES_DELETE_CRDS is set: deleting and
+// re-creating CRDs makes the garbage collector rebuild its monitors, and
+// the specs rely on the garbage collector.
 //
 // Environment:
 //
@@ -22,6 +25,8 @@
 //	SKEWPROOF_NODE_ACCESS "docker" (default when node names are Docker
 //	                      containers) or "none": fault injection and file
 //	                      checks need "docker" and are skipped otherwise
+//	SKEWPROOF_KEEP        leave the agent deployed after the suite
+//	SKEWPROOF_PROFILES_DELETE_CRDS  also delete the CRDs at the end
 //	SKEWPROOF_SCALE_NODES simulated nodes of the scale spec (default 500;
 //	                      the 5,000-node figures come from 'skewproof profiles scale')
 package profiles

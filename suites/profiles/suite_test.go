@@ -160,7 +160,11 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 	if env.DryRun || env.Cluster == nil || os.Getenv("SKEWPROOF_KEEP") != "" {
 		return
 	}
-	Expect(env.Cluster.Teardown(ctx, true)).To(Succeed())
+	// The CRDs stay unless asked: deleting and re-creating CRDs makes the
+	// garbage collector rebuild its monitors, which stalls it for a while
+	// on a cluster other suites use. 'skewproof profiles teardown --crds'
+	// removes them.
+	Expect(env.Cluster.Teardown(ctx, os.Getenv("SKEWPROOF_PROFILES_DELETE_CRDS") != "")).To(Succeed())
 	Eventually(func(ctx context.Context) bool {
 		_, err := env.Cluster.Core.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
 		return err != nil
