@@ -388,10 +388,13 @@ func Install(ctx context.Context, c *Cluster, ms []Manifest, nodes []string, o I
 				lastErr = fmt.Errorf("%s %s: %s", m.Kind, m.Name, strings.Join(off, "; "))
 				continue
 			}
-			if p.Status.Status != r.Status || r.Status != wantAggregate || p.Status.ObservedGeneration != p.Generation {
+			// The aggregator has caught up when the profile's status shows
+			// the same status and the same counts as the node statuses.
+			if p.Status.Status != r.Status || r.Status != wantAggregate || p.Status.ObservedGeneration != p.Generation ||
+				!sameCounts(p.Status.Nodes, r.Nodes) {
 				done = false
-				lastErr = fmt.Errorf("%s %s: aggregated status %q (generation %d of %d), want %s", m.Kind, m.Name,
-					p.Status.Status, p.Status.ObservedGeneration, p.Generation, r.Status)
+				lastErr = fmt.Errorf("%s %s: aggregated status %q %v (generation %d of %d), want %s %v", m.Kind, m.Name,
+					p.Status.Status, p.Status.Nodes, p.Status.ObservedGeneration, p.Generation, r.Status, r.Nodes)
 			}
 		}
 		return done, nil
@@ -403,6 +406,15 @@ func Install(ctx context.Context, c *Cluster, ms []Manifest, nodes []string, o I
 		return reports, fmt.Errorf("profiles not in the expected state within %s: %w", o.Timeout, lastErr)
 	}
 	return reports, nil
+}
+
+func sameCounts(a, b map[api.Status]int32) bool {
+	for _, s := range api.Statuses {
+		if a[s] != b[s] {
+			return false
+		}
+	}
+	return true
 }
 
 func msgSuffix(m string) string {
