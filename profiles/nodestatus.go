@@ -486,12 +486,36 @@ func Uninstall(ctx context.Context, c *Cluster, ms []Manifest, timeout time.Dura
 // Teardown removes what Deploy made: the namespace (with the profiles,
 // node statuses and agents), the cluster-scoped RBAC and policy objects,
 // and, with crds, the CRDs.
+//
+// The profiles go first, while the agents still run, so that the agents
+// remove their files from the nodes.
 func (c *Cluster) Teardown(ctx context.Context, crds bool) error {
 	objs, err := agent.Objects(agent.DeployOptions{Namespace: c.Namespace, Image: "unused", OwnNodePolicy: true})
 	if err != nil {
 		return err
 	}
 	var errs []error
+	var ms []Manifest
+	for _, kind := range []string{api.KindSeccompProfile, api.KindAppArmorProfile} {
+		res, _ := api.Resource(kind)
+		l, err := c.Dynamic.Resource(res).Namespace(c.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue // no CRD or no namespace: nothing to remove from nodes
+		}
+		for _, it := range l.Items {
+			ms = append(ms, Manifest{Kind: kind, Name: it.GetName()})
+		}
+	}
+	if len(ms) > 0 {
+		if err := Uninstall(ctx, c, ms, 2*time.Minute); err != nil {
+			errs = append(errs, err)
+		}
+		// The agents remove files on the deletion events; give them a pass.
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
 	for i := len(objs) - 1; i >= 0; i-- {
 		o := objs[i]
 		if o.Namespaced() {
