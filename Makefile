@@ -14,7 +14,7 @@ CLUSTER ?= conformance
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/skewproof
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/skewproof
 
 # Makes a fresh Debian host ready (Docker engine, runtime wrapper when the
 # capability bounding set needs it, dockerd running). Idempotent.
