@@ -17,15 +17,26 @@ const BuilderVersion = "4"
 // CacheDir returns the directory holding built binaries and image archives:
 // $SKEWPROOF_CACHE_DIR, else <user cache dir>/skewproof
 // ($XDG_CACHE_HOME/skewproof or ~/.cache/skewproof).
+// The directory is created if it does not exist.
 func CacheDir() (string, error) {
+	var dir string
 	if d := os.Getenv("SKEWPROOF_CACHE_DIR"); d != "" {
-		return filepath.Abs(d)
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return "", err
+		}
+		dir = abs
+	} else {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("finding the user cache directory: %w (set SKEWPROOF_CACHE_DIR)", err)
+		}
+		dir = filepath.Join(d, "skewproof")
 	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("finding the user cache directory: %w (set SKEWPROOF_CACHE_DIR)", err)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating the cache directory %s: %w (set SKEWPROOF_CACHE_DIR)", dir, err)
 	}
-	return filepath.Join(d, "skewproof"), nil
+	return dir, nil
 }
 
 // cacheKey hashes every input of an artefact, together with the builder

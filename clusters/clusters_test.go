@@ -183,3 +183,15 @@ func TestCNIConfigUsesPodCIDR(t *testing.T) {
 		t.Errorf("CNI config %+v does not use the node's podCIDR", c)
 	}
 }
+
+func TestCacheDirIsCreated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	t.Setenv("SKEWPROOF_CACHE_DIR", dir)
+	got, err := CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(got); err != nil || !fi.IsDir() || got != dir {
+		t.Fatalf("CacheDir() = %s (%v): want the directory %s created", got, err, dir)
+	}
+}
