@@ -49,7 +49,6 @@ changed=0
 if [ ${#missing[@]} -gt 0 ]; then
 	real=$(command -v runc || true)
 	[ -n "$real" ] || die "runc not found; install docker.io (it brings runc)"
-	log "capability bounding set lacks ${missing[*]}: privileged containers cannot start; installing runtime wrapper $WRAPPER"
 	mkdir -p "$(dirname "$WRAPPER")"
 	miss_json=$(printf '%s\n' "${missing[@]}" | jq -R . | jq -cs .)
 	tmp=$(mktemp "$WRAPPER.XXXXXX")
@@ -89,9 +88,11 @@ exec "\$REAL" "\$@"
 WRAP
 	chmod 0755 "$tmp"
 	if ! cmp -s "$tmp" "$WRAPPER" 2>/dev/null; then
+		log "capability bounding set lacks ${missing[*]}: privileged containers cannot start; installing runtime wrapper $WRAPPER"
 		mv "$tmp" "$WRAPPER"
 		changed=1
 	else
+		log "capability bounding set lacks ${missing[*]}: runtime wrapper $WRAPPER in place"
 		rm -f "$tmp"
 	fi
 	mkdir -p /etc/docker
