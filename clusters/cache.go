@@ -8,30 +8,26 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/skewproof/skewproof/skew"
 )
 
 // BuilderVersion is part of every cache key: bump it whenever what the
 // builder produces changes, so that stale artefacts are never reused.
 const BuilderVersion = "4"
 
-// CacheDir returns the directory holding built binaries and image archives:
-// $SKEWPROOF_CACHE_DIR, else <user cache dir>/skewproof
-// ($XDG_CACHE_HOME/skewproof or ~/.cache/skewproof).
-// The directory is created if it does not exist.
+// CacheDir returns the directory holding built binaries and image archives,
+// the one skew keeps its caches in ($SKEWPROOF_CACHE_DIR, else
+// <user cache dir>/skewproof), as an absolute path; it is created if it does
+// not exist.
 func CacheDir() (string, error) {
-	var dir string
-	if d := os.Getenv("SKEWPROOF_CACHE_DIR"); d != "" {
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			return "", err
-		}
-		dir = abs
-	} else {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("finding the user cache directory: %w (set SKEWPROOF_CACHE_DIR)", err)
-		}
-		dir = filepath.Join(d, "skewproof")
+	d, err := skew.CacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir, err := filepath.Abs(d)
+	if err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("creating the cache directory %s: %w (set SKEWPROOF_CACHE_DIR)", dir, err)

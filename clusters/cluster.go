@@ -75,10 +75,10 @@ func NetworkName(name string) string { return "skewproof-" + name }
 
 type kindLogger struct{ p *Progress }
 
-func (l kindLogger) Warn(m string)                   {}
-func (l kindLogger) Warnf(f string, a ...any)        {}
-func (l kindLogger) Error(m string)                  { l.p.Step("kind: %s", m) }
-func (l kindLogger) Errorf(f string, a ...any)       { l.p.Step("kind: "+f, a...) }
+func (l kindLogger) Warn(m string)                      {}
+func (l kindLogger) Warnf(f string, a ...any)           {}
+func (l kindLogger) Error(m string)                     { l.p.Step("kind: %s", m) }
+func (l kindLogger) Errorf(f string, a ...any)          { l.p.Step("kind: "+f, a...) }
 func (l kindLogger) V(kindlog.Level) kindlog.InfoLogger { return kindInfo{l.p} }
 
 type kindInfo struct{ p *Progress }
