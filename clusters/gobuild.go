@@ -50,10 +50,8 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // goEnv is the environment of every build: static, reproducible, no
 // toolchain download, no workspace of the caller's.
-func goEnv(dir string) []string {
-	env := append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
-	_ = dir
-	return env
+func goEnv() []string {
+	return append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
 }
 
 func runIn(ctx context.Context, dir string, env []string, name string, args ...string) error {
@@ -117,7 +115,7 @@ func buildGoPrograms(ctx context.Context, p *Progress, s goProgramSet) (string, 
 	if err := os.WriteFile(filepath.Join(src, "tools.go"), []byte(tools.String()), 0o644); err != nil {
 		return "", err
 	}
-	env := goEnv(src)
+	env := goEnv()
 	if err := p.Timed(fmt.Sprintf("resolving %s %s (go mod tidy)", s.Module, s.Version), func() error {
 		// -e: tools.go imports main packages, which tidy reports but resolves.
 		return runIn(ctx, src, env, "go", "mod", "tidy", "-e")

@@ -114,7 +114,7 @@ func pauseBinary(ctx context.Context, p *Progress) (string, error) {
 		if err := os.WriteFile(filepath.Join(src, "main.go"), pauseSource, 0o644); err != nil {
 			return err
 		}
-		if err := runIn(ctx, src, goEnv(src), "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(tmp, "pause"), "."); err != nil {
+		if err := runIn(ctx, src, goEnv(), "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(tmp, "pause"), "."); err != nil {
 			return err
 		}
 		return os.RemoveAll(src)
