@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/skewproof/skewproof/profiles/api"
+	"github.com/skewproof/skewproof/profiles/internal/kick"
 )
 
 // DefaultAppArmorEnabledFile says whether the kernel has AppArmor enabled
@@ -87,10 +88,10 @@ func (a *Agent) logf(format string, args ...any) {
 // Run syncs on every change of a profile or of this node's statuses, and
 // every Resync, until ctx ends. ready is called after the first full sync.
 func (a *Agent) Run(ctx context.Context, ready func()) error {
-	kick := make(chan struct{}, 1)
-	go a.watch(ctx, api.SeccompProfiles, "", kick)
-	go a.watch(ctx, api.AppArmorProfiles, "", kick)
-	go a.watch(ctx, api.ProfileNodeStatuses, api.NodeSelector(a.cfg.Node), kick)
+	wake := make(chan struct{}, 1)
+	go a.watch(ctx, api.SeccompProfiles, "", wake)
+	go a.watch(ctx, api.AppArmorProfiles, "", wake)
+	go a.watch(ctx, api.ProfileNodeStatuses, api.NodeSelector(a.cfg.Node), wake)
 	t := time.NewTicker(a.cfg.Resync)
 	defer t.Stop()
 	first := true
@@ -108,7 +109,7 @@ func (a *Agent) Run(ctx context.Context, ready func()) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-kick:
+		case <-wake:
 			select {
 			case <-ctx.Done():
 				return nil
@@ -119,26 +120,8 @@ func (a *Agent) Run(ctx context.Context, ready func()) error {
 	}
 }
 
-func (a *Agent) watch(ctx context.Context, r runtimeGVR, selector string, kick chan<- struct{}) {
-	for ctx.Err() == nil {
-		w, err := a.cfg.Dynamic.Resource(r).Namespace(a.cfg.Namespace).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
-		if err != nil {
-			a.logf("watching %s: %v", r.Resource, err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(2 * time.Second):
-			}
-			continue
-		}
-		for range w.ResultChan() {
-			select {
-			case kick <- struct{}{}:
-			default:
-			}
-		}
-		w.Stop()
-	}
+func (a *Agent) watch(ctx context.Context, r runtimeGVR, selector string, k chan<- struct{}) {
+	kick.Watch(ctx, a.cfg.Dynamic, r, a.cfg.Namespace, selector, k, func(err error) { a.logf("watching %s: %v", r.Resource, err) })
 }
 
 // Sync does one full pass: every profile installed (or reported), every

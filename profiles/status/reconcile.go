@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/skewproof/skewproof/profiles/api"
+	"github.com/skewproof/skewproof/profiles/internal/kick"
 )
 
 // ListNodeStates lists the node statuses of p with one label-selector list
@@ -146,9 +147,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	if interval == 0 {
 		interval = 10 * time.Second
 	}
-	kick := make(chan struct{}, 1)
+	wake := make(chan struct{}, 1)
 	for _, r := range []runtimeGVR{api.ProfileNodeStatuses, api.SeccompProfiles, api.AppArmorProfiles} {
-		go watchKick(ctx, c.Dyn, r, c.Namespace, kick)
+		go kick.Watch(ctx, c.Dyn, r, c.Namespace, "", wake, nil)
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -159,7 +160,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-kick:
+		case <-wake:
 			// Coalesce a burst of changes.
 			select {
 			case <-ctx.Done():
@@ -238,27 +239,4 @@ func counts(m map[api.Status]int32) string {
 	}
 	sort.Strings(parts)
 	return fmt.Sprint(parts)
-}
-
-// watchKick sends on kick whenever r changes in namespace, re-watching
-// after errors until ctx ends.
-func watchKick(ctx context.Context, dyn dynamic.Interface, r runtimeGVR, namespace string, kick chan<- struct{}) {
-	for ctx.Err() == nil {
-		w, err := dyn.Resource(r).Namespace(namespace).Watch(ctx, metav1.ListOptions{})
-		if err != nil {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(2 * time.Second):
-			}
-			continue
-		}
-		for range w.ResultChan() {
-			select {
-			case kick <- struct{}{}:
-			default:
-			}
-		}
-		w.Stop()
-	}
 }
