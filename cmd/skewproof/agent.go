@@ -56,11 +56,7 @@ func runAgent(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.UserAgent = "skewproof-agent/" + *node
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	core, err := kubernetes.NewForConfig(cfg)
+	dyn, core, err := clientsFor(cfg)
 	if err != nil {
 		return err
 	}
@@ -102,11 +98,7 @@ func runAggregate(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.UserAgent = "skewproof-aggregator"
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	core, err := kubernetes.NewForConfig(cfg)
+	dyn, core, err := clientsFor(cfg)
 	if err != nil {
 		return err
 	}
@@ -129,4 +121,17 @@ func runAggregate(ctx context.Context, args []string) error {
 	}
 	logger.Printf("aggregating the profiles of namespace %s", *ns)
 	return c.Run(ctx)
+}
+
+// clientsFor returns the dynamic and typed clients of one configuration.
+func clientsFor(cfg *rest.Config) (dynamic.Interface, kubernetes.Interface, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	core, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return dyn, core, nil
 }
