@@ -37,6 +37,9 @@ const (
 	// Waiting: the container does not start; Reason is the waiting reason
 	// (and the kubelet retries with back-off per restartPolicy).
 	Waiting ContainerState = "waiting"
+	// Terminated: the container's process exited and the kubelet restarts
+	// it with back-off (restart count and BackOff events show the retries).
+	Terminated ContainerState = "terminated"
 	// RejectedByKubelet: kubelet admission rejects the pod; the pod phase is
 	// Failed and Reason is the pod status reason.
 	RejectedByKubelet ContainerState = "rejected-by-kubelet"
@@ -61,6 +64,9 @@ type ContainerOutcome struct {
 	MessageContains string `json:"messageContains,omitempty"`
 	// Note describes how the outcome shows (e.g. "mkdir fails with EPERM").
 	Note string `json:"note,omitempty"`
+	// Case names the sub-case of the scenario the outcome belongs to (an
+	// entry of Observation.Cases), e.g. "execve" or "Unconfined".
+	Case string `json:"case,omitempty"`
 }
 
 // Observation is what a spec observes, concrete enough to assert.
@@ -89,6 +95,10 @@ type Observation struct {
 	// AnyOf lists allowed container outcomes when the KEP allows several;
 	// the spec reports which one it saw.
 	AnyOf []ContainerOutcome `json:"anyOf,omitempty"`
+	// Cases gives the outcomes of a scenario made of several containers, one
+	// per named sub-case (ContainerOutcome.Case); entries with the same Case
+	// are alternatives, any one of which is allowed.
+	Cases []ContainerOutcome `json:"cases,omitempty"`
 	// ReadyMessageContains / ReadyMessageExcludes assert on the message of
 	// the node's Ready condition.
 	ReadyMessageContains string `json:"readyMessageContains,omitempty"`

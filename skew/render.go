@@ -55,6 +55,17 @@ func Describe(o Observation) string {
 		}
 		parts = append(parts, "one of: "+strings.Join(alts, " | "))
 	}
+	var order []string
+	byCase := map[string][]string{}
+	for _, c := range o.Cases {
+		if _, ok := byCase[c.Case]; !ok {
+			order = append(order, c.Case)
+		}
+		byCase[c.Case] = append(byCase[c.Case], describeContainer(c))
+	}
+	for _, name := range order {
+		parts = append(parts, "case "+name+": "+strings.Join(byCase[name], " or "))
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -358,6 +358,10 @@ var appArmorRules = []Rule{
 		Observation{Summary: "pod created; the workload fails to start, misbehaves (write denied with EACCES) or logs (complain mode)", Admission: Accepted,
 			AnyOf: []ContainerOutcome{
 				{State: Waiting, Reason: "RunContainerError|CrashLoopBackOff", Note: "fails to start"},
+				// The process exits at once and is restarted with back-off;
+				// kubelets from v1.35 keep it Terminated during the back-off
+				// (see seccompRow2 in rules_seccomp.go).
+				{State: Terminated, Reason: "Error", Note: "fails to start, exited and restarted with back-off"},
 				{State: Running, AppArmorProfile: aaEnforcedLocal, Note: "write denied with EACCES"},
 				{State: Running, AppArmorProfile: AppArmorLocalhostProfile + " (complain)", Note: "violation logged"},
 			}}),

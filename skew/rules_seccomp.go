@@ -273,7 +273,10 @@ var seccompRules = []Rule{
 		seccompKEP+" §Proposal › RuntimeProfile",
 		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile", needSeccomp,
 		Observation{Summary: "RuntimeDefault container runs with Seccomp: 2 and a blocked syscall (e.g. unshare of a user namespace) fails; Unconfined runs with Seccomp: 0",
-			Container: &ContainerOutcome{State: Running, SeccompMode: intp(2), Note: "Unconfined container: Seccomp: 0"}}),
+			Cases: []ContainerOutcome{
+				{Case: CaseRuntimeDefault, State: Running, SeccompMode: intp(2), Note: "a syscall the runtime default blocks fails"},
+				{Case: CaseUnconfined, State: Running, SeccompMode: intp(0)},
+			}}),
 
 	seccompKubeletRule("seccomp/kubelet/localhost",
 		"localhost profile under <root-dir>/seccomp denying one syscall: EPERM for it, the rest works",
@@ -293,17 +296,7 @@ var seccompRules = []Rule{
 				{State: Running, SeccompMode: intp(0), Note: "runs without its policy enforced"},
 			}}),
 
-	seccompKubeletRule("seccomp/failure/row-2",
-		"profile blocks a syscall the workload needs: start failure, misbehaviour and logging each shown",
-		seccompKEP+" §Failure and Fallback Strategy, row 2",
-		"runtime and workload dependent (runc applies the filter)", needSeccomp,
-		Observation{Summary: "pod created; denying execve: fails to start; denying mkdir: runs and misbehaves (EPERM); SCMP_ACT_LOG: runs and logs",
-			Admission: Accepted,
-			AnyOf: []ContainerOutcome{
-				{State: Waiting, Reason: "RunContainerError|CrashLoopBackOff|CreateContainerError", Note: "execve denied: fails to start"},
-				{State: Running, SeccompMode: intp(2), Note: "mkdir denied: fails with EPERM"},
-				{State: Running, SeccompMode: intp(2), Note: "SCMP_ACT_LOG: violation logged, syscall succeeds"},
-			}}),
+	seccompRow2(),
 
 	seccompKubeletRule("seccomp/failure/row-3",
 		"profile with an unsupported or invalid action: fails to start, retried with back-off",
@@ -318,4 +311,60 @@ var seccompRules = []Rule{
 		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile passes the path; the runtime fails to read it", needSeccomp,
 		Observation{Summary: "pod created; container fails to start and is retried; the same pod runs on a node with the file",
 			Admission: Accepted, Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: SeccompLocalhostProfile}}),
+}
+
+// Sub-cases of the scenarios with several containers (Observation.Cases).
+const (
+	CaseRuntimeDefault = "RuntimeDefault"
+	CaseUnconfined     = "Unconfined"
+	CaseDenyExecve     = "execve"
+	CaseDenyMkdir      = "mkdir"
+	CaseLogMkdir       = "log"
+)
+
+// seccompRow2 is failure-table row 2: a profile that restricts syscalls the
+// container makes. The KEP allows three outcomes; the suite shows each with
+// its own profile. "Fails to start" (execve denied: runc's init cannot exec
+// the container process, exit code 1) shows in the container status in one
+// of two ways, and which one prevails depends on the kubelet version:
+//
+//   - up to v1.34 the pod worker re-syncs a pod whose container is in
+//     back-off every 10 s (pkg/kubelet/pod_workers.go: backOffPeriod), and
+//     each sync writes the back-off error of the previous one into the
+//     status: Waiting, reason CrashLoopBackOff, for most of the back-off;
+//   - from v1.35 the pod worker requeues the pod at the back-off expiry
+//     (pod_workers.go: kubecontainer.MinBackoffExpiration, from
+//     kubernetes/kubernetes#133066), so no sync happens during the back-off
+//     and the status stays Terminated (reason Error) between restarts;
+//     Waiting CrashLoopBackOff shows for a moment at most.
+//
+// Both are the KEP's "fail to start" (the process never runs; the kubelet
+// retries with back-off), so both are allowed in every version; the phases
+// record which one a kubelet shows.
+func seccompRow2() Rule {
+	execve := []ContainerOutcome{
+		{Case: CaseDenyExecve, State: Waiting, Reason: "RunContainerError|CrashLoopBackOff|CreateContainerError", Note: "execve denied: fails to start, waiting to be retried"},
+		{Case: CaseDenyExecve, State: Terminated, Reason: "Error", Note: "execve denied: fails to start, exited (code 1) and restarted with back-off"},
+	}
+	others := []ContainerOutcome{
+		{Case: CaseDenyMkdir, State: Running, SeccompMode: intp(2), Note: "mkdir denied: fails with EPERM"},
+		{Case: CaseLogMkdir, State: Running, SeccompMode: intp(2), Note: "SCMP_ACT_LOG: violation logged, syscall succeeds"},
+	}
+	obs := func(summary string) Observation {
+		return Observation{Summary: summary, Admission: Accepted, Cases: append(append([]ContainerOutcome(nil), execve...), others...)}
+	}
+	r := seccompKubeletRule("seccomp/failure/row-2",
+		"profile blocks a syscall the workload needs: start failure, misbehaviour and logging each shown",
+		seccompKEP+" §Failure and Fallback Strategy, row 2",
+		"runtime and workload dependent (runc applies the filter); status during back-off: pkg/kubelet/pod_workers.go (backOffPeriod re-sync up to v1.34, requeue at kubecontainer.MinBackoffExpiration from v1.35) with pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses (reasonCache)",
+		needSeccomp,
+		obs("pod created; denying execve: fails to start; denying mkdir: runs and misbehaves (EPERM); SCMP_ACT_LOG: runs and logs"))
+	r.Upstream = []Phase{
+		phase("before seccomp fields", seccompBeforeFields, notYet),
+		phase("back-off shown as Waiting (re-sync every 10 s)", win("1.19", "1.35"),
+			obs("pod created; denying execve: fails to start, mostly Waiting CrashLoopBackOff during back-off; denying mkdir: EPERM; SCMP_ACT_LOG: logged")),
+		phase("back-off shown as Terminated (requeue at back-off expiry)", win("1.35", ""),
+			obs("pod created; denying execve: fails to start, Terminated (Error) between restarts; denying mkdir: EPERM; SCMP_ACT_LOG: logged")),
+	}
+	return r
 }

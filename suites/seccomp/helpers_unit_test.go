@@ -29,24 +29,6 @@ func TestGenericDropsCanonicalValues(t *testing.T) {
 	}
 }
 
-func TestAlternativeAndNote(t *testing.T) {
-	two := 2
-	o := skew.Observation{AnyOf: []skew.ContainerOutcome{
-		{State: skew.Waiting, Note: "execve denied: fails to start"},
-		{State: skew.Running, SeccompMode: &two, Note: "mkdir denied: fails with EPERM"},
-	}}
-	if got := alternative("execve")(o).AnyOf; len(got) != 1 || got[0].State != skew.Waiting {
-		t.Errorf("alternative(execve) = %+v", got)
-	}
-	if got := alternative("nothing matches")(o).AnyOf; len(got) != 2 {
-		t.Errorf("an unknown keyword must keep every alternative: %+v", got)
-	}
-	c := containerFromNote(skew.Observation{Container: &skew.ContainerOutcome{State: skew.Running, SeccompMode: &two, Note: "Unconfined container: Seccomp: 0"}})
-	if c.Container == nil || c.Container.SeccompMode == nil || *c.Container.SeccompMode != 0 {
-		t.Errorf("containerFromNote = %+v", c.Container)
-	}
-}
-
 func TestRePrefixAndLabels(t *testing.T) {
 	w := skew.SeccompAnnotationWarning("spec.template.", skew.SeccompPodAnnotation)
 	got := rePrefix("spec.jobTemplate.spec.template.")(skew.Observation{Warnings: []string{w}}).Warnings[0]

@@ -55,8 +55,8 @@ var _ = Describe("[seccomp] kubelet", Label("seccomp", "kubelet"), func() {
 			un.Container.Behaviour = desc
 		}
 		t.judge(
-			sub{Name: "container RuntimeDefault", Obs: rd, Must: must},
-			sub{Name: "container Unconfined", Obs: un, Want: containerFromNote},
+			sub{Name: "container RuntimeDefault", Obs: rd, Want: observe.ForCase(skew.CaseRuntimeDefault), Must: must},
+			sub{Name: "container Unconfined", Obs: un, Want: observe.ForCase(skew.CaseUnconfined)},
 		)
 	})
 

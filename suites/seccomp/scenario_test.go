@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,41 +208,6 @@ func admissionOnly(o skew.Observation) skew.Observation {
 	return skew.Observation{Summary: o.Summary, NotApplicable: o.NotApplicable, Admission: o.Admission, MessageContains: o.MessageContains}
 }
 
-// alternative keeps the allowed outcomes whose note mentions keyword.
-func alternative(keyword string) func(skew.Observation) skew.Observation {
-	return func(o skew.Observation) skew.Observation {
-		var alts []skew.ContainerOutcome
-		for _, a := range o.AnyOf {
-			if strings.Contains(a.Note, keyword) {
-				alts = append(alts, a)
-			}
-		}
-		if len(alts) > 0 {
-			o.AnyOf = alts
-		}
-		return o
-	}
-}
-
-var modeInNote = regexp.MustCompile(`Seccomp: (\d)`)
-
-// containerFromNote expects the container outcome the oracle states in the
-// note of its expected container (e.g. "Unconfined container: Seccomp: 0").
-func containerFromNote(o skew.Observation) skew.Observation {
-	out := skew.Observation{Summary: o.Summary, NotApplicable: o.NotApplicable}
-	if o.Container == nil {
-		return out
-	}
-	m := modeInNote.FindStringSubmatch(o.Container.Note)
-	c := skew.ContainerOutcome{State: skew.Running}
-	if m != nil {
-		i, _ := strconv.Atoi(m[1])
-		c.SeccompMode = &i
-	}
-	out.Container = &c
-	return out
-}
-
 func (s sub) want(o skew.Observation, i, n int) skew.Observation {
 	if len(o.MessageContains) == n && n > 1 {
 		o.MessageContains = []string{o.MessageContains[i]}
@@ -345,11 +311,6 @@ func podStatus(p *corev1.Pod, container string) (corev1.ContainerStatus, bool) {
 	return corev1.ContainerStatus{}, false
 }
 
-// terminated is the state of a container that exited and is between
-// restarts; the oracle has no such state, so it never matches an expected
-// outcome and the spec reports what it saw.
-const terminated skew.ContainerState = "terminated"
-
 func isEphemeral(p *corev1.Pod, container string) bool {
 	for _, c := range p.Spec.EphemeralContainers {
 		if c.Name == container {
@@ -395,23 +356,33 @@ func (t *scenario) observeContainer(ctx context.Context, pod, container string, 
 		case s.State.Terminated != nil && isEphemeral(p, container):
 			// Ephemeral containers are never restarted: this is final.
 			term := s.State.Terminated
-			got = &observe.Container{State: terminated, Reason: term.Reason,
+			got = &observe.Container{State: skew.Terminated, Reason: term.Reason,
 				Message: strings.TrimSpace(fmt.Sprintf("exit code %d %s", term.ExitCode, term.Message))}
 			return true, nil
 		case s.State.Terminated != nil && s.RestartCount >= 1:
-			// Failed again after a restart; the kubelet normally shows the
-			// back-off as a waiting reason next, so keep watching.
+			// Exited again after a restart. Once the kubelet has also
+			// reported backing off (a BackOff event), the container is
+			// known to fail and be retried with back-off: from kubelet
+			// v1.35 the status stays Terminated for the whole back-off
+			// (skew/rules_seccomp.go, seccompRow2). Until then keep
+			// watching: a waiting reason may follow.
 			term := s.State.Terminated
-			exited = &observe.Container{State: terminated, Reason: term.Reason,
-				Message:   strings.TrimSpace(fmt.Sprintf("exit code %d %s", term.ExitCode, term.Message)),
-				Behaviour: fmt.Sprintf("restartCount %d, no waiting state seen within %s", s.RestartCount, podTimeout)}
+			c := &observe.Container{State: skew.Terminated, Reason: term.Reason,
+				Message: strings.TrimSpace(fmt.Sprintf("exit code %d %s", term.ExitCode, term.Message))}
+			if n := t.eventCount(ctx, pod, "BackOff"); n >= 1 {
+				c.Behaviour = fmt.Sprintf("retried: restartCount %d, %d BackOff events", s.RestartCount, n)
+				got = c
+				return true, nil
+			}
+			c.Behaviour = fmt.Sprintf("restartCount %d, no waiting state and no BackOff event seen within %s", s.RestartCount, podTimeout)
+			exited = c
 		case s.State.Waiting != nil && !startupReasons[s.State.Waiting.Reason]:
 			c := &observe.Container{State: skew.Waiting, Reason: s.State.Waiting.Reason, Message: s.State.Waiting.Message}
 			if !retries {
 				got = c
 				return true, nil
 			}
-			tries := t.failureCount(ctx, pod)
+			tries := t.eventCount(ctx, pod, "Failed", "BackOff")
 			if s.RestartCount >= 1 || tries >= 2 {
 				c.Behaviour = fmt.Sprintf("retried: restartCount %d, %d failure events", s.RestartCount, tries)
 				got = c
@@ -430,15 +401,16 @@ func (t *scenario) observeContainer(ctx context.Context, pod, container string, 
 	return got
 }
 
-// failureCount counts the kubelet's Failed and BackOff events of a pod.
-func (t *scenario) failureCount(ctx context.Context, pod string) int {
+// eventCount counts the events of a pod with one of the given reasons
+// (e.g. the kubelet's Failed and BackOff), with their repetitions.
+func (t *scenario) eventCount(ctx context.Context, pod string, reasons ...string) int {
 	el, err := env.Client.CoreV1().Events(t.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
 	if err != nil {
 		return 0
 	}
 	n := 0
 	for _, e := range el.Items {
-		if e.Reason == "Failed" || e.Reason == "BackOff" {
+		if slices.Contains(reasons, e.Reason) {
 			c := int(e.Count)
 			if c == 0 {
 				c = 1

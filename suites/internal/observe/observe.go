@@ -227,7 +227,49 @@ func Match(want skew.Observation, got Observation) []string {
 			add("container %s matches none of the allowed outcomes", got.Container)
 		}
 	}
+	if len(want.Cases) > 0 {
+		// Per-case outcomes apply to one container each: the spec selects
+		// its case with ForCase before matching.
+		add("the expectation has outcomes per case (%s); the observation names none", caseNames(want.Cases))
+	}
 	return mis
+}
+
+// ForCase narrows an expectation with per-case outcomes (Cases) to one case:
+// its single outcome becomes Container, several become AnyOf. A case the
+// oracle does not name leaves an outcome that nothing matches.
+func ForCase(name string) func(skew.Observation) skew.Observation {
+	return func(o skew.Observation) skew.Observation {
+		var alts []skew.ContainerOutcome
+		for _, c := range o.Cases {
+			if c.Case == name {
+				alts = append(alts, c)
+			}
+		}
+		o.Cases, o.Container, o.AnyOf = nil, nil, nil
+		switch {
+		case o.NotApplicable != "":
+		case len(alts) == 0:
+			o.Container = &skew.ContainerOutcome{State: skew.ContainerState("(the oracle has no outcome for case " + name + ")")}
+		case len(alts) == 1:
+			o.Container = &alts[0]
+		default:
+			o.AnyOf = alts
+		}
+		return o
+	}
+}
+
+func caseNames(cs []skew.ContainerOutcome) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if !seen[c.Case] {
+			seen[c.Case] = true
+			names = append(names, c.Case)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // MatchContainer compares a container outcome.

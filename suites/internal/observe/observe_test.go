@@ -96,3 +96,32 @@ func TestMatchContainer(t *testing.T) {
 		t.Errorf("not applicable must never match")
 	}
 }
+
+func TestForCase(t *testing.T) {
+	zero, two := 0, 2
+	o := skew.Observation{Summary: "s", Cases: []skew.ContainerOutcome{
+		{Case: "execve", State: skew.Waiting, Reason: "CrashLoopBackOff"},
+		{Case: "execve", State: skew.Terminated, Reason: "Error"},
+		{Case: "Unconfined", State: skew.Running, SeccompMode: &zero},
+		{Case: "RuntimeDefault", State: skew.Running, SeccompMode: &two},
+	}}
+	if w := ForCase("execve")(o); len(w.AnyOf) != 2 || w.Container != nil || w.Cases != nil {
+		t.Errorf("ForCase(execve) = %+v", w)
+	}
+	w := ForCase("Unconfined")(o)
+	if w.Container == nil || *w.Container.SeccompMode != 0 || len(w.AnyOf) != 0 {
+		t.Errorf("ForCase(Unconfined) = %+v", w)
+	}
+	if m := Match(w, Observation{Container: &Container{State: skew.Running, SeccompMode: &two}}); len(m) == 0 {
+		t.Error("Seccomp: 2 must not match the Unconfined case")
+	}
+	if m := Match(ForCase("execve")(o), Observation{Container: &Container{State: skew.Terminated, Reason: "Error"}}); len(m) != 0 {
+		t.Errorf("a terminated execve container must match: %v", m)
+	}
+	if m := Match(ForCase("nope")(o), Observation{Container: &Container{State: skew.Running}}); len(m) == 0 {
+		t.Error("a case the oracle does not name must match nothing")
+	}
+	if m := Match(o, Observation{Container: &Container{State: skew.Running, SeccompMode: &two}}); len(m) == 0 {
+		t.Error("an expectation with cases must not match without a case selected")
+	}
+}
