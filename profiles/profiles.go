@@ -1,31 +1,29 @@
 // Package profiles holds the seccomp profile fixtures the suites use and
-// installs them on the nodes of a cluster, under the kubelet's seccomp root
+// puts them on the nodes of a cluster, under the kubelet's seccomp root
 // (<kubelet root-dir>/seccomp, spec/000_62e800f079270549.txt §Seccomp root
-// path configuration).
-//
-// Installation reports a result per node and profile, so that per-node
-// status objects (spec/004_ef29f3f25d7f54d5.txt) can be built on top of it.
+// path configuration), through the node agent and its per-node status
+// objects (spec/004_ef29f3f25d7f54d5.txt): no access to the nodes other
+// than through the API is needed.
 package profiles
 
 import (
-	"context"
 	"embed"
-	"fmt"
-	"path"
 	"sort"
-	"strings"
-	"sync"
+
+	"github.com/skewproof/skewproof/profiles/api"
 )
 
 //go:embed seccomp/*.json
 var seccompFiles embed.FS
 
-// Dir is the directory, relative to the kubelet's seccomp root, that holds
-// every profile of this package; a pod's localhostProfile is Dir + "/" + file.
-const Dir = "skewproof"
+// FixturesNamespace is where the agent that installs the fixtures runs and
+// where their SeccompProfile objects live.
+const FixturesNamespace = "skewproof-fixtures"
 
-// DefaultKubeletRoot is the kubelet --root-dir of kind nodes.
-const DefaultKubeletRoot = "/var/lib/kubelet"
+// Dir is the directory, relative to the kubelet's seccomp root, where the
+// agent of FixturesNamespace writes the fixtures; a pod's localhostProfile
+// is Dir + "/" + file (api.SeccompLocalhostProfile).
+const Dir = api.SeccompDir + "/" + FixturesNamespace
 
 // Names of the seccomp profiles, as a pod's localhostProfile.
 const (
@@ -39,13 +37,12 @@ const (
 	LogMkdir = Dir + "/log-mkdir.json"
 	// InvalidAction uses an action no runtime knows.
 	InvalidAction = Dir + "/invalid-action.json"
-	// Missing is never installed anywhere (failure row 4).
-	Missing = Dir + "/missing.json"
 )
 
 // Profile is one seccomp profile file.
 type Profile struct {
-	// Name is the path relative to the seccomp root, e.g. "skewproof/deny-mkdir.json".
+	// Name is the path relative to the seccomp root, e.g.
+	// "skewproof-profiles/skewproof-fixtures/deny-mkdir.json".
 	Name    string
 	Content []byte
 }
@@ -76,109 +73,4 @@ func SeccompByName(name string) (Profile, bool) {
 		}
 	}
 	return Profile{}, false
-}
-
-// Result is the outcome of installing (or removing) one profile on one node.
-type Result struct {
-	Node    string
-	Profile string
-	Err     error
-}
-
-// Installer puts profile files on nodes.
-type Installer interface {
-	Install(ctx context.Context, node string, p Profile) error
-	Remove(ctx context.Context, node string, name string) error
-}
-
-// DockerExec runs a command of the Docker CLI (clusters.Docker has this shape).
-type DockerExec func(ctx context.Context, args ...string) (string, error)
-
-// KindInstaller writes profiles into kind node containers with docker exec;
-// node containers are named like the Kubernetes nodes.
-type KindInstaller struct {
-	Docker DockerExec
-	// KubeletRoot is the kubelet --root-dir; DefaultKubeletRoot when empty.
-	KubeletRoot string
-}
-
-func (k KindInstaller) root() string {
-	if k.KubeletRoot == "" {
-		return DefaultKubeletRoot
-	}
-	return k.KubeletRoot
-}
-
-// Path is where a profile lives on a node.
-func (k KindInstaller) Path(name string) string { return path.Join(k.root(), "seccomp", name) }
-
-func checkName(name string) error {
-	if name == "" || path.IsAbs(name) || strings.Contains(name, "..") {
-		return fmt.Errorf("profile name %q must be a relative path without '..'", name)
-	}
-	return nil
-}
-
-// Install writes one profile on one node.
-func (k KindInstaller) Install(ctx context.Context, node string, p Profile) error {
-	if err := checkName(p.Name); err != nil {
-		return err
-	}
-	_, err := k.Docker(ctx, "exec", node, "sh", "-c", `mkdir -p "$(dirname "$1")" && printf '%s' "$2" > "$1.tmp" && mv "$1.tmp" "$1"`,
-		"sh", k.Path(p.Name), string(p.Content))
-	if err != nil {
-		return fmt.Errorf("installing seccomp profile %s on node %s: %w", p.Name, node, err)
-	}
-	return nil
-}
-
-// Remove deletes one profile from one node (no error if it is absent).
-func (k KindInstaller) Remove(ctx context.Context, node, name string) error {
-	if err := checkName(name); err != nil {
-		return err
-	}
-	if _, err := k.Docker(ctx, "exec", node, "rm", "-f", k.Path(name)); err != nil {
-		return fmt.Errorf("removing seccomp profile %s from node %s: %w", name, node, err)
-	}
-	return nil
-}
-
-// InstallAll installs every profile on every node, nodes in parallel, and
-// returns one result per node and profile (sorted by node, then profile).
-func InstallAll(ctx context.Context, in Installer, nodes []string, ps []Profile) []Result {
-	var (
-		mu  sync.Mutex
-		out []Result
-		wg  sync.WaitGroup
-	)
-	for _, n := range nodes {
-		wg.Add(1)
-		go func(n string) {
-			defer wg.Done()
-			for _, p := range ps {
-				err := in.Install(ctx, n, p)
-				mu.Lock()
-				out = append(out, Result{Node: n, Profile: p.Name, Err: err})
-				mu.Unlock()
-			}
-		}(n)
-	}
-	wg.Wait()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Node != out[j].Node {
-			return out[i].Node < out[j].Node
-		}
-		return out[i].Profile < out[j].Profile
-	})
-	return out
-}
-
-// FirstError returns the first failed result as an error, or nil.
-func FirstError(rs []Result) error {
-	for _, r := range rs {
-		if r.Err != nil {
-			return r.Err
-		}
-	}
-	return nil
 }

@@ -9,8 +9,13 @@ const (
 	// EphemeralContainerName is the name of the ephemeral container.
 	EphemeralContainerName = "debugger"
 	// SeccompLocalhostProfile is the localhostProfile of seccomp scenarios,
-	// relative to <kubelet root-dir>/seccomp; it denies mkdir.
-	SeccompLocalhostProfile = "skewproof/deny-mkdir.json"
+	// relative to <kubelet root-dir>/seccomp; it denies mkdir. The node
+	// agent of namespace skewproof-fixtures writes it there.
+	SeccompLocalhostProfile = "skewproof-profiles/skewproof-fixtures/deny-mkdir.json"
+	// SeccompMissingProfilePrefix starts the localhostProfile of failure
+	// row 4, a profile no node has; the suite appends the node's name and
+	// ".json" (one name per node, so no removal has to be waited for).
+	SeccompMissingProfilePrefix = "skewproof-profiles/skewproof-fixtures/missing-on-"
 	// AppArmorLocalhostProfile is the loaded AppArmor profile name of
 	// AppArmor scenarios; it denies writes.
 	AppArmorLocalhostProfile = "skewproof-deny-write"

@@ -310,7 +310,7 @@ var seccompRules = []Rule{
 		seccompKEP+" §Failure and Fallback Strategy, row 4",
 		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile passes the path; the runtime fails to read it", needSeccomp,
 		Observation{Summary: "pod created; container fails to start and is retried; the same pod runs on a node with the file",
-			Admission: Accepted, Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: SeccompLocalhostProfile}}),
+			Admission: Accepted, Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: SeccompMissingProfilePrefix}}),
 }
 
 // Sub-cases of the scenarios with several containers (Observation.Cases).

@@ -35,6 +35,7 @@ func init() {
 
 type runOptions struct {
 	name, apiserver, kubeconfig, labelFilter, junitDir, suite string
+	agentImg                                                  string
 	suites                                                    []string
 	kubelets                                                  []string
 	keep, parallel                                            bool
@@ -58,6 +59,7 @@ func runSuite(ctx context.Context, args []string) error {
 	suites := fs.String("suites", "seccomp", "comma-separated suites (packages under suites/) to run one after the other, e.g. seccomp,profiles")
 	fs.StringVar(&o.suite, "suite", "", "compiled binary of the one suite of --suites (default: built with 'go test -c ./suites/NAME' from the source tree)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "limit for the suite run")
+	fs.StringVar(&o.agentImg, "agent-image", "", "node agent image present on every node (default: built from this binary and loaded into the kind node containers; required with --kubeconfig when the nodes are not local containers)")
 	fs.Var(o.images, "node-image", "prebuilt node image for the control plane (REF), or for one kubelet version (VERSION=REF); repeatable")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -206,20 +208,38 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	nodeAccess := "none"
 	if allDockerContainers(ctx, nodes) {
 		nodeAccess = "docker"
-		if err := p.Timed(fmt.Sprintf("installing %d seccomp profiles on %d nodes", len(profiles.Seccomp()), len(nodes)), func() error {
-			return profiles.FirstError(profiles.InstallAll(ctx, profiles.KindInstaller{Docker: clusters.Docker}, nodes, profiles.Seccomp()))
-		}); err != nil {
-			return err
-		}
-	} else {
-		p.Step("nodes are not local containers: the profiles of profiles/seccomp must already be under <kubelet root>/seccomp/%s on every node; failure row 4 is skipped", profiles.Dir)
+	}
+	image, err := o.agentImage(ctx, p, nodes, nodeAccess)
+	if err != nil {
+		return err
+	}
+	fixtures, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
+	if err != nil {
+		return err
+	}
+	if err := p.Timed(fmt.Sprintf("installing %d seccomp profiles through the agent on %d nodes", len(profiles.Seccomp()), len(nodes)), func() error {
+		_, err := profiles.InstallFixtures(ctx, fixtures, image, 3*time.Minute)
+		return err
+	}); err != nil {
+		return err
+	}
+	if !o.keep && o.kubeconfig != "" {
+		// The agent removes the files when their profiles go (a new
+		// cluster is deleted as a whole).
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if derr := p.Timed("removing the seccomp profiles and their agent", func() error { return fixtures.Teardown(dctx, false) }); derr != nil {
+				err = errors.Join(err, derr)
+			}
+		}()
 	}
 
 	junit := filepath.Join(junitDir, "junit-"+o.name+".xml")
 	_ = os.Remove(junit)
 	runID := rand.String(6)
 	env := []string{"SKEWPROOF_KUBECONFIG=" + kubeconfig, "SKEWPROOF_CLUSTER=" + o.name,
-		"SKEWPROOF_NODE_ACCESS=" + nodeAccess, "SKEWPROOF_RUN_ID=" + runID, "SKEWPROOF_PROFILES_INSTALLED=1"}
+		"SKEWPROOF_NODE_ACCESS=" + nodeAccess, "SKEWPROOF_RUN_ID=" + runID, "SKEWPROOF_AGENT_IMAGE=" + image}
 	if o.keep {
 		env = append(env, "SKEWPROOF_KEEP=1")
 	}
@@ -550,4 +570,28 @@ func failedFilter(junit string) (string, error) {
 		}
 	}
 	return idFilter(ids, nodes), nil
+}
+
+// agentImage is the node agent image: --agent-image, or one built from this
+// (static) binary and loaded into kind node containers.
+func (o runOptions) agentImage(ctx context.Context, p *clusters.Progress, nodes []string, nodeAccess string) (string, error) {
+	if o.agentImg != "" {
+		return o.agentImg, nil
+	}
+	if nodeAccess != "docker" {
+		return "", usagef("the nodes are not local containers: pass --agent-image with a skewproof agent image present on every node (see docs/profiles/README.md)")
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	var ref string
+	err = p.Timed(fmt.Sprintf("loading the agent image into %d nodes", len(nodes)), func() error {
+		ref, err = profiles.LoadAgentImage(ctx, bin, nodes)
+		if err != nil {
+			return fmt.Errorf("%w (the skewproof binary must be static: build it with 'make build', or pass --agent-image)", err)
+		}
+		return nil
+	})
+	return ref, err
 }

@@ -3,6 +3,7 @@ package seccomp
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/skewproof/skewproof/clusters"
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/profiles"
+	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/suites/internal/observe"
@@ -105,25 +107,30 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), 
 			fx.ContainerSeccomp(fx.Profile(localhost, profiles.InvalidAction)))})
 	})
 
-	// Row 4 removes the scenario profile from the node for a while, so it
-	// runs alone.
+	// Row 4: a profile no node has (one name per node), then the same pod
+	// once the agent has installed that profile. Serial: it installs and
+	// removes a profile on every node.
 	kubeletRule("seccomp/failure/row-4", func(ctx context.Context, t *scenario) {
-		if env.NodeAccess != "docker" {
-			t.skip("node files cannot be changed from here (SKEWPROOF_NODE_ACCESS=" + env.NodeAccess + "): the profile cannot be removed and restored")
-		}
-		in := profiles.KindInstaller{Docker: clusters.Docker}
-		p, ok := profiles.SeccompByName(skew.SeccompLocalhostProfile)
+		fixtures, err := profiles.NewCluster(env.Config, profiles.FixturesNamespace)
+		Expect(err).NotTo(HaveOccurred())
+		content, ok := profiles.SeccompByName(skew.SeccompLocalhostProfile)
 		Expect(ok).To(BeTrue(), "profile %s is not a fixture", skew.SeccompLocalhostProfile)
-		Expect(in.Remove(ctx, t.nodeName(), p.Name)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) { Expect(in.Install(ctx, t.nodeName(), p)).To(Succeed()) })
-
+		m := profiles.Manifest{Kind: api.KindSeccompProfile, Name: path.Base(skew.SeccompMissingProfilePrefix) + t.nodeName(),
+			Content: string(content.Content)}
+		localhostProfile := api.SeccompLocalhostProfile(profiles.FixturesNamespace, m.Name)
+		Expect(localhostProfile).To(HavePrefix(skew.SeccompMissingProfilePrefix))
 		pod := func() []fx.PodOption {
-			return []fx.PodOption{fx.ContainerSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))}
+			return []fx.PodOption{fx.ContainerSeccomp(fx.Profile(localhost, localhostProfile))}
 		}
 		missing := t.runOnNode(ctx, "missing-profile", true, pod()...)
 
-		// The same pod on a node that has the file.
-		Expect(in.Install(ctx, t.nodeName(), p)).To(Succeed())
+		// The same pod on a node that has the file: installed through the
+		// agent, removed again afterwards.
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(profiles.Uninstall(ctx, fixtures, []profiles.Manifest{m}, time.Minute)).To(Succeed())
+		})
+		_, err = profiles.Install(ctx, fixtures, []profiles.Manifest{m}, nil, profiles.InstallOptions{Timeout: 2 * time.Minute})
+		Expect(err).NotTo(HaveOccurred())
 		Expect(t.Client.CoreV1().Pods(t.NS).Delete(ctx, "missing-profile", metav1.DeleteOptions{})).To(Succeed())
 		present := t.runOnNode(ctx, "profile-present", false, pod()...)
 		var must []string

@@ -190,17 +190,11 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		return nil
 	}
 	Expect(ensureRuntimeClass(ctx)).To(Succeed())
-	// The runner installs the profiles before starting the suite; run on
-	// its own (go test), the suite installs them where it can.
-	if os.Getenv("SKEWPROOF_PROFILES_INSTALLED") == "" && env.NodeAccess == "docker" {
-		var nodes []string
-		nl, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		for _, n := range nl.Items {
-			nodes = append(nodes, n.Name)
-		}
-		Expect(profiles.FirstError(profiles.InstallAll(ctx, profiles.KindInstaller{Docker: clusters.Docker}, nodes, profiles.Seccomp()))).To(Succeed())
-	}
+	// The profiles come from the node agent of the fixtures namespace
+	// ('skewproof run' deploys it and installs them before the suite).
+	c, err := profiles.NewCluster(env.Config, profiles.FixturesNamespace)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(profiles.CheckFixtures(ctx, c)).To(Succeed())
 	return nil
 }, func([]byte) {})
 

@@ -1,0 +1,51 @@
+package profiles
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skewproof/skewproof/profiles/agent"
+	"github.com/skewproof/skewproof/profiles/api"
+	"github.com/skewproof/skewproof/profiles/status"
+)
+
+// FixtureManifests are the seccomp fixtures as SeccompProfile manifests
+// (named after their files: "deny-mkdir.json" → "deny-mkdir").
+func FixtureManifests() []Manifest { return SeccompManifests(Seccomp()) }
+
+// InstallFixtures deploys the agent (image present on every node) in
+// FixturesNamespace and installs every seccomp fixture; it returns when
+// every node with an agent pod has them all Installed.
+func InstallFixtures(ctx context.Context, c *Cluster, image string, timeout time.Duration) ([]NodeReport, error) {
+	if c.Namespace != FixturesNamespace {
+		return nil, fmt.Errorf("the fixtures live in namespace %s, not %s", FixturesNamespace, c.Namespace)
+	}
+	if err := c.Deploy(ctx, agent.DeployOptions{Image: image}, timeout); err != nil {
+		return nil, fmt.Errorf("deploying the agent in %s: %w", c.Namespace, err)
+	}
+	return Install(ctx, c, FixtureManifests(), nil, InstallOptions{Timeout: timeout})
+}
+
+// CheckFixtures returns an error unless every seccomp fixture exists in
+// FixturesNamespace with the aggregated status Installed.
+func CheckFixtures(ctx context.Context, c *Cluster) error {
+	var bad []string
+	for _, m := range FixtureManifests() {
+		p, _, err := status.GetProfile(ctx, c.Dynamic, m.Kind, c.Namespace, m.Name)
+		switch {
+		case err != nil:
+			bad = append(bad, fmt.Sprintf("%s: %v", m.Name, err))
+		case p.Status.Status != api.Installed:
+			bad = append(bad, fmt.Sprintf("%s is %q", m.Name, p.Status.Status))
+		case p.LocalhostProfile() != Dir+"/"+m.Name+".json":
+			bad = append(bad, fmt.Sprintf("%s is at %s, want %s", m.Name, p.LocalhostProfile(), Dir+"/"+m.Name+".json"))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("seccomp fixtures not installed in namespace %s (%s); install them with 'skewproof profiles deploy --namespace %s' and 'skewproof profiles install --namespace %s', or run through 'skewproof run'",
+			c.Namespace, strings.Join(bad, "; "), FixturesNamespace, FixturesNamespace)
+	}
+	return nil
+}
