@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -213,26 +214,19 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	fixtures, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
-	if err != nil {
-		return err
-	}
-	if err := p.Timed(fmt.Sprintf("installing %d seccomp profiles through the agent on %d nodes", len(profiles.Seccomp()), len(nodes)), func() error {
-		_, err := profiles.InstallFixtures(ctx, fixtures, image, 3*time.Minute)
-		return err
-	}); err != nil {
-		return err
-	}
-	if !o.keep && o.kubeconfig != "" {
-		// The agent removes the files when their profiles go (a new
-		// cluster is deleted as a whole).
-		defer func() {
-			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			if derr := p.Timed("removing the seccomp profiles and their agent", func() error { return fixtures.Teardown(dctx, false) }); derr != nil {
-				err = errors.Join(err, derr)
-			}
-		}()
+	if slices.Contains(o.suites, "seccomp") {
+		if err := o.installFixtures(ctx, p, kubeconfig, image, len(nodes)); err != nil {
+			return err
+		}
+		if !o.keep && o.kubeconfig != "" {
+			// The agent removes the files when their profiles go (a new
+			// cluster is deleted as a whole).
+			defer func() {
+				if derr := removeFixtures(p, kubeconfig); derr != nil {
+					err = errors.Join(err, derr)
+				}
+			}()
+		}
 	}
 
 	junit := filepath.Join(junitDir, "junit-"+o.name+".xml")
@@ -594,4 +588,27 @@ func (o runOptions) agentImage(ctx context.Context, p *clusters.Progress, nodes 
 		return nil
 	})
 	return ref, err
+}
+
+// installFixtures deploys the agent of the fixtures namespace and installs
+// the seccomp fixtures the seccomp suite uses.
+func (o runOptions) installFixtures(ctx context.Context, p *clusters.Progress, kubeconfig, image string, nodes int) error {
+	c, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
+	if err != nil {
+		return err
+	}
+	return p.Timed(fmt.Sprintf("installing %d seccomp profiles through the agent on %d nodes", len(profiles.Seccomp()), nodes), func() error {
+		_, err := profiles.InstallFixtures(ctx, c, image, 3*time.Minute)
+		return err
+	})
+}
+
+func removeFixtures(p *clusters.Progress, kubeconfig string) error {
+	c, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return p.Timed("removing the seccomp profiles and their agent", func() error { return c.Teardown(ctx, false) })
 }
