@@ -13,6 +13,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -28,25 +29,20 @@ var specName = regexp.MustCompile(`^\[(seccomp/[^\]]+)\] .* \[LinuxOnly\]( \[nod
 func TestDryRunListsTheCatalogue(t *testing.T) {
 	workers := []string{"w1", "w2"}
 	report := filepath.Join(t.TempDir(), "report.json")
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestSeccomp$", "-test.v",
-		"-ginkgo.dry-run", "-ginkgo.no-color", "-ginkgo.json-report", report)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SKEWPROOF_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "SKEWPROOF_NODES=w1=1.34.4,w2=1.37.2", "SKEWPROOF_APISERVER=1.37.2")
-	out, err := cmd.CombinedOutput()
+	out, err := runFakeSuite("w1=1.34.4,w2=1.37.2", "-ginkgo.dry-run", "-ginkgo.json-report", report)
 	if err != nil {
 		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	if strings.Contains(out, reports.ProgressPrefix) {
+		t.Errorf("a dry run must not report results:\n%s", out)
 	}
 	b, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatalf("dry run wrote no report: %v\n%s", err, out)
 	}
-	var reports []types.Report
-	if err := json.Unmarshal(b, &reports); err != nil || len(reports) != 1 {
-		t.Fatalf("reading the dry run's report (%d suites): %v", len(reports), err)
+	var suites []types.Report
+	if err := json.Unmarshal(b, &suites); err != nil || len(suites) != 1 {
+		t.Fatalf("reading the dry run's report (%d suites): %v", len(suites), err)
 	}
 
 	want := map[string]bool{}
@@ -63,7 +59,7 @@ func TestDryRunListsTheCatalogue(t *testing.T) {
 		}
 	}
 	got := map[string]bool{}
-	for _, s := range reports[0].SpecReports {
+	for _, s := range suites[0].SpecReports {
 		if s.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
@@ -102,4 +98,40 @@ func TestDryRunListsTheCatalogue(t *testing.T) {
 	if len(got) == 0 {
 		t.Errorf("dry run listed no spec:\n%s", out)
 	}
+}
+
+// TestProgressLinePerSpec runs one spec of the suite for real against the
+// made-up cluster: it fails in the framework's set-up (there is no API
+// server to talk to; nothing is contacted), and exactly one progress line
+// for it must come out, with the catalogue id, as the runner expects; none
+// from the framework's preview of the spec tree.
+func TestProgressLinePerSpec(t *testing.T) {
+	out, err := runFakeSuite("w1=1.34.4", "-ginkgo.label-filter", "seccomp-api-types")
+	if err == nil {
+		t.Fatalf("the spec passed without an API server:\n%s", out)
+	}
+	var lines []reports.Result
+	for _, l := range strings.Split(out, "\n") {
+		if r, ok := reports.ParseProgress(l); ok {
+			lines = append(lines, r)
+		}
+	}
+	if len(lines) != 1 || lines[0].ID != "seccomp/api/types" || lines[0].Verdict != reports.Fail {
+		t.Errorf("progress lines %+v, want one failed seccomp/api/types:\n%s", lines, out)
+	}
+}
+
+// runFakeSuite runs TestSeccomp of this test binary with SKEWPROOF_NODES
+// (no cluster discovery) and the given Ginkgo flags, and returns its output.
+func runFakeSuite(nodes string, args ...string) (string, error) {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run", "^TestSeccomp$", "-test.v", "-ginkgo.no-color"}, args...)...)
+	for _, kv := range os.Environ() {
+		// No cluster: neither ours nor an in-cluster configuration.
+		if !strings.HasPrefix(kv, "SKEWPROOF_") && !strings.HasPrefix(kv, "KUBERNETES_SERVICE_") && !strings.HasPrefix(kv, "KUBECONFIG=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "SKEWPROOF_NODES="+nodes, "SKEWPROOF_APISERVER=1.37.2")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }

@@ -104,13 +104,15 @@ type scope struct {
 // kubeletRule add their specs to it.
 var declaring *scope
 
-// setUp comes first in every top-level Describe. Its BeforeEach runs before
+// setUp comes first in every top-level Describe. It reports each finished
+// spec's progress line (reportProgress). Its BeforeEach runs before
 // the framework's: the oracle's expectation is recorded, and a spec the
 // oracle skips is skipped, before the framework creates the namespace.
 // The namespaces are privileged: specs run Unconfined containers and pin
 // pods to nodes.
 func setUp() {
 	s := &scope{}
+	ReportAfterEach(reportProgress)
 	BeforeEach(func() { s.t = prepare(CurrentSpecReport()) })
 	s.f = framework.NewFramework("skewproof-seccomp", framework.Options{ClientQPS: 50, ClientBurst: 100}, nil)
 	s.f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged

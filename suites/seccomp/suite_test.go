@@ -41,14 +41,11 @@ var env struct {
 	Workers    []node
 	// NodeAccess says whether node files can be changed ("docker") or not.
 	NodeAccess string
-	DryRun     bool
 }
 
 func TestSeccomp(t *testing.T) {
 	env.Kubeconfig = os.Getenv("SKEWPROOF_KUBECONFIG")
 	env.Cluster = os.Getenv("SKEWPROOF_CLUSTER")
-	suiteCfg, _ := GinkgoConfiguration()
-	env.DryRun = suiteCfg.DryRun
 	switch {
 	case os.Getenv("SKEWPROOF_NODES") != "":
 		if err := fakeEnv(os.Getenv("SKEWPROOF_APISERVER"), os.Getenv("SKEWPROOF_NODES")); err != nil {
@@ -230,7 +227,7 @@ func schedulable(n corev1.Node) bool {
 }
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	if env.DryRun || env.Client == nil {
+	if dryRun() || env.Client == nil {
 		return nil
 	}
 	Expect(ensureRuntimeClass(ctx)).To(Succeed())
@@ -249,26 +246,37 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 }, func([]byte) {})
 
 var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
-	if env.DryRun || env.Client == nil {
+	if dryRun() || env.Client == nil {
 		return
 	}
 	deleteLeftovers(ctx)
 })
 
-// ReportAfterEach prints one machine-readable line per finished spec; the
-// runner turns them into live progress.
-var _ = ReportAfterEach(func(r SpecReport) {
-	if env.DryRun {
+// reportProgress prints one machine-readable line per finished spec; the
+// runner turns them into live progress. setUp registers it in every
+// top-level Describe: a top-level ReportAfterEach would not survive the
+// preview of the spec tree that framework.AfterReadingAllFlags makes
+// (Ginkgo runs the suite from a copy that holds only containers and suite
+// nodes).
+func reportProgress(r SpecReport) {
+	if dryRun() {
 		return
 	}
 	if res, ok := reports.FromSpec(r); ok {
 		fmt.Fprintln(os.Stdout, reports.FormatProgress(res))
 	}
-})
+}
+
+// dryRun says whether specs are only being listed: with --ginkgo.dry-run,
+// and while framework.AfterReadingAllFlags previews the tree.
+func dryRun() bool {
+	cfg, _ := GinkgoConfiguration()
+	return cfg.DryRun
+}
 
 var _ = ReportAfterSuite("skewproof JUnit", func(r Report) {
 	path := os.Getenv("SKEWPROOF_JUNIT")
-	if path == "" || env.DryRun {
+	if path == "" || r.SuiteConfig.DryRun {
 		return
 	}
 	s := reports.FromGinkgo(r, "seccomp", env.Cluster)
