@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/skewproof/skewproof/clusters"
@@ -36,16 +37,22 @@ type node struct {
 var env struct {
 	Kubeconfig string
 	Cluster    string
+	Config     *rest.Config
 	Client     kubernetes.Interface
 	APIServer  *version.Version
 	Workers    []node
 	// NodeAccess says whether node files can be changed ("docker") or not.
 	NodeAccess string
+	// DryRun is --ginkgo.dry-run; dryRun() also covers the framework's
+	// preview of the spec tree (suite nodes run in neither).
+	DryRun bool
 }
 
 func TestSeccomp(t *testing.T) {
 	env.Kubeconfig = os.Getenv("SKEWPROOF_KUBECONFIG")
 	env.Cluster = os.Getenv("SKEWPROOF_CLUSTER")
+	suiteCfg, _ := GinkgoConfiguration()
+	env.DryRun = suiteCfg.DryRun
 	switch {
 	case os.Getenv("SKEWPROOF_NODES") != "":
 		if err := fakeEnv(os.Getenv("SKEWPROOF_APISERVER"), os.Getenv("SKEWPROOF_NODES")); err != nil {
@@ -135,7 +142,10 @@ func fakeEnv(apiserver, nodes string) error {
 		env.Workers = append(env.Workers, node{Name: name, Kubelet: v, Host: hostFacts("containerd")})
 	}
 	env.NodeAccess = "none"
-	// No API server: the specs are only listed (--ginkgo.dry-run).
+	// No API server: the specs are listed (--ginkgo.dry-run), or run and
+	// fail in the framework's set-up, which finds no kubeconfig. The host
+	// keeps the framework from looking for an in-cluster configuration
+	// while it reads its settings; nothing ever connects to it.
 	configureFramework("")
 	framework.TestContext.Host = "https://dry-run.invalid"
 	return nil
@@ -153,6 +163,7 @@ func discover(ctx context.Context) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = 50, 100
+	env.Config = cfg
 	if env.Client, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
@@ -227,7 +238,7 @@ func schedulable(n corev1.Node) bool {
 }
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	if dryRun() || env.Client == nil {
+	if env.DryRun || env.Client == nil {
 		return nil
 	}
 	Expect(ensureRuntimeClass(ctx)).To(Succeed())
@@ -246,7 +257,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 }, func([]byte) {})
 
 var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
-	if dryRun() || env.Client == nil {
+	if env.DryRun || env.Client == nil {
 		return
 	}
 	deleteLeftovers(ctx)
