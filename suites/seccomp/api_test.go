@@ -20,6 +20,7 @@ const (
 
 // KEP §Proposal › API › Pod API; failure rows 5 and 6.
 var _ = Describe("[seccomp] API validation", Label("seccomp", "api"), func() {
+	setUp()
 	apiRule("seccomp/api/types", func(ctx context.Context, t *scenario) {
 		t.judge(
 			sub{Name: "pod RuntimeDefault + container Localhost", Obs: t.create(ctx, fx.Pod("types", fx.Unschedulable(),

@@ -11,6 +11,7 @@ import (
 
 // KEP §Version Skew Strategy › Pod Creation.
 var _ = Describe("[seccomp] pod creation", Label("seccomp", "create"), func() {
+	setUp()
 	podAnn := skew.SeccompPodAnnotation
 	ctrAnn := skew.SeccompContainerAnnotation(skew.ContainerName)
 

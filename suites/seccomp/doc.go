@@ -9,6 +9,12 @@
 // cluster, and records a verdict (pass, deviation, fail, skip with reason)
 // as JUnit test case properties.
 //
+// The specs run on k8s.io/kubernetes/test/e2e/framework: a framework
+// instance per top-level Describe gives every spec its clients and a
+// privileged namespace of its own, and the framework's pod helpers exec
+// into containers and wait for pods. The framework is configured from the
+// environment below, not from command-line flags.
+//
 // Environment:
 //
 //	SKEWPROOF_KUBECONFIG  kubeconfig of the cluster under test (required to run)

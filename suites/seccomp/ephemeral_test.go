@@ -34,6 +34,7 @@ func (t *scenario) addEphemeral(ctx context.Context, pod string, profile *corev1
 
 // KEP §Version Skew Strategy › Pod Update (ephemeral containers).
 var _ = Describe("[seccomp] ephemeral containers", Label("seccomp", "ephemeral"), func() {
+	setUp()
 	apiRule("seccomp/ephemeral/no-annotation-sync", func(ctx context.Context, t *scenario) {
 		t.mustCreate(ctx, fx.Pod("target", fx.Unschedulable(), fx.PodSeccomp(fx.Profile(runtimeDefault, ""))))
 		t.judge(sub{Name: "ephemeral container with field Unconfined", Obs: t.addEphemeral(ctx, "target", fx.Profile(unconfined, ""))})

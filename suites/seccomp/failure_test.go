@@ -47,6 +47,7 @@ func describeOutcome(alts []skew.ContainerOutcome, c *observe.Container) string 
 // 6 are API rules: seccomp/api/runtime-profile-invalid and
 // seccomp/api/localhost-path-invalid).
 var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), func() {
+	setUp()
 	kubeletRule("seccomp/failure/row-1", func(ctx context.Context, t *scenario) {
 		obs := t.runOnNode(ctx, "no-seccomp-runtime", false,
 			fx.RuntimeClass(clusters.NoSeccompHandler), fx.PodSeccomp(fx.Profile(runtimeDefault, "")))

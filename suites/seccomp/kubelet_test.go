@@ -31,6 +31,7 @@ func (t *scenario) startOnNode(ctx context.Context, name string, opts ...fx.PodO
 // KEP §Version Skew Strategy › Kubelet Backwards compatibility; §RuntimeProfile;
 // §LocalhostProfile and §Seccomp root path configuration.
 var _ = Describe("[seccomp] kubelet", Label("seccomp", "kubelet"), func() {
+	setUp()
 	kubeletRule("seccomp/kubelet/precedence", func(ctx context.Context, t *scenario) {
 		t.judge(sub{Name: "pod field RuntimeDefault + container annotation unconfined", Obs: t.runOnNode(ctx, "precedence", false,
 			fx.PodSeccomp(fx.Profile(runtimeDefault, "")),

@@ -1,7 +1,6 @@
 package seccomp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,9 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+	admissionapi "k8s.io/pod-security-admission/api"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/reports"
@@ -78,19 +77,68 @@ func (w *warnings) take() []string {
 	return out
 }
 
-// scenario is one spec's context: the oracle's expectation, its namespace,
-// a client that collects warnings, the node for kubelet rules.
+// scenario is one spec's context: the oracle's expectation, the framework
+// and its namespace, a client that collects warnings, the node for kubelet
+// rules.
 type scenario struct {
 	ID     string
 	Node   *node
 	Exp    skew.Expectation
+	F      *framework.Framework
 	NS     string
 	Client kubernetes.Interface
 	warn   *warnings
 	result reports.Result
 }
 
-func run(ctx context.Context, id string, nd *node, body func(context.Context, *scenario)) {
+// scope is what the specs of one top-level Describe share: the framework
+// instance, which gives every spec its clients and a namespace of its own,
+// and the scenario of the running spec (the specs of one process run one
+// at a time).
+type scope struct {
+	f *framework.Framework
+	t *scenario
+}
+
+// declaring is the scope of the Describe being built; apiRule and
+// kubeletRule add their specs to it.
+var declaring *scope
+
+// setUp comes first in every top-level Describe. It reports each finished
+// spec's progress line (reportProgress). Its BeforeEach runs before
+// the framework's: the oracle's expectation is recorded, and a spec the
+// oracle skips is skipped, before the framework creates the namespace.
+// The namespaces are privileged: specs run Unconfined containers and pin
+// pods to nodes.
+func setUp() {
+	s := &scope{}
+	ReportAfterEach(reportProgress)
+	BeforeEach(func() { s.t = prepare(CurrentSpecReport()) })
+	s.f = framework.NewFramework("skewproof-seccomp", framework.Options{ClientQPS: 50, ClientBurst: 100}, nil)
+	s.f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
+	declaring = s
+}
+
+// prepare asks the oracle about the spec (its catalogue id and node are
+// among its labels), records the expectation and skips the spec when the
+// oracle says so.
+func prepare(r SpecReport) *scenario {
+	var id string
+	var nd *node
+	for _, l := range r.Labels() {
+		if v, ok := ruleIDs[l]; ok {
+			id = v
+		}
+		if name, ok := strings.CutPrefix(l, "node:"); ok {
+			for i := range env.Workers {
+				if env.Workers[i].Name == name {
+					nd = &env.Workers[i]
+				}
+			}
+			Expect(nd).NotTo(BeNil(), "spec %q: no worker %s", r.LeafNodeText, name)
+		}
+	}
+	Expect(id).NotTo(BeEmpty(), "spec %q has no catalogue id label", r.LeafNodeText)
 	kubelet, host := env.Workers[0].Kubelet, env.Workers[0].Host
 	if nd != nil {
 		kubelet, host = nd.Kubelet, nd.Host
@@ -113,11 +161,19 @@ func run(ctx context.Context, id string, nd *node, body func(context.Context, *s
 		t.record()
 		Skip(skip)
 	}
-	cfg := rest.CopyConfig(env.Config)
+	return t
+}
+
+// run runs a spec's body in the namespace the framework created for it,
+// with a client that collects the API server's warnings.
+func (s *scope) run(ctx context.Context, body func(context.Context, *scenario)) {
+	t := s.t
+	t.F, t.NS = s.f, s.f.Namespace.Name
+	cfg := s.f.ClientConfig()
 	cfg.WarningHandler = t.warn
+	var err error
 	t.Client, err = kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
-	t.NS = createNamespace(ctx)
 	body(ctx, t)
 }
 
@@ -126,27 +182,19 @@ func (t *scenario) record() {
 	AddReportEntry(reports.EntryName, string(b), ReportEntryVisibilityNever)
 }
 
-func createNamespace(ctx context.Context) string {
-	ns, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "skewproof-seccomp-",
-		Labels:       map[string]string{suiteLabel: "seccomp", runLabel: runID, processLabel: processID},
-	}}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred(), "creating a namespace")
-	name := ns.Name
-	DeferCleanup(func(ctx SpecContext) {
-		err := env.Client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			Fail(fmt.Sprintf("deleting namespace %s: %v", name, err))
-		}
-	})
-	// Pods are admitted only once the namespace's default service account exists.
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := env.Client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
-	})
-	Expect(err).NotTo(HaveOccurred(), "waiting for the default service account of %s", name)
-	return name
+// createTestingNS is the framework's namespace creation with the labels of
+// this run and process added.
+func createTestingNS(ctx context.Context, baseName string, c kubernetes.Interface, labels map[string]string) (*corev1.Namespace, error) {
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[suiteLabel], labels[runLabel], labels[processLabel] = "seccomp", runID, processID
+	return framework.CreateTestingNS(ctx, baseName, c, labels)
 }
+
+// pods is the pod client of the spec's namespace (reads; writes whose
+// warnings are observed go through t.Client).
+func (t *scenario) pods() *e2epod.PodClient { return e2epod.NewPodClient(t.F) }
 
 // deleteLeftovers removes what this process created and did not remove
 // (a spec interrupted half-way); never another process's namespaces.
@@ -286,7 +334,7 @@ func (t *scenario) observeWrite(ctx context.Context, p *corev1.Pod, err error) o
 		return o
 	}
 	o.Admission = skew.Accepted
-	stored, err := env.Client.CoreV1().Pods(t.NS).Get(ctx, p.Name, metav1.GetOptions{})
+	stored, err := t.pods().Get(ctx, p.Name, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred(), "reading the stored pod back")
 	o.Object, err = observe.ToUnstructured(stored)
 	Expect(err).NotTo(HaveOccurred())
@@ -333,7 +381,7 @@ func (t *scenario) observeContainer(ctx context.Context, pod, container string, 
 	var lastErr error
 	var exited *observe.Container
 	err := wait.PollUntilContextTimeout(ctx, time.Second, podTimeout, true, func(ctx context.Context) (bool, error) {
-		p, err := env.Client.CoreV1().Pods(t.NS).Get(ctx, pod, metav1.GetOptions{})
+		p, err := t.pods().Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -404,7 +452,7 @@ func (t *scenario) observeContainer(ctx context.Context, pod, container string, 
 // eventCount counts the events of a pod with one of the given reasons
 // (e.g. the kubelet's Failed and BackOff), with their repetitions.
 func (t *scenario) eventCount(ctx context.Context, pod string, reasons ...string) int {
-	el, err := env.Client.CoreV1().Events(t.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
+	el, err := t.F.ClientSet.CoreV1().Events(t.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
 	if err != nil {
 		return 0
 	}
@@ -425,7 +473,7 @@ func (t *scenario) eventCount(ctx context.Context, pod string, reasons ...string
 }
 
 func (t *scenario) eventMessages(ctx context.Context, pod string) string {
-	el, err := env.Client.CoreV1().Events(t.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
+	el, err := t.F.ClientSet.CoreV1().Events(t.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
 	if err != nil {
 		return ""
 	}
@@ -440,15 +488,8 @@ func (t *scenario) eventMessages(ctx context.Context, pod string) string {
 
 // exec runs a command in a container and returns its output and exit error.
 func (t *scenario) exec(ctx context.Context, pod, container string, cmd ...string) (string, string, error) {
-	req := env.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace(t.NS).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	ex, err := remotecommand.NewSPDYExecutor(env.Config, "POST", req.URL())
-	if err != nil {
-		return "", "", err
-	}
-	var out, errb bytes.Buffer
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errb})
-	return out.String(), errb.String(), err
+	return e2epod.Exec(t.F.TContext(ctx), e2epod.ExecOptions{Command: cmd, Namespace: t.NS, PodName: pod, ContainerName: container,
+		CaptureStdout: true, CaptureStderr: true, PreserveWhitespace: true, Quiet: true})
 }
 
 var seccompLine = regexp.MustCompile(`(?m)^Seccomp:\s*(\d+)`)

@@ -2,6 +2,7 @@ package seccomp
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -16,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles"
@@ -42,7 +43,9 @@ var env struct {
 	Workers    []node
 	// NodeAccess says whether node files can be changed ("docker") or not.
 	NodeAccess string
-	DryRun     bool
+	// DryRun is --ginkgo.dry-run; dryRun() also covers the framework's
+	// preview of the spec tree (suite nodes run in neither).
+	DryRun bool
 }
 
 func TestSeccomp(t *testing.T) {
@@ -65,8 +68,50 @@ func TestSeccomp(t *testing.T) {
 	if env.Cluster == "" {
 		env.Cluster = "cluster"
 	}
+	// Builds the spec tree (framework.AfterReadingAllFlags previews it to
+	// validate the spec texts), so the workers must be known by now.
+	framework.AfterReadingAllFlags(&framework.TestContext)
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "skewproof seccomp")
+}
+
+// configureFramework sets up k8s.io/kubernetes/test/e2e/framework for this
+// suite. Its command-line flags are registered on a flag set of their own,
+// never on the suite binary's: the runner's interface stays the
+// SKEWPROOF_* environment and the -ginkgo.* flags, and the framework gets
+// its defaults, overridden below where the suite needs something else.
+func configureFramework(kubeconfig string) {
+	fs := flag.NewFlagSet("e2e-framework", flag.ContinueOnError)
+	framework.RegisterCommonFlags(fs)
+	framework.RegisterClusterFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		panic(err)
+	}
+	tc := &framework.TestContext
+	tc.KubeConfig = kubeconfig
+	tc.KubeContext = ""
+	// No cloud: the framework's null provider, no node killer, no log
+	// gathering over ssh, no metrics or resource-usage gathering, nothing
+	// read from a Kubernetes source tree.
+	tc.Provider = "skeleton"
+	tc.RepoRoot = ""
+	tc.DisableLogDump = true
+	tc.DumpLogsOnFailure = false
+	tc.GatherKubeSystemResourceUsageData = "false"
+	tc.GatherMetricsAfterTest = "false"
+	tc.GatherSuiteMetricsAfterTest = false
+	tc.GatherLogsSizes = false
+	tc.ReportDir = "" // the JUnit file is written by package reports
+	tc.AllowedNotReadyNodes = -1
+	tc.MinStartupPods = -1
+	tc.E2EDockerConfigFile = ""
+	// A namespace per spec, deleted after it (failed or not), after its
+	// default service account exists; labelled so that the runner and
+	// deleteLeftovers find it.
+	tc.DeleteNamespace = true
+	tc.DeleteNamespaceOnFailure = true
+	tc.VerifyServiceAccount = true
+	tc.CreateTestingNS = createTestingNS
 }
 
 func cleanVersion(s string) (*version.Version, error) {
@@ -97,6 +142,12 @@ func fakeEnv(apiserver, nodes string) error {
 		env.Workers = append(env.Workers, node{Name: name, Kubelet: v, Host: hostFacts("containerd")})
 	}
 	env.NodeAccess = "none"
+	// No API server: the specs are listed (--ginkgo.dry-run), or run and
+	// fail in the framework's set-up, which finds no kubeconfig. The host
+	// keeps the framework from looking for an in-cluster configuration
+	// while it reads its settings; nothing ever connects to it.
+	configureFramework("")
+	framework.TestContext.Host = "https://dry-run.invalid"
 	return nil
 }
 
@@ -106,7 +157,8 @@ func hostFacts(runtime string) skew.HostFacts {
 }
 
 func discover(ctx context.Context) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
+	configureFramework(env.Kubeconfig)
+	cfg, err := framework.LoadConfig()
 	if err != nil {
 		return err
 	}
@@ -205,20 +257,31 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 	deleteLeftovers(ctx)
 })
 
-// ReportAfterEach prints one machine-readable line per finished spec; the
-// runner turns them into live progress.
-var _ = ReportAfterEach(func(r SpecReport) {
-	if env.DryRun {
+// reportProgress prints one machine-readable line per finished spec; the
+// runner turns them into live progress. setUp registers it in every
+// top-level Describe: a top-level ReportAfterEach would not survive the
+// preview of the spec tree that framework.AfterReadingAllFlags makes
+// (Ginkgo runs the suite from a copy that holds only containers and suite
+// nodes).
+func reportProgress(r SpecReport) {
+	if dryRun() {
 		return
 	}
 	if res, ok := reports.FromSpec(r); ok {
 		fmt.Fprintln(os.Stdout, reports.FormatProgress(res))
 	}
-})
+}
+
+// dryRun says whether specs are only being listed: with --ginkgo.dry-run,
+// and while framework.AfterReadingAllFlags previews the tree.
+func dryRun() bool {
+	cfg, _ := GinkgoConfiguration()
+	return cfg.DryRun
+}
 
 var _ = ReportAfterSuite("skewproof JUnit", func(r Report) {
 	path := os.Getenv("SKEWPROOF_JUNIT")
-	if path == "" || env.DryRun {
+	if path == "" || r.SuiteConfig.DryRun {
 		return
 	}
 	s := reports.FromGinkgo(r, "seccomp", env.Cluster)
@@ -268,28 +331,40 @@ func specText(id, what string, nd *node) string {
 	return s
 }
 
-// apiRule declares a spec for an API server rule (once per cluster).
-func apiRule(id string, body func(ctx context.Context, t *scenario), decorators ...any) bool {
+// ruleIDs maps the label of every declared catalogue id back to the id
+// (prepare finds a spec's id from its labels).
+var ruleIDs = map[string]string{}
+
+// declared checks a catalogue id and returns the scope of the Describe
+// being built.
+func declared(id string) (skew.Rule, *scope) {
 	r, ok := skew.RuleByID(id)
 	if !ok {
 		panic("unknown catalogue id " + id)
 	}
+	if declaring == nil {
+		panic("spec " + id + " declared outside a Describe that called setUp")
+	}
+	ruleIDs[strings.ReplaceAll(id, "/", "-")] = id
+	return r, declaring
+}
+
+// apiRule declares a spec for an API server rule (once per cluster).
+func apiRule(id string, body func(ctx context.Context, t *scenario), decorators ...any) bool {
+	r, s := declared(id)
 	args := append([]any{specLabels(id, nil)}, decorators...)
-	args = append(args, func(ctx SpecContext) { run(ctx, id, nil, body) })
+	args = append(args, func(ctx SpecContext) { s.run(ctx, body) })
 	It(specText(id, r.Title, nil), args...)
 	return true
 }
 
 // kubeletRule declares one spec per worker node for a kubelet rule.
 func kubeletRule(id string, body func(ctx context.Context, t *scenario), decorators ...any) bool {
-	r, ok := skew.RuleByID(id)
-	if !ok {
-		panic("unknown catalogue id " + id)
-	}
+	r, s := declared(id)
 	for i := range env.Workers {
 		nd := env.Workers[i]
 		args := append([]any{specLabels(id, &nd)}, decorators...)
-		args = append(args, func(ctx SpecContext) { run(ctx, id, &nd, body) })
+		args = append(args, func(ctx SpecContext) { s.run(ctx, body) })
 		It(specText(id, r.Title, &nd), args...)
 	}
 	return true

@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
@@ -67,6 +67,7 @@ func rePrefix(prefix string) func(skew.Observation) skew.Observation {
 
 // KEP §Version Skew Strategy › PodTemplates.
 var _ = Describe("[seccomp] pod templates", Label("seccomp", "template"), func() {
+	setUp()
 	apiRule("seccomp/template/no-sync", func(ctx context.Context, t *scenario) {
 		tmpl := fx.Template("nosync", fx.Annotation(skew.SeccompPodAnnotation, "runtime/default"))
 		var subs []sub
@@ -91,16 +92,10 @@ var _ = Describe("[seccomp] pod templates", Label("seccomp", "template"), func()
 		tmpl := fx.Template("inst", fx.Unschedulable(), fx.Annotation(skew.SeccompPodAnnotation, "runtime/default"))
 		_, err := t.createWorkload(ctx, fx.ReplicaSet("inst", 1, tmpl))
 		Expect(err).NotTo(HaveOccurred(), "creating the ReplicaSet")
-		var pod *corev1.Pod
-		err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			pl, err := env.Client.CoreV1().Pods(t.NS).List(ctx, metav1.ListOptions{LabelSelector: "skewproof.io/workload=inst"})
-			if err != nil || len(pl.Items) == 0 {
-				return false, nil
-			}
-			pod = &pl.Items[0]
-			return true, nil
-		})
+		pl, err := e2epod.WaitForPods(ctx, t.F.ClientSet, t.NS, metav1.ListOptions{LabelSelector: "skewproof.io/workload=inst"},
+			e2epod.Range{MinFound: 1}, time.Minute, "exist", func(*corev1.Pod) bool { return true })
 		Expect(err).NotTo(HaveOccurred(), "waiting for the ReplicaSet's pod")
+		pod := &pl.Items[0]
 		u, err := observe.ToUnstructured(pod)
 		Expect(err).NotTo(HaveOccurred())
 		t.judge(sub{Name: "pod of a ReplicaSet whose template has only the annotation", Obs: observe.Observation{Admission: skew.Accepted, Object: u}})

@@ -2,15 +2,14 @@ package seccomp
 
 import (
 	"context"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
@@ -19,6 +18,7 @@ import (
 
 // KEP §Version Skew Strategy › Pod Update.
 var _ = Describe("[seccomp] pod update", Label("seccomp", "update"), func() {
+	setUp()
 	apiRule("seccomp/update/field-immutable", func(ctx context.Context, t *scenario) {
 		t.mustCreate(ctx, fx.Pod("immutable", fx.Unschedulable(),
 			fx.PodSeccomp(fx.Profile(runtimeDefault, "")),
@@ -54,11 +54,7 @@ var _ = Describe("[seccomp] pod update", Label("seccomp", "update"), func() {
 		if obs.Admission == skew.Accepted {
 			restarts := restartCount(ctx, t, "annotated")
 			_, _, _ = t.exec(ctx, "annotated", skew.ContainerName, "kill", "1")
-			err := wait.PollUntilContextTimeout(ctx, time.Second, podTimeout, true, func(ctx context.Context) (bool, error) {
-				p, err := env.Client.CoreV1().Pods(t.NS).Get(ctx, "annotated", metav1.GetOptions{})
-				if err != nil {
-					return false, nil
-				}
+			err := e2epod.WaitForPodCondition(ctx, t.F.ClientSet, t.NS, "annotated", "restarted and running", podTimeout, func(p *corev1.Pod) (bool, error) {
 				s, _ := podStatus(p, skew.ContainerName)
 				return s.RestartCount > restarts && s.State.Running != nil, nil
 			})
@@ -71,7 +67,7 @@ var _ = Describe("[seccomp] pod update", Label("seccomp", "update"), func() {
 })
 
 func restartCount(ctx context.Context, t *scenario, pod string) int32 {
-	p, err := env.Client.CoreV1().Pods(t.NS).Get(ctx, pod, metav1.GetOptions{})
+	p, err := t.pods().Get(ctx, pod, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	s, _ := podStatus(p, skew.ContainerName)
 	return s.RestartCount
