@@ -65,8 +65,15 @@ func runProfilesDeploy(ctx context.Context, args []string) error {
 			nodes = append(nodes, n.Name)
 		}
 		fmt.Fprintf(os.Stderr, "loading the agent image into %s\n", strings.Join(nodes, ", "))
-		if *image, err = profiles.LoadAgentImage(ctx, bin, nodes); err != nil {
+		img, err := profiles.LoadAgentImage(ctx, bin, nodes)
+		if err != nil {
 			return fmt.Errorf("%w (the binary must be static: CGO_ENABLED=0; or pass --image)", err)
+		}
+		*image = img.Ref
+		if img.Note != "" {
+			fmt.Fprintf(os.Stderr, "warning: %s; nodes with AppArmor will report Failed for AppArmorProfiles\n", img.Note)
+		} else {
+			fmt.Fprintf(os.Stderr, "agent image %s with apparmor_parser from %s\n", img.Ref, img.AppArmorParser)
 		}
 	}
 	if err := c.Deploy(ctx, agent.DeployOptions{Image: *image, KubeletRoot: *kubeletRoot}, *timeout); err != nil {

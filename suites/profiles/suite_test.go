@@ -143,8 +143,12 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		if os.Getenv("SKEWPROOF_BINARY") == "" {
 			DeferCleanup(os.Remove, bin)
 		}
-		image, err = profiles.LoadAgentImage(ctx, bin, nodeNames())
+		img, err := profiles.LoadAgentImage(ctx, bin, nodeNames())
 		Expect(err).NotTo(HaveOccurred())
+		image = img.Ref
+		if img.Note != "" {
+			GinkgoWriter.Printf("warning: %s\n", img.Note)
+		}
 	}
 	By("deploying the agent image " + image)
 	Expect(env.Cluster.Deploy(ctx, agent.DeployOptions{Image: image}, 3*time.Minute)).To(Succeed())
