@@ -98,7 +98,9 @@ type Agent struct {
 }
 
 type writtenStatus struct {
-	replaced string
+	// replaced holds the resource versions this agent's writes superseded
+	// since the informer last caught up ("" for a create).
+	replaced map[string]bool
 	obj      *unstructured.Unstructured
 }
 
@@ -287,11 +289,11 @@ func (a *Agent) currentStatus(profile string) (*unstructured.Unstructured, error
 	w, ok := a.written[name]
 	switch {
 	case !ok:
-	case cached == nil && w.replaced == "":
+	case cached == nil && w.replaced[""]:
 		// Created by this agent, not seen by the informer yet.
 		return w.obj.DeepCopy(), nil
-	case cached != nil && cached.GetUID() == w.obj.GetUID() && cached.GetResourceVersion() == w.replaced:
-		// The informer still has the version this agent replaced.
+	case cached != nil && cached.GetUID() == w.obj.GetUID() && w.replaced[cached.GetResourceVersion()]:
+		// The informer still has a version this agent replaced.
 		return w.obj.DeepCopy(), nil
 	default:
 		delete(a.written, name)
@@ -764,10 +766,19 @@ func (a *Agent) writeStatus(ctx context.Context, p api.Profile, cur *unstructure
 		out, err = c.Update(ctx, u, metav1.UpdateOptions{})
 	}
 	if err != nil {
+		// Gone or changed meanwhile: forget what this agent wrote, the
+		// retry starts from the informer's copy.
+		delete(a.written, want.Name)
 		return nil, fmt.Errorf("writing status %s of node %s: %w", want.Name, a.cfg.Node, err)
 	}
 	if out != nil {
-		a.written[want.Name] = writtenStatus{replaced: replaced, obj: out}
+		w, ok := a.written[want.Name]
+		if !ok || cur == nil || w.obj.GetResourceVersion() != replaced {
+			w = writtenStatus{replaced: map[string]bool{}}
+		}
+		w.replaced[replaced] = true
+		w.obj = out
+		a.written[want.Name] = w
 	}
 	a.logf("%s %s/%s: %s %s", p.Kind, p.Namespace, p.Name, s, msg)
 	if s != prev && s != api.Pending && s != api.Installing && a.last[want.Name] != s {
