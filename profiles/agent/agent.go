@@ -619,6 +619,10 @@ func (a *Agent) loadAppArmor(ctx context.Context, p api.Profile) (api.Status, st
 	if err != nil {
 		return api.Failed, "AppArmor is enabled but apparmor_parser is not in the agent image"
 	}
+	if _, err := os.Stat(a.cfg.AppArmorFS); err != nil {
+		// E.g. a node that is itself a container without securityfs mounted.
+		return api.Failed, fmt.Sprintf("AppArmor is enabled but its securityfs directory %s is not there (%v): the node's /sys/kernel/security must be securityfs", a.cfg.AppArmorFS, err)
+	}
 	if err := a.recordAppArmor(p.Name, p.Content); err != nil {
 		// Loading still works; only unloading after a restart would miss it.
 		a.logf("recording AppArmor profile %s: %v", p.Name, err)

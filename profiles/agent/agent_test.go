@@ -275,3 +275,70 @@ func TestOnlyOwnNodeStatusIsTouched(t *testing.T) {
 		t.Fatalf("statuses %+v", all)
 	}
 }
+
+// Run is driven by the informers: a profile created after the start is
+// installed, and removed once deleted, without any call to Sync (the
+// resync is an hour, so only the watch events can have done it).
+func TestRunFollowsWatchEvents(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := t.TempDir()
+	dyn := newFake(t)
+	a, err := New(Config{Node: "w1", Namespace: ns, SeccompRoot: root, Dynamic: dyn, Core: fake.NewSimpleClientset(),
+		AppArmorEnabledFile: filepath.Join(t.TempDir(), "absent"), Resync: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, func() { close(ready) }) }()
+	select {
+	case <-ready:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not ready")
+	}
+	u, err := api.ToUnstructured(seccomp("late", `{"defaultAction":"SCMP_ACT_LOG"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(api.SeccompProfiles).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, "skewproof-profiles", ns, "late.json")
+	eventually(t, "the profile installed", func() bool {
+		_, err := os.Stat(file)
+		return err == nil && nodeStatusesNoFail(dyn)["late-w1"] == api.Installed
+	})
+	if err := dyn.Resource(api.SeccompProfiles).Namespace(ns).Delete(ctx, "late", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the file and the node status removed", func() bool {
+		_, err := os.Stat(file)
+		_, st := nodeStatusesNoFail(dyn)["late-w1"]
+		return os.IsNotExist(err) && !st
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after the context ended")
+	}
+}
+
+func nodeStatusesNoFail(dyn *dynfake.FakeDynamicClient) map[string]api.Status {
+	out := map[string]api.Status{}
+	l, err := dyn.Resource(api.ProfileNodeStatuses).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return out
+	}
+	for i := range l.Items {
+		var s api.ProfileNodeStatus
+		if api.FromUnstructured(&l.Items[i], &s) == nil {
+			out[s.Name] = s.Status
+		}
+	}
+	return out
+}

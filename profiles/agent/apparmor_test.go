@@ -218,6 +218,7 @@ func TestAppArmorWithoutParserOrPrivileges(t *testing.T) {
 	}{
 		{"no parser", func(c *Config) { c.AppArmorParser = filepath.Join(node.dir, "absent") }, "apparmor_parser is not in the agent image"},
 		{"seccomp only", func(c *Config) { c.NoAppArmorLoad = true }, "without the privileges to load AppArmor profiles"},
+		{"no securityfs", func(c *Config) { c.AppArmorFS = filepath.Join(node.dir, "no-securityfs") }, "securityfs directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dyn := newFake(t, apparmor("p", "profile p {\n}"))
