@@ -137,20 +137,13 @@ func New(cfg Config) (*Agent, error) {
 		inf := a.profileFactory.ForResource(res)
 		a.profiles[kind] = inf
 		if _, err := inf.Informer().AddEventHandler(kick.Enqueue(a.queue, func(u *unstructured.Unstructured) []string {
-			return []string{kind + "/" + u.GetName()}
-		}, nil)); err != nil {
+			return []string{kick.ProfileKey(kind, u.GetName())}
+		})); err != nil {
 			return nil, err
 		}
 	}
 	a.statuses = a.statusFactory.ForResource(api.ProfileNodeStatuses)
-	if _, err := a.statuses.Informer().AddEventHandler(kick.Enqueue(a.queue, func(u *unstructured.Unstructured) []string {
-		kind, _, _ := unstructured.NestedString(u.Object, "profileKind")
-		name, _, _ := unstructured.NestedString(u.Object, "profileName")
-		if kind == "" || name == "" {
-			return nil
-		}
-		return []string{kind + "/" + name}
-	}, nil)); err != nil {
+	if _, err := a.statuses.Informer().AddEventHandler(kick.Enqueue(a.queue, kick.StatusProfileKeys)); err != nil {
 		return nil, err
 	}
 	return a, nil

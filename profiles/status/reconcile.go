@@ -173,8 +173,8 @@ func (c *Controller) init() {
 			inf := c.factory.ForResource(res)
 			c.profiles[kind] = inf
 			inf.Informer().AddEventHandler(kick.Enqueue(c.queue, func(u *unstructured.Unstructured) []string {
-				return []string{kind + "/" + u.GetName()}
-			}, nil))
+				return []string{kick.ProfileKey(kind, u.GetName())}
+			}))
 		}
 		// Only objects with the profile label: the node statuses.
 		stFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dyn, interval, c.Namespace,
@@ -188,14 +188,7 @@ func (c *Controller) init() {
 			l := u.GetLabels()
 			return []string{profileIndexKey(l[api.LabelKind], l[api.LabelProfile])}, nil
 		}})
-		c.statuses.Informer().AddEventHandler(kick.Enqueue(c.queue, func(u *unstructured.Unstructured) []string {
-			kind, _, _ := unstructured.NestedString(u.Object, "profileKind")
-			name, _, _ := unstructured.NestedString(u.Object, "profileName")
-			if kind == "" || name == "" {
-				return nil
-			}
-			return []string{kind + "/" + name}
-		}, nil))
+		c.statuses.Informer().AddEventHandler(kick.Enqueue(c.queue, kick.StatusProfileKeys))
 		c.statusFactory = stFactory
 	})
 }

@@ -36,9 +36,8 @@ func Object(obj any) *unstructured.Unstructured {
 }
 
 // Enqueue returns event handlers that add the keys of every added, updated
-// (including the informer's periodic resync) and deleted object. onDelete,
-// when set, also sees the last known state of deleted objects.
-func Enqueue(q Queue, keys func(u *unstructured.Unstructured) []string, onDelete func(u *unstructured.Unstructured)) cache.ResourceEventHandlerFuncs {
+// (including the informer's periodic resync) and deleted object.
+func Enqueue(q Queue, keys func(u *unstructured.Unstructured) []string) cache.ResourceEventHandlerFuncs {
 	add := func(obj any) {
 		if u := Object(obj); u != nil {
 			for _, k := range keys(u) {
@@ -49,13 +48,22 @@ func Enqueue(q Queue, keys func(u *unstructured.Unstructured) []string, onDelete
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    add,
 		UpdateFunc: func(_, obj any) { add(obj) },
-		DeleteFunc: func(obj any) {
-			if u := Object(obj); u != nil && onDelete != nil {
-				onDelete(u)
-			}
-			add(obj)
-		},
+		DeleteFunc: add,
 	}
+}
+
+// ProfileKey is the key of a profile: "<kind>/<name>".
+func ProfileKey(kind, name string) string { return kind + "/" + name }
+
+// StatusProfileKeys is the key of the profile a node status is about (from
+// its profileKind and profileName fields: labels may hold hashes).
+func StatusProfileKeys(u *unstructured.Unstructured) []string {
+	kind, _, _ := unstructured.NestedString(u.Object, "profileKind")
+	name, _, _ := unstructured.NestedString(u.Object, "profileName")
+	if kind == "" || name == "" {
+		return nil
+	}
+	return []string{ProfileKey(kind, name)}
 }
 
 // Work processes the keys of q one at a time until ctx ends (then it shuts
