@@ -23,6 +23,12 @@ const AppArmorPackage = "apparmor"
 // AppArmorParserInImage is where apparmor_parser lives in the layer.
 const AppArmorParserInImage = "/usr/sbin/apparmor_parser"
 
+// appArmorParserConf is the layer's /etc/apparmor/parser.conf: without the
+// file apparmor_parser warns on every run. No option is set: the policy is
+// compiled for the features of the running kernel, and the agent passes
+// --skip-cache.
+const appArmorParserConf = "# apparmor_parser configuration of the skewproof agent image: defaults.\n"
+
 // appArmorIncludeDirs are copied from the package so that profiles using
 // "include <tunables/global>" or "abi <abi/3.0>" compile.
 var appArmorIncludeDirs = []string{"/etc/apparmor.d/abi", "/etc/apparmor.d/abstractions", "/etc/apparmor.d/tunables"}
@@ -98,7 +104,7 @@ func AppArmorParserLayer(ctx context.Context) (ExtraLayer, error) {
 	if err != nil {
 		return ExtraLayer{}, err
 	}
-	key := cacheKey("apparmor-parser", AppArmorPackage, version, arch, "libc6="+libc, strings.Join(appArmorIncludeDirs, ","))
+	key := cacheKey("apparmor-parser", AppArmorPackage, version, arch, "libc6="+libc, strings.Join(appArmorIncludeDirs, ","), appArmorParserConf)
 	dir := filepath.Join(cache, "apparmor-parser-"+key)
 	layer := filepath.Join(dir, "layer.tar")
 	err = atomicDir(dir, func(tmp string) error {
@@ -151,7 +157,7 @@ func appArmorLayer(ctx context.Context, root string) (*layerBuilder, error) {
 		}
 		bin = alt
 	}
-	l := newLayer().File(AppArmorParserInImage, bin, 0o755)
+	l := newLayer().File(AppArmorParserInImage, bin, 0o755).Data("/etc/apparmor/parser.conf", []byte(appArmorParserConf), 0o644)
 	libs, err := sharedLibraries(ctx, bin)
 	if err != nil {
 		return nil, err

@@ -109,6 +109,7 @@ var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func()
 			stdout, stderr, err := execIn(ctx, pod, "agent", "apparmor_parser", "--version")
 			Expect(err).NotTo(HaveOccurred(), "apparmor_parser --version in agent pod %s on node %s (kubelet %s): %s", pod, n.Name, n.Kubelet, stderr)
 			Expect(stdout).To(ContainSubstring("AppArmor parser version"))
+			Expect(stderr).To(BeEmpty(), "apparmor_parser warned in agent pod %s on node %s", pod, n.Name)
 			seen = append(seen, n.Name+": "+strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0]))
 		}
 		record("profiles/agent/apparmor-parser", "", "", "apparmor_parser --version exits 0 in the agent pod on "+strings.Join(seen, "; "))
