@@ -1,6 +1,8 @@
 package clusters
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -21,5 +23,16 @@ func TestParseLdd(t *testing.T) {
 	}
 	if _, err := parseLdd("\tlibfoo.so.1 => not found\n" + out); err == nil || !strings.Contains(err.Error(), "libfoo.so.1") {
 		t.Errorf("a missing library must be an error naming it: %v", err)
+	}
+}
+
+// A build host without apt/dpkg cannot provide the package: the error says
+// so (ErrNoAppArmorPackage), and the agent image is built without the layer.
+func TestAppArmorParserLayerWithoutPackageManager(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("SKEWPROOF_CACHE_DIR", t.TempDir())
+	_, err := AppArmorParserLayer(context.Background())
+	if !errors.Is(err, ErrNoAppArmorPackage) || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("err = %v, want ErrNoAppArmorPackage naming the missing tool", err)
 	}
 }
