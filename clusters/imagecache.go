@@ -59,9 +59,11 @@ func PruneImages(ctx context.Context, p *Progress) error {
 			return err
 		}
 	}
-	matches, _ := filepath.Glob(filepath.Join(cache, "base-*"))
-	for _, m := range matches {
-		os.RemoveAll(m)
+	for _, pattern := range []string{"base-*", "apparmor-parser-*"} {
+		matches, _ := filepath.Glob(filepath.Join(cache, pattern))
+		for _, m := range matches {
+			os.RemoveAll(m)
+		}
 	}
 	p.Step("removed the build cache under %s", cache)
 	return nil

@@ -8,28 +8,17 @@ import (
 )
 
 // LoadBinaryImage makes an image named ref that holds one static binary at
-// inImage (with /tmp, /etc/passwd) and imports it, pinned, into the
-// containerd of each named kind node container. Nothing is pulled or pushed.
-func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoint []string, nodes []string) error {
+// inImage (with /tmp, /etc/passwd) on top of the extra layers, and imports
+// it, pinned, into the containerd of each named kind node container.
+// Nothing is pulled or pushed.
+func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoint []string, nodes []string, extra ...ExtraLayer) error {
 	dir, err := os.MkdirTemp("", "skewproof-image-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	img, err := binaryImage(dir, ref, binary, inImage, entrypoint)
-	if err != nil {
-		return err
-	}
 	archive := filepath.Join(dir, "image.tar")
-	f, err := os.Create(archive)
-	if err != nil {
-		return err
-	}
-	if err := writeImageArchive(f, []imageSpec{img}); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := WriteBinaryImage(archive, dir, ref, binary, inImage, entrypoint, extra...); err != nil {
 		return err
 	}
 	for _, n := range nodes {
@@ -47,4 +36,26 @@ func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoin
 		}
 	}
 	return nil
+}
+
+// WriteBinaryImage writes the image of LoadBinaryImage as a "docker save"
+// archive at archive (work holds temporary files); `docker load` takes it.
+func WriteBinaryImage(archive, work, ref, binary, inImage string, entrypoint []string, extra ...ExtraLayer) error {
+	var layers []layerFile
+	for _, e := range extra {
+		layers = append(layers, layerFile{Path: e.Path, DiffID: e.Digest})
+	}
+	img, err := binaryImage(work, ref, binary, inImage, entrypoint, layers...)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(archive)
+	if err != nil {
+		return err
+	}
+	if err := writeImageArchive(f, []imageSpec{img}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

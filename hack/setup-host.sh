@@ -2,6 +2,9 @@
 # Makes a Debian host ready to run skewproof clusters. Idempotent.
 #  - installs the Docker engine (Debian's docker.io), debootstrap, jq and
 #    busybox-static when missing;
+#  - makes sure apt knows a version of the apparmor package (the agent image
+#    takes apparmor_parser from it with apt-get download; the host's kernel
+#    needs no AppArmor for that);
 #  - when this process's capability bounding set lacks capabilities that a
 #    privileged container asks for (so every kind node fails with
 #    "unable to apply caps: operation not permitted"), installs an OCI runtime
@@ -26,6 +29,17 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >/dev/null || die "apt-get update failed; check the Debian mirror is reachable"
 	apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null || die "apt-get install ${need_pkgs[*]} failed"
+fi
+
+# The agent image's apparmor_parser comes from Debian's apparmor package
+# (apt-get download): apt must know a candidate version.
+if command -v apt-cache >/dev/null 2>&1; then
+	if ! apt-cache policy apparmor 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+		log "apt knows no version of apparmor: apt-get update"
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || log "apt-get update failed: the agent image will have no apparmor_parser"
+	fi
+else
+	log "no apt here: the agent image will have no apparmor_parser (nodes with AppArmor then report Failed for AppArmorProfiles)"
 fi
 
 # Capabilities, by number (linux/capability.h).

@@ -71,9 +71,10 @@ func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 	return &Cluster{Config: cfg, Core: core, Dynamic: dyn, Namespace: namespace}, nil
 }
 
-// AgentImageRef is the agent image name for a skewproof binary: its tag is
-// the binary's hash, so a changed binary is a new image.
-func AgentImageRef(binary string) (string, error) {
+// AgentImageRef is the agent image name for a skewproof binary and the
+// extra layers under it: its tag hashes both, so a changed binary or layer
+// is a new image.
+func AgentImageRef(binary string, extra ...clusters.ExtraLayer) (string, error) {
 	f, err := os.Open(binary)
 	if err != nil {
 		return "", err
@@ -83,21 +84,50 @@ func AgentImageRef(binary string) (string, error) {
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err
 	}
+	for _, e := range extra {
+		fmt.Fprintf(h, "\nlayer %s", e.Digest)
+	}
 	return "skewproof.local/skewproof-agent:" + hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// AgentImage is an agent image loaded into the nodes.
+type AgentImage struct {
+	Ref string
+	// AppArmorParser is the package apparmor_parser comes from ("apparmor
+	// 3.0.8-3"), empty when the image has none.
+	AppArmorParser string
+	// Note says why the image has no apparmor_parser (nodes with AppArmor
+	// then report Failed for AppArmorProfiles).
+	Note string
 }
 
 // LoadAgentImage builds the agent image from a static skewproof binary
 // (CGO_ENABLED=0) offline and imports it into each named kind node
-// container. It returns the image reference.
-func LoadAgentImage(ctx context.Context, binary string, nodes []string) (string, error) {
-	ref, err := AgentImageRef(binary)
-	if err != nil {
-		return "", fmt.Errorf("hashing the agent binary: %w", err)
+// container. The image also holds apparmor_parser with its libraries when
+// the build host's package manager provides Debian's apparmor package
+// (clusters.AppArmorParserLayer); without it the image still builds.
+func LoadAgentImage(ctx context.Context, binary string, nodes []string) (AgentImage, error) {
+	var (
+		img   AgentImage
+		extra []clusters.ExtraLayer
+	)
+	l, err := clusters.AppArmorParserLayer(ctx)
+	switch {
+	case err == nil:
+		extra = append(extra, l)
+		img.AppArmorParser = l.Version
+	case errors.Is(err, clusters.ErrNoAppArmorPackage):
+		img.Note = "the agent image has no apparmor_parser: " + err.Error()
+	default:
+		return img, fmt.Errorf("adding apparmor_parser to the agent image: %w", err)
 	}
-	if err := clusters.LoadBinaryImage(ctx, ref, binary, agent.BinaryInImage, []string{agent.BinaryInImage, "agent"}, nodes); err != nil {
-		return "", fmt.Errorf("loading the agent image: %w", err)
+	if img.Ref, err = AgentImageRef(binary, extra...); err != nil {
+		return img, fmt.Errorf("hashing the agent binary: %w", err)
 	}
-	return ref, nil
+	if err := clusters.LoadBinaryImage(ctx, img.Ref, binary, agent.BinaryInImage, []string{agent.BinaryInImage, "agent"}, nodes, extra...); err != nil {
+		return img, fmt.Errorf("loading the agent image: %w", err)
+	}
+	return img, nil
 }
 
 func (c *Cluster) apply(ctx context.Context, o agent.Object) error {
@@ -153,8 +183,15 @@ func (c *Cluster) Deploy(ctx context.Context, o agent.DeployOptions, timeout tim
 	if err := c.InstallCRDs(ctx); err != nil {
 		return err
 	}
+	minor := c.serverMinor()
 	if !o.OwnNodePolicy {
-		o.OwnNodePolicy = c.supportsOwnNodePolicy()
+		// ValidatingAdmissionPolicy v1 (1.30) and the node name in service
+		// account tokens (1.32) are both needed.
+		o.OwnNodePolicy = minor >= 32
+	}
+	if minor > 0 && minor < 30 {
+		// securityContext.appArmorProfile is 1.30+.
+		o.AppArmorAnnotation = true
 	}
 	objs, err := agent.Objects(o)
 	if err != nil {
@@ -168,16 +205,15 @@ func (c *Cluster) Deploy(ctx context.Context, o agent.DeployOptions, timeout tim
 	return c.WaitAgentReady(ctx, timeout)
 }
 
-// supportsOwnNodePolicy: ValidatingAdmissionPolicy v1 (1.30) and the node
-// name in service account tokens (1.32) are both needed.
-func (c *Cluster) supportsOwnNodePolicy() bool {
+// serverMinor is the API server's minor version (1.x), 0 when unknown.
+func (c *Cluster) serverMinor() int {
 	v, err := c.Core.Discovery().ServerVersion()
-	if err != nil {
-		return false
+	if err != nil || v.Major != "1" {
+		return 0
 	}
 	var minor int
 	fmt.Sscanf(strings.TrimRight(v.Minor, "+"), "%d", &minor)
-	return v.Major == "1" && minor >= 32
+	return minor
 }
 
 // WaitAgentReady waits until the agent DaemonSet is rolled out and Ready

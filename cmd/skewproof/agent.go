@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skewproof/skewproof/profiles/agent"
@@ -44,7 +48,8 @@ func runAgent(ctx context.Context, args []string) error {
 	ns := fs.String("namespace", agent.DefaultNamespace, "namespace of the profiles and node statuses")
 	root := fs.String("seccomp-root", agent.SeccompMount, "the kubelet's seccomp root as mounted in the agent")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig (default: in-cluster)")
-	resync := fs.Duration("resync", 10*time.Second, "period of full passes (failed installs are retried)")
+	resync := fs.Duration("resync", 10*time.Second, "informer resync period (failed installs are retried, deleted profiles swept)")
+	loadAppArmor := fs.Bool("apparmor-load", true, "load AppArmorProfiles with apparmor_parser where the node has AppArmor (false: the agent has not the privileges; such nodes report Failed)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -63,12 +68,18 @@ func runAgent(ctx context.Context, args []string) error {
 	os.Remove(agent.ReadyFile)
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	a, err := agent.New(agent.Config{Node: *node, Namespace: *ns, SeccompRoot: *root, Dynamic: dyn, Core: core,
-		Resync: *resync, Logf: logger.Printf})
+		Resync: *resync, Logf: logger.Printf, NoAppArmorLoad: !*loadAppArmor})
 	if err != nil {
 		return usagef("%v", err)
 	}
 	if ok, why := agent.AppArmorEnabled(agent.DefaultAppArmorEnabledFile); !ok {
 		logger.Printf("node %s: AppArmor profiles will be reported Unsupported: %s", *node, why)
+	} else if !*loadAppArmor {
+		logger.Printf("node %s: AppArmor is enabled, but this agent may not load profiles (--apparmor-load=false)", *node)
+	} else if p, err := exec.LookPath("apparmor_parser"); err != nil {
+		logger.Printf("node %s: AppArmor is enabled, but the agent image has no apparmor_parser: AppArmor profiles will fail", *node)
+	} else {
+		logger.Printf("node %s: AppArmor is enabled; loading AppArmor profiles with %s", *node, p)
 	}
 	logger.Printf("node %s: keeping the profiles of namespace %s under %s", *node, *ns, a.Dir())
 	return a.Run(ctx, func() {
@@ -89,7 +100,7 @@ func runAggregate(ctx context.Context, args []string) error {
 	fs := newFlagSet("agent aggregate")
 	ns := fs.String("namespace", agent.DefaultNamespace, "namespace of the profiles and node statuses")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig (default: in-cluster)")
-	interval := fs.Duration("interval", 10*time.Second, "period of full passes besides watch events")
+	interval := fs.Duration("interval", 10*time.Second, "informer resync period (every profile reconciled at least that often)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -103,24 +114,41 @@ func runAggregate(ctx context.Context, args []string) error {
 		return err
 	}
 	logger := log.New(os.Stderr, "", log.LstdFlags)
+	// The expected nodes come from an informer on the Linux nodes (the agent
+	// DaemonSet tolerates every taint: every Linux node is expected).
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(core, *interval,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "kubernetes.io/os=linux" }))
+	nodes := nodeFactory.Core().V1().Nodes()
 	c := &status.Controller{
 		Dyn: dyn, Namespace: *ns, Interval: *interval, Logf: logger.Printf,
-		// The agent DaemonSet tolerates every taint: every Linux node is expected.
 		Nodes: func(ctx context.Context) ([]string, error) {
-			l, err := core.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/os=linux"})
+			l, err := nodes.Lister().List(labels.Everything())
 			if err != nil {
 				return nil, err
 			}
-			out := make([]string, 0, len(l.Items))
-			for _, n := range l.Items {
+			out := make([]string, 0, len(l))
+			for _, n := range l {
 				out = append(out, n.Name)
 			}
 			sort.Strings(out)
 			return out, nil
 		},
 	}
+	// A node added or removed changes every profile's expected set.
+	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { c.EnqueueAll() },
+		DeleteFunc: func(any) { c.EnqueueAll() },
+	}); err != nil {
+		return err
+	}
+	nodeFactory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), nodes.Informer().HasSynced) {
+		return fmt.Errorf("listing the nodes: %w", ctx.Err())
+	}
 	logger.Printf("aggregating the profiles of namespace %s", *ns)
-	return c.Run(ctx)
+	err = c.Run(ctx)
+	nodeFactory.Shutdown()
+	return err
 }
 
 // clientsFor returns the dynamic and typed clients of one configuration.

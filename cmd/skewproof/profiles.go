@@ -47,6 +47,7 @@ func runProfilesDeploy(ctx context.Context, args []string) error {
 	image := fs.String("image", "", "agent image present on every node (default: build it from this binary and load it into the kind node containers)")
 	kubeletRoot := fs.String("kubelet-root", "/var/lib/kubelet", "kubelet --root-dir of the nodes")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for the agent to be Ready on every node")
+	seccompOnly := fs.Bool("seccomp-only", false, "deploy the agent without what loading AppArmor profiles needs (securityfs, CAP_MAC_ADMIN, AppArmor unconfined)")
 	c, err := connectProfiles(fs, args)
 	if err != nil {
 		return err
@@ -65,11 +66,18 @@ func runProfilesDeploy(ctx context.Context, args []string) error {
 			nodes = append(nodes, n.Name)
 		}
 		fmt.Fprintf(os.Stderr, "loading the agent image into %s\n", strings.Join(nodes, ", "))
-		if *image, err = profiles.LoadAgentImage(ctx, bin, nodes); err != nil {
+		img, err := profiles.LoadAgentImage(ctx, bin, nodes)
+		if err != nil {
 			return fmt.Errorf("%w (the binary must be static: CGO_ENABLED=0; or pass --image)", err)
 		}
+		*image = img.Ref
+		if img.Note != "" {
+			fmt.Fprintf(os.Stderr, "warning: %s; nodes with AppArmor will report Failed for AppArmorProfiles\n", img.Note)
+		} else {
+			fmt.Fprintf(os.Stderr, "agent image %s with apparmor_parser from %s\n", img.Ref, img.AppArmorParser)
+		}
 	}
-	if err := c.Deploy(ctx, agent.DeployOptions{Image: *image, KubeletRoot: *kubeletRoot}, *timeout); err != nil {
+	if err := c.Deploy(ctx, agent.DeployOptions{Image: *image, KubeletRoot: *kubeletRoot, SeccompOnly: *seccompOnly}, *timeout); err != nil {
 		return err
 	}
 	fmt.Printf("agent %s Ready on every node (namespace %s)\n", *image, c.Namespace)

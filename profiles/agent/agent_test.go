@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,12 +63,58 @@ func nodeStatuses(t *testing.T, dyn *dynfake.FakeDynamicClient) map[string]api.P
 
 func newAgent(t *testing.T, dyn *dynfake.FakeDynamicClient, core *fake.Clientset, root string) *Agent {
 	t.Helper()
-	a, err := New(Config{Node: "w1", Namespace: ns, SeccompRoot: root, Dynamic: dyn, Core: core,
+	return startAgent(t, Config{Node: "w1", Namespace: ns, SeccompRoot: root, Dynamic: dyn, Core: core,
 		AppArmorEnabledFile: filepath.Join(t.TempDir(), "absent")})
+}
+
+// startAgent makes an agent and starts its informers (stopped at the end
+// of the test).
+func startAgent(t *testing.T, cfg Config) *Agent {
+	t.Helper()
+	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
 	return a
+}
+
+// eventually waits until cond holds (the informers have caught up).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// profileGone waits until the agent's cache no longer has a profile.
+func profileGone(t *testing.T, a *Agent, kind, name string) {
+	t.Helper()
+	eventually(t, kind+" "+name+" gone from the cache", func() bool {
+		_, err := a.profiles[kind].Lister().ByNamespace(ns).Get(name)
+		return err != nil
+	})
+}
+
+// writes are the create/update/delete actions on node statuses since n.
+func writes(dyn *dynfake.FakeDynamicClient, n int) []string {
+	var out []string
+	for _, act := range dyn.Actions()[n:] {
+		switch act.GetVerb() {
+		case "list", "watch", "get":
+		default:
+			out = append(out, act.GetVerb()+" "+act.GetResource().Resource)
+		}
+	}
+	return out
 }
 
 func TestSeccompInstallAndRemove(t *testing.T) {
@@ -106,20 +153,19 @@ func TestSeccompInstallAndRemove(t *testing.T) {
 		evs.Items[0].InvolvedObject.Name != "deny" || evs.Items[0].Source.Host != "w1" {
 		t.Fatalf("events %+v", evs.Items)
 	}
-	// A second pass changes nothing.
+	// A second pass changes nothing, and reads from the cache only.
 	n := len(dyn.Actions())
 	if err := a.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, act := range dyn.Actions()[n:] {
-		if act.GetVerb() != "list" {
-			t.Errorf("idle pass did %s %s", act.GetVerb(), act.GetResource().Resource)
-		}
+		t.Errorf("idle pass did %s %s", act.GetVerb(), act.GetResource().Resource)
 	}
 	// The profile goes: its file goes.
 	if err := dyn.Resource(api.SeccompProfiles).Namespace(ns).Delete(ctx, "deny", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	profileGone(t, a, api.KindSeccompProfile, "deny")
 	if err := a.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +202,8 @@ func TestSeccompFailureOnThisNodeAndRetry(t *testing.T) {
 	// A retry that fails again writes nothing (no flapping through Installing).
 	n := len(dyn.Actions())
 	_ = a.Sync(ctx)
-	for _, act := range dyn.Actions()[n:] {
-		if act.GetVerb() != "list" {
-			t.Errorf("failed retry did %s", act.GetVerb())
-		}
+	if w := writes(dyn, n); len(w) > 0 {
+		t.Errorf("failed retry did %v", w)
 	}
 	os.Remove(dir)
 	if err := a.Sync(ctx); err != nil {
@@ -230,4 +274,71 @@ func TestOnlyOwnNodeStatusIsTouched(t *testing.T) {
 	if all["deny-w2"].Status != api.Failed || all["deny-w2"].Message != "w2's own failure" || all["deny-w1"].Status != api.Installed {
 		t.Fatalf("statuses %+v", all)
 	}
+}
+
+// Run is driven by the informers: a profile created after the start is
+// installed, and removed once deleted, without any call to Sync (the
+// resync is an hour, so only the watch events can have done it).
+func TestRunFollowsWatchEvents(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := t.TempDir()
+	dyn := newFake(t)
+	a, err := New(Config{Node: "w1", Namespace: ns, SeccompRoot: root, Dynamic: dyn, Core: fake.NewSimpleClientset(),
+		AppArmorEnabledFile: filepath.Join(t.TempDir(), "absent"), Resync: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, func() { close(ready) }) }()
+	select {
+	case <-ready:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not ready")
+	}
+	u, err := api.ToUnstructured(seccomp("late", `{"defaultAction":"SCMP_ACT_LOG"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(api.SeccompProfiles).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, "skewproof-profiles", ns, "late.json")
+	eventually(t, "the profile installed", func() bool {
+		_, err := os.Stat(file)
+		return err == nil && nodeStatusesNoFail(dyn)["late-w1"] == api.Installed
+	})
+	if err := dyn.Resource(api.SeccompProfiles).Namespace(ns).Delete(ctx, "late", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the file and the node status removed", func() bool {
+		_, err := os.Stat(file)
+		_, st := nodeStatusesNoFail(dyn)["late-w1"]
+		return os.IsNotExist(err) && !st
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after the context ended")
+	}
+}
+
+func nodeStatusesNoFail(dyn *dynfake.FakeDynamicClient) map[string]api.Status {
+	out := map[string]api.Status{}
+	l, err := dyn.Resource(api.ProfileNodeStatuses).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return out
+	}
+	for i := range l.Items {
+		var s api.ProfileNodeStatus
+		if api.FromUnstructured(&l.Items[i], &s) == nil {
+			out[s.Name] = s.Status
+		}
+	}
+	return out
 }

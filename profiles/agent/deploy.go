@@ -28,6 +28,9 @@ const (
 	ReadyFile = "/tmp/ready"
 	// SeccompMount is where the node's seccomp root is mounted in the agent.
 	SeccompMount = "/host/seccomp"
+	// SecurityFS is the node's securityfs, mounted at the same path in the
+	// agent (apparmor_parser loads through <securityfs>/apparmor).
+	SecurityFS = "/sys/kernel/security"
 )
 
 // DeployOptions describe one deployment of the agent.
@@ -40,6 +43,14 @@ type DeployOptions struct {
 	// service account write the status objects of its own node only (it
 	// needs the node-name claim of bound service account tokens, 1.32+).
 	OwnNodePolicy bool
+	// SeccompOnly leaves out what loading AppArmor profiles needs (the
+	// node's securityfs, CAP_MAC_ADMIN, running unconfined by AppArmor);
+	// AppArmorProfiles then fail on nodes that have AppArmor.
+	SeccompOnly bool
+	// AppArmorAnnotation asks for the agent's AppArmor profile (unconfined)
+	// with the beta annotation instead of the securityContext field, for
+	// API servers older than 1.30.
+	AppArmorAnnotation bool
 }
 
 func (o DeployOptions) withDefaults() DeployOptions {
@@ -88,8 +99,8 @@ func Objects(o DeployOptions) ([]Object, error) {
 	objs = append(objs,
 		&corev1.Namespace{TypeMeta: tm("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: o.Namespace, Labels: map[string]string{
 			"app.kubernetes.io/part-of": "skewproof",
-			// The agent mounts one hostPath (the seccomp root), which the
-			// baseline Pod Security level forbids.
+			// The agent mounts hostPaths (the seccomp root, securityfs) and
+			// adds CAP_MAC_ADMIN, which the baseline Pod Security level forbids.
 			"pod-security.kubernetes.io/enforce": "privileged",
 		}}},
 		&corev1.ServiceAccount{TypeMeta: tm("v1", "ServiceAccount"), ObjectMeta: meta(AgentName, true)},
@@ -218,6 +229,41 @@ func resources(cpu, mem, memLimit string) corev1.ResourceRequirements {
 func daemonSet(o DeployOptions, _ map[string]string) *appsv1.DaemonSet {
 	sel := map[string]string{"app.kubernetes.io/name": AgentName}
 	hostPathType := corev1.HostPathDirectoryOrCreate
+	// Root for the root-owned seccomp root, but without CAP_DAC_OVERRIDE, so
+	// file modes hold.
+	sc := restricted(0)
+	args := []string{"--node=$(NODE_NAME)", "--namespace=$(NAMESPACE)", "--seccomp-root=" + SeccompMount}
+	mounts := []corev1.VolumeMount{
+		{Name: "seccomp-root", MountPath: SeccompMount},
+		{Name: "tmp", MountPath: "/tmp"},
+	}
+	volumes := []corev1.Volume{
+		{Name: "seccomp-root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: path.Join(o.KubeletRoot, "seccomp"), Type: &hostPathType}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	var podAnnotations map[string]string
+	if o.SeccompOnly {
+		args = append(args, "--apparmor-load=false")
+	} else {
+		// Loading an AppArmor profile is a write to <securityfs>/apparmor
+		// (.replace, .remove), which the kernel allows to a task with
+		// CAP_MAC_ADMIN (uid 0 owns those files, so no CAP_DAC_OVERRIDE),
+		// and which the container runtime's default AppArmor profile denies
+		// (deny /sys/kernel/security/** rwklx): the agent runs unconfined
+		// by AppArmor. Nothing else changes: no privilege escalation,
+		// RuntimeDefault seccomp, read-only root file system.
+		sc.Capabilities.Add = []corev1.Capability{"MAC_ADMIN"}
+		if o.AppArmorAnnotation {
+			podAnnotations = map[string]string{corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + "agent": corev1.DeprecatedAppArmorBetaProfileNameUnconfined}
+		} else {
+			sc.AppArmorProfile = &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}
+		}
+		securityFSType := corev1.HostPathDirectory
+		mounts = append(mounts, corev1.VolumeMount{Name: "securityfs", MountPath: SecurityFS})
+		volumes = append(volumes, corev1.Volume{Name: "securityfs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: SecurityFS, Type: &securityFSType}}})
+	}
 	return &appsv1.DaemonSet{
 		TypeMeta:   tm("apps/v1", "DaemonSet"),
 		ObjectMeta: metav1.ObjectMeta{Name: AgentName, Namespace: o.Namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "skewproof", "app.kubernetes.io/name": AgentName}},
@@ -226,7 +272,8 @@ func daemonSet(o DeployOptions, _ map[string]string) *appsv1.DaemonSet {
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType,
 				RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: ptrIntOrString("100%")}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/part-of": "skewproof", "app.kubernetes.io/name": AgentName}},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/part-of": "skewproof", "app.kubernetes.io/name": AgentName},
+					Annotations: podAnnotations},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: AgentName,
 					// Every node, control plane included.
@@ -238,29 +285,20 @@ func daemonSet(o DeployOptions, _ map[string]string) *appsv1.DaemonSet {
 						Image:           o.Image,
 						ImagePullPolicy: corev1.PullNever,
 						Command:         []string{BinaryInImage, "agent"},
-						Args:            []string{"--node=$(NODE_NAME)", "--namespace=$(NAMESPACE)", "--seccomp-root=" + SeccompMount},
+						Args:            args,
 						Env: []corev1.EnvVar{
 							{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 							{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 						},
-						// Root for the root-owned seccomp root, but without any
-						// capability: no CAP_DAC_OVERRIDE, so file modes hold.
-						SecurityContext: restricted(0),
+						SecurityContext: sc,
 						Resources:       resources("5m", "16Mi", "64Mi"),
-						VolumeMounts: []corev1.VolumeMount{
-							{Name: "seccomp-root", MountPath: SeccompMount},
-							{Name: "tmp", MountPath: "/tmp"},
-						},
+						VolumeMounts:    mounts,
 						ReadinessProbe: &corev1.Probe{
 							ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{BinaryInImage, "agent", "probe"}}},
 							PeriodSeconds: 2, TimeoutSeconds: 5,
 						},
 					}},
-					Volumes: []corev1.Volume{
-						{Name: "seccomp-root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-							Path: path.Join(o.KubeletRoot, "seccomp"), Type: &hostPathType}}},
-						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-					},
+					Volumes: volumes,
 				},
 			},
 		},

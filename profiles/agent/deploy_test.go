@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -26,24 +27,43 @@ func objectsByKind(t *testing.T, o DeployOptions) map[string][]Object {
 	return out
 }
 
-func TestDaemonSetLeastPrivilege(t *testing.T) {
-	by := objectsByKind(t, DeployOptions{Image: "skewproof.local/skewproof-agent:x"})
+func agentPod(t *testing.T, o DeployOptions) corev1.PodTemplateSpec {
+	t.Helper()
+	by := objectsByKind(t, o)
 	var ds appsv1.DaemonSet
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(by["DaemonSet"][0].Object.Object, &ds); err != nil {
 		t.Fatal(err)
 	}
-	ps := ds.Spec.Template.Spec
+	return ds.Spec.Template
+}
+
+func hostPaths(ps corev1.PodSpec) map[string]string {
+	mountOf := map[string]string{}
+	for _, m := range ps.Containers[0].VolumeMounts {
+		mountOf[m.Name] = m.MountPath
+		if m.ReadOnly {
+			mountOf[m.Name] += ":ro"
+		}
+	}
+	out := map[string]string{}
+	for _, v := range ps.Volumes {
+		if v.HostPath != nil {
+			out[v.HostPath.Path] = mountOf[v.Name]
+		}
+	}
+	return out
+}
+
+// The agent's privileges: what writing seccomp files and loading AppArmor
+// profiles need, nothing more.
+func TestDaemonSetLeastPrivilege(t *testing.T) {
+	tpl := agentPod(t, DeployOptions{Image: "skewproof.local/skewproof-agent:x"})
+	ps := tpl.Spec
 	if ps.HostNetwork || ps.HostPID || ps.HostIPC {
 		t.Error("no host namespaces")
 	}
-	var hostPaths []string
-	for _, v := range ps.Volumes {
-		if v.HostPath != nil {
-			hostPaths = append(hostPaths, v.HostPath.Path)
-		}
-	}
-	if len(hostPaths) != 1 || hostPaths[0] != "/var/lib/kubelet/seccomp" {
-		t.Errorf("hostPaths %v, want only the seccomp root", hostPaths)
+	if got, want := hostPaths(ps), map[string]string{"/var/lib/kubelet/seccomp": SeccompMount, "/sys/kernel/security": "/sys/kernel/security"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("hostPaths %v, want %v (the seccomp root and securityfs only)", got, want)
 	}
 	c := ps.Containers[0]
 	sc := c.SecurityContext
@@ -51,12 +71,47 @@ func TestDaemonSetLeastPrivilege(t *testing.T) {
 		t.Errorf("image %s pull %s", c.Image, c.ImagePullPolicy)
 	}
 	if sc.Privileged != nil && *sc.Privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
-		sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || len(sc.Capabilities.Add) > 0 ||
+		sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
 		len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("security context %+v", sc)
 	}
+	if !reflect.DeepEqual(sc.Capabilities.Add, []corev1.Capability{"MAC_ADMIN"}) {
+		t.Errorf("capabilities added %v, want exactly MAC_ADMIN (loading AppArmor policy)", sc.Capabilities.Add)
+	}
+	if sc.AppArmorProfile == nil || sc.AppArmorProfile.Type != corev1.AppArmorProfileTypeUnconfined || len(tpl.Annotations) != 0 {
+		t.Errorf("AppArmor profile %+v, annotations %v: want the field, Unconfined (the runtime's default profile denies securityfs)", sc.AppArmorProfile, tpl.Annotations)
+	}
+	if sc.RunAsUser == nil || *sc.RunAsUser != 0 {
+		t.Error("uid 0 (owner of the seccomp root and of securityfs files)")
+	}
 	if c.Env[0].ValueFrom.FieldRef.FieldPath != "spec.nodeName" || !strings.Contains(strings.Join(c.Args, " "), "--node=$(NODE_NAME)") {
 		t.Error("node name must come from the downward API")
+	}
+	if strings.Contains(strings.Join(c.Args, " "), "--apparmor-load") {
+		t.Errorf("args %v", c.Args)
+	}
+}
+
+func TestDaemonSetSeccompOnly(t *testing.T) {
+	tpl := agentPod(t, DeployOptions{Image: "i", SeccompOnly: true})
+	ps := tpl.Spec
+	if got, want := hostPaths(ps), map[string]string{"/var/lib/kubelet/seccomp": SeccompMount}; !reflect.DeepEqual(got, want) {
+		t.Errorf("hostPaths %v, want only the seccomp root", got)
+	}
+	sc := ps.Containers[0].SecurityContext
+	if len(sc.Capabilities.Add) > 0 || sc.AppArmorProfile != nil || len(tpl.Annotations) != 0 {
+		t.Errorf("seccomp only: no capability, default AppArmor confinement; got %+v %v", sc, tpl.Annotations)
+	}
+	if !strings.Contains(strings.Join(ps.Containers[0].Args, " "), "--apparmor-load=false") {
+		t.Errorf("args %v", ps.Containers[0].Args)
+	}
+}
+
+func TestDaemonSetAppArmorAnnotationForOldAPIServers(t *testing.T) {
+	tpl := agentPod(t, DeployOptions{Image: "i", AppArmorAnnotation: true})
+	sc := tpl.Spec.Containers[0].SecurityContext
+	if sc.AppArmorProfile != nil || tpl.Annotations["container.apparmor.security.beta.kubernetes.io/agent"] != "unconfined" {
+		t.Errorf("field %+v, annotations %v", sc.AppArmorProfile, tpl.Annotations)
 	}
 }
 

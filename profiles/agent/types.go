@@ -5,8 +5,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-type runtimeGVR = schema.GroupVersionResource
-
 type schemaGVR = schema.GroupVersionResource
 
 func ptrIntOrString(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }

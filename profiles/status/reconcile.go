@@ -2,16 +2,23 @@ package status
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/profiles/internal/kick"
@@ -122,58 +129,149 @@ func Reconcile(ctx context.Context, dyn dynamic.Interface, kind, namespace, name
 
 // Controller keeps the aggregated status of every profile of one namespace.
 // It is the only writer of the profiles' status, so the status moves only
-// when the aggregate does.
+// when the aggregate does. It watches the profiles and, through one
+// informer indexed by the profile labels, the node statuses; each change
+// enqueues the profile concerned.
 type Controller struct {
 	Dyn       dynamic.Interface
 	Namespace string
-	// Nodes returns the expected nodes; nil Nodes means "the nodes that reported".
+	// Nodes returns the expected nodes; nil Nodes means "the nodes that
+	// reported". It is called for every profile reconciled: make it cheap
+	// (an informer's lister), and call EnqueueAll when the set changes.
 	Nodes func(ctx context.Context) ([]string, error)
-	// Interval between full passes when nothing changes (default 10s).
+	// Interval is the informers' resync period (default 10s): every profile
+	// is reconciled again at least that often.
 	Interval time.Duration
 	// Logf, when set, reports each status change and error.
 	Logf func(format string, args ...any)
+
+	once     sync.Once
+	queue    kick.Queue
+	factory  dynamicinformer.DynamicSharedInformerFactory
+	profiles map[string]informers.GenericInformer
+	statuses informers.GenericInformer
+	// statusFactory holds the node status informer (its own label filter).
+	statusFactory dynamicinformer.DynamicSharedInformerFactory
 }
 
-func (c *Controller) logf(format string, args ...any) {
-	if c.Logf != nil {
-		c.Logf(format, args...)
-	}
-}
+// byProfile indexes node statuses by their kind and profile labels.
+const byProfile = "profile"
 
-// Run reconciles every profile on every change of a node status or profile
-// (watched), and every Interval, until ctx ends.
-func (c *Controller) Run(ctx context.Context) error {
-	interval := c.Interval
-	if interval == 0 {
-		interval = 10 * time.Second
-	}
-	wake := make(chan struct{}, 1)
-	for _, r := range []runtimeGVR{api.ProfileNodeStatuses, api.SeccompProfiles, api.AppArmorProfiles} {
-		go kick.Watch(ctx, c.Dyn, r, c.Namespace, "", wake, nil)
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if err := c.Pass(ctx); err != nil && ctx.Err() == nil {
-			c.logf("aggregating: %v", err)
+func profileIndexKey(kind, labelValue string) string { return kind + "/" + labelValue }
+
+func (c *Controller) init() {
+	c.once.Do(func() {
+		interval := c.Interval
+		if interval == 0 {
+			interval = 10 * time.Second
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-wake:
-			// Coalesce a burst of changes.
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(200 * time.Millisecond):
+		c.queue = kick.NewQueue("skewproof-aggregator")
+		c.factory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dyn, interval, c.Namespace, nil)
+		c.profiles = map[string]informers.GenericInformer{}
+		for _, kind := range []string{api.KindSeccompProfile, api.KindAppArmorProfile} {
+			res, _ := api.Resource(kind)
+			inf := c.factory.ForResource(res)
+			c.profiles[kind] = inf
+			inf.Informer().AddEventHandler(kick.Enqueue(c.queue, func(u *unstructured.Unstructured) []string {
+				return []string{kick.ProfileKey(kind, u.GetName())}
+			}))
+		}
+		// Only objects with the profile label: the node statuses.
+		stFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dyn, interval, c.Namespace,
+			func(o *metav1.ListOptions) { o.LabelSelector = api.LabelProfile + "," + api.LabelKind })
+		c.statuses = stFactory.ForResource(api.ProfileNodeStatuses)
+		c.statuses.Informer().AddIndexers(cache.Indexers{byProfile: func(obj any) ([]string, error) {
+			u := kick.Object(obj)
+			if u == nil {
+				return nil, nil
 			}
-		case <-t.C:
+			l := u.GetLabels()
+			return []string{profileIndexKey(l[api.LabelKind], l[api.LabelProfile])}, nil
+		}})
+		c.statuses.Informer().AddEventHandler(kick.Enqueue(c.queue, kick.StatusProfileKeys))
+		c.statusFactory = stFactory
+	})
+}
+
+// EnqueueAll asks for every profile to be reconciled (e.g. when the set of
+// expected nodes changed).
+func (c *Controller) EnqueueAll() {
+	c.init()
+	for kind, inf := range c.profiles {
+		objs, _ := inf.Lister().ByNamespace(c.Namespace).List(labels.Everything())
+		for _, o := range objs {
+			c.queue.Add(kind + "/" + o.(*unstructured.Unstructured).GetName())
 		}
 	}
 }
 
-// Pass reconciles every profile of the namespace once.
+// Start starts the informers and waits for their first lists.
+func (c *Controller) Start(ctx context.Context) error {
+	c.init()
+	c.factory.Start(ctx.Done())
+	c.statusFactory.Start(ctx.Done())
+	infs := []cache.SharedIndexInformer{c.statuses.Informer()}
+	for _, inf := range c.profiles {
+		infs = append(infs, inf.Informer())
+	}
+	return kick.WaitForSync(ctx, "aggregator", infs...)
+}
+
+// Run starts the informers and reconciles each profile whose object or
+// node statuses change (and every Interval), until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	kick.Work(ctx, c.queue, c.reconcileKey, func(key string, err error) { c.logf("aggregating %s: %v", key, err) })
+	c.factory.Shutdown()
+	c.statusFactory.Shutdown()
+	return nil
+}
+
+// Pass reconciles every profile of the namespace once, from the caches.
+// Start must have been called.
 func (c *Controller) Pass(ctx context.Context) error {
+	c.init()
+	var errs []error
+	for kind, inf := range c.profiles {
+		objs, err := inf.Lister().ByNamespace(c.Namespace).List(labels.Everything())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, o := range objs {
+			if err := c.reconcileKey(ctx, kind+"/"+o.(*unstructured.Unstructured).GetName()); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reconcileKey writes the aggregated status of the profile "kind/name"
+// from the informers' caches.
+func (c *Controller) reconcileKey(ctx context.Context, key string) error {
+	kind, name, _ := strings.Cut(key, "/")
+	inf := c.profiles[kind]
+	if inf == nil {
+		return nil
+	}
+	o, err := inf.Lister().ByNamespace(c.Namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil // gone: the garbage collector removes its node statuses
+	}
+	if err != nil {
+		return err
+	}
+	u := o.(*unstructured.Unstructured)
+	if u.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	p, err := api.ProfileFromUnstructured(u)
+	if err != nil {
+		return err
+	}
 	var expected []string
 	if c.Nodes != nil {
 		n, err := c.Nodes(ctx)
@@ -185,47 +283,30 @@ func (c *Controller) Pass(ctx context.Context) error {
 			expected = []string{}
 		}
 	}
-	all, err := c.Dyn.Resource(api.ProfileNodeStatuses).Namespace(c.Namespace).List(ctx, metav1.ListOptions{})
+	items, err := c.statuses.Informer().GetIndexer().ByIndex(byProfile, profileIndexKey(kind, api.LabelValue(name)))
 	if err != nil {
-		return fmt.Errorf("listing node statuses: %w", err)
+		return err
 	}
-	var errs []error
-	for _, kind := range []string{api.KindSeccompProfile, api.KindAppArmorProfile} {
-		res, _ := api.Resource(kind)
-		l, err := c.Dyn.Resource(res).Namespace(c.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("listing %s: %w", res.Resource, err))
-			continue
-		}
-		for i := range l.Items {
-			u := &l.Items[i]
-			if u.GetDeletionTimestamp() != nil {
-				continue
-			}
-			p, err := api.ProfileFromUnstructured(u)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			states, err := NodeStatesOf(p, all.Items)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			r := Aggregate(expected, states)
-			wrote, err := WriteStatus(ctx, c.Dyn, u, r.ProfileStatus(p.LocalhostProfile(), p.Generation))
-			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				continue // changed meanwhile: the watch brings us back
-			}
-			if err != nil {
-				errs = append(errs, err)
-			} else if wrote {
-				c.logf("%s %s/%s: %s %v", kind, p.Namespace, p.Name, r.Status, counts(r.Nodes))
-			}
-		}
+	objs := make([]unstructured.Unstructured, 0, len(items))
+	for _, it := range items {
+		objs = append(objs, *it.(*unstructured.Unstructured))
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%v", errs)
+	states, err := NodeStatesOf(p, objs)
+	if err != nil {
+		return err
+	}
+	r := Aggregate(expected, states)
+	wrote, err := WriteStatus(ctx, c.Dyn, u, r.ProfileStatus(p.LocalhostProfile(), p.Generation))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		// A conflict: the cache is behind; the update event brings the
+		// profile back, the retry too.
+		return err
+	}
+	if wrote {
+		c.logf("%s %s/%s: %s %v", kind, p.Namespace, p.Name, r.Status, counts(r.Nodes))
 	}
 	return nil
 }
@@ -239,4 +320,10 @@ func counts(m map[api.Status]int32) string {
 	}
 	sort.Strings(parts)
 	return fmt.Sprint(parts)
+}
+
+func (c *Controller) logf(format string, args ...any) {
+	if c.Logf != nil {
+		c.Logf(format, args...)
+	}
 }

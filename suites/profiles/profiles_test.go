@@ -91,6 +91,29 @@ var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func()
 		}
 		record("profiles/agent/ready", "", "", "agent Ready on "+strings.Join(seen, ", "))
 	})
+
+	It("[profiles/agent/apparmor-parser] the agent image holds an apparmor_parser that runs in the agent pod on every node [LinuxOnly]", Label("profiles-agent-apparmor-parser"), func(ctx SpecContext) {
+		if env.NoParser != "" {
+			Skip(env.NoParser)
+		}
+		pods, err := env.Cluster.Core.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + agent.AgentName})
+		Expect(err).NotTo(HaveOccurred())
+		onNode := map[string]string{}
+		for _, p := range pods.Items {
+			onNode[p.Spec.NodeName] = p.Name
+		}
+		var seen []string
+		for _, n := range env.Nodes {
+			pod, ok := onNode[n.Name]
+			Expect(ok).To(BeTrue(), "no agent pod on node %s", n.Name)
+			stdout, stderr, err := execIn(ctx, pod, "agent", "apparmor_parser", "--version")
+			Expect(err).NotTo(HaveOccurred(), "apparmor_parser --version in agent pod %s on node %s (kubelet %s): %s", pod, n.Name, n.Kubelet, stderr)
+			Expect(stdout).To(ContainSubstring("AppArmor parser version"))
+			Expect(stderr).To(BeEmpty(), "apparmor_parser warned in agent pod %s on node %s", pod, n.Name)
+			seen = append(seen, n.Name+": "+strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0]))
+		}
+		record("profiles/agent/apparmor-parser", "", "", "apparmor_parser --version exits 0 in the agent pod on "+strings.Join(seen, "; "))
+	})
 })
 
 var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), func() {
@@ -224,12 +247,12 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			Expect(err).NotTo(HaveOccurred())
 
 			outcome := fmt.Sprintf("fault on %s: Failed there only, aggregate Failed, Installed after repair", bad.Name)
+			name := fmt.Sprintf("k8s-partial-%04d", rand.Intn(10000))
+			aa := profiles.Manifest{Kind: api.KindAppArmorProfile, Name: name,
+				Content: "#include <tunables/global>\nprofile " + name + " flags=(attach_disconnected) {\n  file,\n  deny /tmp/** w,\n}\n"}
+			uninstallLater(aa)
 			if ok, why := agent.AppArmorEnabled(agent.DefaultAppArmorEnabledFile); !ok {
 				By("an AppArmor profile on nodes without AppArmor: Unsupported, per node")
-				name := fmt.Sprintf("k8s-partial-%04d", rand.Intn(10000))
-				aa := profiles.Manifest{Kind: api.KindAppArmorProfile, Name: name,
-					Content: "#include <tunables/global>\nprofile " + name + " flags=(attach_disconnected) {\n  file,\n  deny /tmp/** w,\n}\n"}
-				uninstallLater(aa)
 				want := map[string]api.Status{}
 				for _, n := range env.Nodes {
 					want[n.Name] = api.Unsupported
@@ -242,7 +265,13 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 				}
 				outcome += "; AppArmor profile Unsupported on every node (" + why + ")"
 			} else {
-				outcome += "; AppArmor part not run: this host has AppArmor and the agent image has no apparmor_parser"
+				By("an AppArmor profile on nodes with AppArmor: loaded by apparmor_parser, Installed on every node")
+				if env.NoParser != "" {
+					Skip("this host has AppArmor but " + env.NoParser)
+				}
+				_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{aa}, nodeNames(), profiles.InstallOptions{})
+				Expect(err).NotTo(HaveOccurred())
+				outcome += "; AppArmor profile loaded and Installed on every node"
 			}
 			record("profiles/node-status/partial", bad.Name, bad.Kubelet, outcome)
 		})

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -15,8 +16,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles"
@@ -42,6 +46,10 @@ var env struct {
 	NodeAccess  string
 	DryRun      bool
 	ScaleNodes  int
+	// NoParser says why the agent image loaded by the suite has no
+	// apparmor_parser (empty: it has one, or the image came from
+	// SKEWPROOF_AGENT_IMAGE and must have one).
+	NoParser string
 }
 
 func TestProfiles(t *testing.T) {
@@ -143,16 +151,24 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		if os.Getenv("SKEWPROOF_BINARY") == "" {
 			DeferCleanup(os.Remove, bin)
 		}
-		image, err = profiles.LoadAgentImage(ctx, bin, nodeNames())
+		img, err := profiles.LoadAgentImage(ctx, bin, nodeNames())
 		Expect(err).NotTo(HaveOccurred())
+		image = img.Ref
+		if img.Note != "" {
+			GinkgoWriter.Printf("warning: %s\n", img.Note)
+			env.NoParser = img.Note
+		} else {
+			By("the agent image holds apparmor_parser from " + img.AppArmorParser)
+		}
 	}
 	By("deploying the agent image " + image)
 	Expect(env.Cluster.Deploy(ctx, agent.DeployOptions{Image: image}, 3*time.Minute)).To(Succeed())
-	return nil
-}, func(ctx SpecContext, _ []byte) {
+	return []byte(env.NoParser)
+}, func(ctx SpecContext, noParser []byte) {
 	if env.DryRun || env.Cluster != nil {
 		return
 	}
+	env.NoParser = string(noParser)
 	Expect(discover(ctx)).To(Succeed())
 }, NodeTimeout(6*time.Minute))
 
@@ -203,4 +219,18 @@ func needDocker() {
 	if env.NodeAccess != "docker" {
 		Skip("needs docker access to the node containers (SKEWPROOF_NODE_ACCESS=docker) to look at or break node files")
 	}
+}
+
+// execIn runs a command in a container of a pod of the suite's namespace
+// through the API server (pods/exec), and returns its output.
+func execIn(ctx context.Context, pod, container string, cmd ...string) (string, string, error) {
+	req := env.Cluster.Core.CoreV1().RESTClient().Post().Resource("pods").Namespace(Namespace).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	ex, err := remotecommand.NewSPDYExecutor(env.Cluster.Config, "POST", req.URL())
+	if err != nil {
+		return "", "", err
+	}
+	var out, errb bytes.Buffer
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errb})
+	return out.String(), errb.String(), err
 }

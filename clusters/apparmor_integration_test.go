@@ -1,0 +1,50 @@
+//go:build integration
+
+package clusters_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skewproof/skewproof/clusters"
+)
+
+// The apparmor_parser layer, built from this host's Debian package, runs in
+// an image that holds nothing else of a distribution (a static busybox as
+// the image's binary): apparmor_parser --version exits 0. This needs no
+// AppArmor in the kernel.
+func TestIntegrationAppArmorParserLayer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	l, err := clusters.AppArmorParserLayer(ctx)
+	if errors.Is(err, clusters.ErrNoAppArmorPackage) {
+		t.Skipf("this host cannot provide the package: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ref := "skewproof.local/apparmor-parser-test:" + strings.TrimPrefix(l.Digest, "sha256:")[:12]
+	archive := filepath.Join(dir, "image.tar")
+	if err := clusters.WriteBinaryImage(archive, dir, ref, "/bin/busybox", "/bin/busybox", nil, l); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clusters.Docker(ctx, "load", "-q", "-i", archive); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { clusters.Docker(context.Background(), "rmi", ref) })
+	// Both output streams: a warning (e.g. a missing parser.conf) fails too.
+	out, err := clusters.Docker(ctx, "run", "--rm", "--network=none", "--read-only", "--cap-drop=ALL", "--entrypoint", "/bin/busybox", ref,
+		"sh", "-c", clusters.AppArmorParserInImage+" --version 2>&1")
+	if err != nil {
+		t.Fatalf("apparmor_parser --version in the image: %v", err)
+	}
+	if !strings.Contains(out, "AppArmor parser version") || strings.Contains(out, "Warning") {
+		t.Fatalf("unexpected output %q", out)
+	}
+	t.Logf("%s: %s", l.Version, strings.SplitN(out, "\n", 2)[0])
+}

@@ -1,0 +1,106 @@
+package status
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/skewproof/skewproof/profiles/api"
+)
+
+const testNS = "ns"
+
+func fakeClient(t *testing.T, objs ...runtime.Object) *dynfake.FakeDynamicClient {
+	t.Helper()
+	var us []runtime.Object
+	for _, o := range objs {
+		u, err := api.ToUnstructured(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		us = append(us, u)
+	}
+	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		api.SeccompProfiles:     "SeccompProfileList",
+		api.AppArmorProfiles:    "AppArmorProfileList",
+		api.ProfileNodeStatuses: "ProfileNodeStatusList",
+	}, us...)
+}
+
+func profileStatus(t *testing.T, dyn *dynfake.FakeDynamicClient, name string) api.ProfileStatus {
+	t.Helper()
+	u, err := dyn.Resource(api.SeccompProfiles).Namespace(testNS).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := api.ProfileFromUnstructured(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Status
+}
+
+// The aggregator, fed by its informers, follows the node statuses: one
+// Failed node makes the aggregate Failed; once it is Installed, and the
+// expected node set is complete, the aggregate is Installed. Statuses of
+// another profile do not count.
+func TestControllerFollowsNodeStatuses(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	prof := &api.SeccompProfile{ObjectMeta: metav1.ObjectMeta{Name: "deny", Namespace: testNS, UID: "uid-deny", Generation: 2},
+		Spec: api.SeccompProfileSpec{Content: "{}"}}
+	p := api.Profile{Kind: api.KindSeccompProfile, Namespace: testNS, Name: "deny", UID: "uid-deny", Generation: 2}
+	other := api.Profile{Kind: api.KindSeccompProfile, Namespace: testNS, Name: "other", UID: "uid-other", Generation: 1}
+	dyn := fakeClient(t, prof,
+		p.NewNodeStatus("a", api.Installed, ""),
+		p.NewNodeStatus("b", api.Failed, "permission denied"),
+		other.NewNodeStatus("a", api.Failed, "not this profile's"))
+	c := &Controller{Dyn: dyn, Namespace: testNS, Interval: time.Hour,
+		Nodes: func(context.Context) ([]string, error) { return []string{"a", "b"}, nil }}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	wait := func(what string, cond func(api.ProfileStatus) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			ps := profileStatus(t, dyn, "deny")
+			if cond(ps) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: profile status %+v", what, ps)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	wait("one failed node", func(ps api.ProfileStatus) bool {
+		return ps.Status == api.Failed && ps.Nodes[api.Failed] == 1 && ps.Nodes[api.Installed] == 1 &&
+			len(ps.NotReady) == 1 && ps.NotReady[0] == "b" && ps.ObservedGeneration == 2 && ps.LocalhostProfile == p.LocalhostProfile()
+	})
+	// Node b's agent repairs it: the status change alone (no resync within
+	// the test: Interval is an hour) brings the aggregate to Installed.
+	fixed, err := api.ToUnstructured(p.NewNodeStatus("b", api.Installed, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(api.ProfileNodeStatuses).Namespace(testNS).Update(ctx, fixed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wait("all installed", func(ps api.ProfileStatus) bool {
+		return ps.Status == api.Installed && ps.Nodes[api.Installed] == 2 && len(ps.NotReady) == 0
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after the context ended")
+	}
+}
