@@ -215,7 +215,7 @@ func (o runOptions) run(ctx context.Context) (err error) {
 		return err
 	}
 	if slices.Contains(o.suites, "seccomp") {
-		if err := o.installFixtures(ctx, p, kubeconfig, image, len(nodes)); err != nil {
+		if err := o.installFixtures(ctx, p, kubeconfig, image.Ref, len(nodes)); err != nil {
 			return err
 		}
 		if !o.keep && o.kubeconfig != "" {
@@ -233,7 +233,7 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	_ = os.Remove(junit)
 	runID := rand.String(6)
 	env := []string{"SKEWPROOF_KUBECONFIG=" + kubeconfig, "SKEWPROOF_CLUSTER=" + o.name,
-		"SKEWPROOF_NODE_ACCESS=" + nodeAccess, "SKEWPROOF_RUN_ID=" + runID, "SKEWPROOF_AGENT_IMAGE=" + image}
+		"SKEWPROOF_NODE_ACCESS=" + nodeAccess, "SKEWPROOF_RUN_ID=" + runID, "SKEWPROOF_AGENT_IMAGE=" + image.Ref, "SKEWPROOF_AGENT_IMAGE_NOTE=" + image.Note}
 	if o.keep {
 		env = append(env, "SKEWPROOF_KEEP=1")
 	}
@@ -568,26 +568,29 @@ func failedFilter(junit string) (string, error) {
 
 // agentImage is the node agent image: --agent-image, or one built from this
 // (static) binary and loaded into kind node containers.
-func (o runOptions) agentImage(ctx context.Context, p *clusters.Progress, nodes []string, nodeAccess string) (string, error) {
+func (o runOptions) agentImage(ctx context.Context, p *clusters.Progress, nodes []string, nodeAccess string) (profiles.AgentImage, error) {
 	if o.agentImg != "" {
-		return o.agentImg, nil
+		return profiles.AgentImage{Ref: o.agentImg}, nil
 	}
 	if nodeAccess != "docker" {
-		return "", usagef("the nodes are not local containers: pass --agent-image with a skewproof agent image present on every node (see docs/profiles/README.md)")
+		return profiles.AgentImage{}, usagef("the nodes are not local containers: pass --agent-image with a skewproof agent image present on every node (see docs/profiles/README.md)")
 	}
 	bin, err := os.Executable()
 	if err != nil {
-		return "", err
+		return profiles.AgentImage{}, err
 	}
-	var ref string
+	var img profiles.AgentImage
 	err = p.Timed(fmt.Sprintf("loading the agent image into %d nodes", len(nodes)), func() error {
-		ref, err = profiles.LoadAgentImage(ctx, bin, nodes)
+		img, err = profiles.LoadAgentImage(ctx, bin, nodes)
 		if err != nil {
 			return fmt.Errorf("%w (the skewproof binary must be static: build it with 'make build', or pass --agent-image)", err)
 		}
 		return nil
 	})
-	return ref, err
+	if err == nil && img.Note != "" {
+		p.Step("warning: %s; nodes with AppArmor will report Failed for AppArmorProfiles", img.Note)
+	}
+	return img, err
 }
 
 // installFixtures deploys the agent of the fixtures namespace and installs

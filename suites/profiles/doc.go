@@ -22,6 +22,8 @@
 //	                      (default: built with CGO_ENABLED=0 go build)
 //	SKEWPROOF_AGENT_IMAGE an agent image already present on every node
 //	                      (then nothing is loaded; for clusters without docker access)
+//	SKEWPROOF_AGENT_IMAGE_NOTE  why that image has no apparmor_parser, if it has none
+//	                      (the parser specs then skip with this reason)
 //	SKEWPROOF_NODE_ACCESS "docker" (default when node names are Docker
 //	                      containers) or "none": fault injection and file
 //	                      checks need "docker" and are skipped otherwise

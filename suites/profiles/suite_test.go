@@ -46,9 +46,9 @@ var env struct {
 	NodeAccess  string
 	DryRun      bool
 	ScaleNodes  int
-	// NoParser says why the agent image loaded by the suite has no
-	// apparmor_parser (empty: it has one, or the image came from
-	// SKEWPROOF_AGENT_IMAGE and must have one).
+	// NoParser says why the agent image has no apparmor_parser (empty: it
+	// has one; for an image from SKEWPROOF_AGENT_IMAGE the reason comes
+	// from SKEWPROOF_AGENT_IMAGE_NOTE).
 	NoParser string
 }
 
@@ -144,6 +144,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	}
 	Expect(discover(ctx)).To(Succeed())
 	image := os.Getenv("SKEWPROOF_AGENT_IMAGE")
+	// Set by the runner when the image it built has no apparmor_parser.
+	env.NoParser = os.Getenv("SKEWPROOF_AGENT_IMAGE_NOTE")
 	if image == "" {
 		Expect(env.NodeAccess).To(Equal("docker"), "without docker access to the nodes, set SKEWPROOF_AGENT_IMAGE to an agent image present on every node")
 		bin, err := agentBinary(ctx)
