@@ -101,12 +101,11 @@ type AgentImage struct {
 	Note string
 }
 
-// LoadAgentImage builds the agent image from a static skewproof binary
-// (CGO_ENABLED=0) offline and imports it into each named kind node
-// container. The image also holds apparmor_parser with its libraries when
-// the build host's package manager provides Debian's apparmor package
-// (clusters.AppArmorParserLayer); without it the image still builds.
-func LoadAgentImage(ctx context.Context, binary string, nodes []string) (AgentImage, error) {
+// agentImage names the agent image of a binary and gathers its extra
+// layers: apparmor_parser with its libraries when the build host's package
+// manager provides Debian's apparmor package (clusters.AppArmorParserLayer);
+// without it the image still builds.
+func agentImage(ctx context.Context, binary string) (AgentImage, []clusters.ExtraLayer, error) {
 	var (
 		img   AgentImage
 		extra []clusters.ExtraLayer
@@ -119,13 +118,45 @@ func LoadAgentImage(ctx context.Context, binary string, nodes []string) (AgentIm
 	case errors.Is(err, clusters.ErrNoAppArmorPackage):
 		img.Note = "the agent image has no apparmor_parser: " + err.Error()
 	default:
-		return img, fmt.Errorf("adding apparmor_parser to the agent image: %w", err)
+		return img, nil, fmt.Errorf("adding apparmor_parser to the agent image: %w", err)
 	}
 	if img.Ref, err = AgentImageRef(binary, extra...); err != nil {
-		return img, fmt.Errorf("hashing the agent binary: %w", err)
+		return img, nil, fmt.Errorf("hashing the agent binary: %w", err)
+	}
+	return img, extra, nil
+}
+
+// LoadAgentImage builds the agent image from a static skewproof binary
+// (CGO_ENABLED=0) offline and imports it into each named kind node
+// container.
+func LoadAgentImage(ctx context.Context, binary string, nodes []string) (AgentImage, error) {
+	img, extra, err := agentImage(ctx, binary)
+	if err != nil {
+		return img, err
 	}
 	if err := clusters.LoadBinaryImage(ctx, img.Ref, binary, agent.BinaryInImage, []string{agent.BinaryInImage, "agent"}, nodes, extra...); err != nil {
 		return img, fmt.Errorf("loading the agent image: %w", err)
+	}
+	return img, nil
+}
+
+// SaveAgentImage writes the agent image of LoadAgentImage as a "docker
+// save" archive at archive, for clusters whose nodes pull from a registry:
+// load it (docker load, ctr images import), tag and push it, and pass the
+// reference to 'skewproof run --agent-image' or 'profiles deploy --image'.
+func SaveAgentImage(ctx context.Context, binary, archive string) (AgentImage, error) {
+	img, extra, err := agentImage(ctx, binary)
+	if err != nil {
+		return img, err
+	}
+	work, err := os.MkdirTemp("", "skewproof-agent-image-")
+	if err != nil {
+		return img, err
+	}
+	defer os.RemoveAll(work)
+	if err := clusters.WriteBinaryImage(archive, work, img.Ref, binary, agent.BinaryInImage, []string{agent.BinaryInImage, "agent"}, extra...); err != nil {
+		os.Remove(archive)
+		return img, fmt.Errorf("writing the agent image: %w", err)
 	}
 	return img, nil
 }

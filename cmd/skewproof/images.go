@@ -7,12 +7,14 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/profiles"
 )
 
 func init() {
 	register(command{name: "images build", summary: "build a node image offline (--kubernetes X.Y.Z [--kubelet A.B.C])", run: imagesBuild})
 	register(command{name: "images list", summary: "list the node images and the image cache", run: imagesList})
 	register(command{name: "images prune", summary: "remove every node image and cached build of skewproof", run: imagesPrune})
+	register(command{name: "images agent", summary: "write the node agent image as a docker-save archive (--output FILE), for clusters that pull from a registry", run: imagesAgent})
 }
 
 func imagesBuild(ctx context.Context, args []string) error {
@@ -60,4 +62,31 @@ func imagesPrune(ctx context.Context, args []string) error {
 		return err
 	}
 	return clusters.PruneImages(ctx, clusters.NewProgress(os.Stderr))
+}
+
+func imagesAgent(ctx context.Context, args []string) error {
+	fs := newFlagSet("images agent")
+	out := fs.String("output", "", "archive to write (docker-save format), e.g. skewproof-agent.tar")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("--output is required, e.g. --output skewproof-agent.tar")
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	img, err := profiles.SaveAgentImage(ctx, bin, *out)
+	if err != nil {
+		return fmt.Errorf("%w (the skewproof binary must be static: build it with 'make build')", err)
+	}
+	if img.Note != "" {
+		fmt.Fprintf(os.Stderr, "warning: %s; nodes with AppArmor will report Failed for AppArmorProfiles\n", img.Note)
+	}
+	fmt.Printf("%s written to %s\nload it (docker load -i %s), tag and push it to the nodes' registry, then pass the pushed reference to 'skewproof run --agent-image'\n", img.Ref, *out, *out)
+	return nil
 }
