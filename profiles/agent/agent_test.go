@@ -11,33 +11,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/skewproof/skewproof/profiles/api"
+	"github.com/skewproof/skewproof/profiles/api/apitest"
 )
 
 const ns = "skewproof-profiles"
-
-func newFake(t *testing.T, objs ...runtime.Object) *dynfake.FakeDynamicClient {
-	t.Helper()
-	var us []runtime.Object
-	for _, o := range objs {
-		u, err := api.ToUnstructured(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		us = append(us, u)
-	}
-	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schemaGVR]string{
-		api.SeccompProfiles:     "SeccompProfileList",
-		api.AppArmorProfiles:    "AppArmorProfileList",
-		api.ProfileNodeStatuses: "ProfileNodeStatusList",
-	}, us...)
-}
 
 func seccomp(name, content string) *api.SeccompProfile {
 	return &api.SeccompProfile{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), Generation: 1},
@@ -120,7 +103,7 @@ func writes(dyn *dynfake.FakeDynamicClient, n int) []string {
 func TestSeccompInstallAndRemove(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	dyn := newFake(t, seccomp("deny", `{"defaultAction":"SCMP_ACT_ALLOW"}`))
+	dyn := apitest.NewDynamic(t, seccomp("deny", `{"defaultAction":"SCMP_ACT_ALLOW"}`))
 	core := fake.NewSimpleClientset()
 	a := newAgent(t, dyn, core, root)
 	if err := a.Sync(ctx); err != nil {
@@ -187,7 +170,7 @@ func TestSeccompFailureOnThisNodeAndRetry(t *testing.T) {
 	if err := os.WriteFile(dir, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dyn := newFake(t, seccomp("deny", `{}`))
+	dyn := apitest.NewDynamic(t, seccomp("deny", `{}`))
 	core := fake.NewSimpleClientset()
 	a := newAgent(t, dyn, core, root)
 	_ = a.Sync(ctx)
@@ -216,7 +199,7 @@ func TestSeccompFailureOnThisNodeAndRetry(t *testing.T) {
 
 func TestInvalidContentFails(t *testing.T) {
 	ctx := context.Background()
-	dyn := newFake(t, seccomp("bad", `{not json`))
+	dyn := apitest.NewDynamic(t, seccomp("bad", `{not json`))
 	a := newAgent(t, dyn, fake.NewSimpleClientset(), t.TempDir())
 	_ = a.Sync(ctx)
 	if st := nodeStatuses(t, dyn)["bad-w1"]; st.Status != api.Failed || !strings.Contains(st.Message, "JSON") {
@@ -228,7 +211,7 @@ func TestAppArmorUnsupportedWithoutAppArmor(t *testing.T) {
 	ctx := context.Background()
 	ap := &api.AppArmorProfile{ObjectMeta: metav1.ObjectMeta{Name: "k8s-deny", Namespace: ns, UID: "uid-aa", Generation: 1},
 		Spec: api.AppArmorProfileSpec{Policy: "profile k8s-deny {}"}}
-	dyn := newFake(t, ap)
+	dyn := apitest.NewDynamic(t, ap)
 	core := fake.NewSimpleClientset()
 	a := newAgent(t, dyn, core, t.TempDir())
 	if err := a.Sync(ctx); err != nil {
@@ -265,7 +248,7 @@ func TestOnlyOwnNodeStatusIsTouched(t *testing.T) {
 	p := seccomp("deny", `{}`)
 	other := api.Profile{Kind: api.KindSeccompProfile, Namespace: ns, Name: "deny", UID: "uid-deny", Generation: 1}.
 		NewNodeStatus("w2", api.Failed, "w2's own failure")
-	dyn := newFake(t, p, other)
+	dyn := apitest.NewDynamic(t, p, other)
 	a := newAgent(t, dyn, fake.NewSimpleClientset(), t.TempDir())
 	if err := a.Sync(ctx); err != nil {
 		t.Fatal(err)
@@ -283,7 +266,7 @@ func TestRunFollowsWatchEvents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	root := t.TempDir()
-	dyn := newFake(t)
+	dyn := apitest.NewDynamic(t)
 	a, err := New(Config{Node: "w1", Namespace: ns, SeccompRoot: root, Dynamic: dyn, Core: fake.NewSimpleClientset(),
 		AppArmorEnabledFile: filepath.Join(t.TempDir(), "absent"), Resync: time.Hour})
 	if err != nil {

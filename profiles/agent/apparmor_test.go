@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/skewproof/skewproof/profiles/api"
+	"github.com/skewproof/skewproof/profiles/api/apitest"
 )
 
 // fakeNode is a node with AppArmor enabled, as the agent sees it: an
@@ -90,7 +91,7 @@ const denyWrite = "profile k8s-deny-write flags=(attach_disconnected) {\n  file,
 func TestAppArmorLoadInstalledThenUnloadOnDelete(t *testing.T) {
 	ctx := context.Background()
 	node := newFakeNode(t)
-	dyn := newFake(t, apparmor("k8s-deny-write", denyWrite))
+	dyn := apitest.NewDynamic(t, apparmor("k8s-deny-write", denyWrite))
 	core := fake.NewSimpleClientset()
 	cfg := node.config(nil, t.TempDir())
 	cfg.Dynamic, cfg.Core = dyn, core
@@ -154,7 +155,7 @@ func TestAppArmorLoadInstalledThenUnloadOnDelete(t *testing.T) {
 func TestAppArmorParserErrorFails(t *testing.T) {
 	ctx := context.Background()
 	node := newFakeNode(t)
-	dyn := newFake(t, apparmor("bad", "profile bad { SYNTAX-ERROR }"))
+	dyn := apitest.NewDynamic(t, apparmor("bad", "profile bad { SYNTAX-ERROR }"))
 	core := fake.NewSimpleClientset()
 	cfg := node.config(nil, t.TempDir())
 	cfg.Dynamic, cfg.Core = dyn, core
@@ -173,7 +174,7 @@ func TestAppArmorParserErrorFails(t *testing.T) {
 func TestAppArmorMustDefineTheNamedProfile(t *testing.T) {
 	ctx := context.Background()
 	node := newFakeNode(t)
-	dyn := newFake(t, apparmor("named", "profile other {\n}"))
+	dyn := apitest.NewDynamic(t, apparmor("named", "profile other {\n}"))
 	cfg := node.config(nil, t.TempDir())
 	cfg.Dynamic = dyn
 	a := startAgent(t, cfg)
@@ -189,14 +190,14 @@ func TestAppArmorUnloadAfterRestart(t *testing.T) {
 	ctx := context.Background()
 	node := newFakeNode(t)
 	root := t.TempDir()
-	dyn := newFake(t, apparmor("k8s-deny-write", denyWrite))
+	dyn := apitest.NewDynamic(t, apparmor("k8s-deny-write", denyWrite))
 	cfg := node.config(nil, root)
 	cfg.Dynamic = dyn
 	a := startAgent(t, cfg)
 	if err := a.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	dyn2 := newFake(t) // the profile is gone; a new agent starts
+	dyn2 := apitest.NewDynamic(t) // the profile is gone; a new agent starts
 	cfg.Dynamic = dyn2
 	b := startAgent(t, cfg)
 	if err := b.Sync(ctx); err != nil {
@@ -221,7 +222,7 @@ func TestAppArmorWithoutParserOrPrivileges(t *testing.T) {
 		{"no securityfs", func(c *Config) { c.AppArmorFS = filepath.Join(node.dir, "no-securityfs") }, "securityfs directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dyn := newFake(t, apparmor("p", "profile p {\n}"))
+			dyn := apitest.NewDynamic(t, apparmor("p", "profile p {\n}"))
 			cfg := node.config(nil, t.TempDir())
 			cfg.Dynamic = dyn
 			c.cfg(&cfg)

@@ -1,10 +1,5 @@
 package agent
 
-import (
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/intstr"
-)
-
-type schemaGVR = schema.GroupVersionResource
+import "k8s.io/apimachinery/pkg/util/intstr"
 
 func ptrIntOrString(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }

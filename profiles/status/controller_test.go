@@ -6,31 +6,13 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/skewproof/skewproof/profiles/api"
+	"github.com/skewproof/skewproof/profiles/api/apitest"
 )
 
 const testNS = "ns"
-
-func fakeClient(t *testing.T, objs ...runtime.Object) *dynfake.FakeDynamicClient {
-	t.Helper()
-	var us []runtime.Object
-	for _, o := range objs {
-		u, err := api.ToUnstructured(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		us = append(us, u)
-	}
-	return dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		api.SeccompProfiles:     "SeccompProfileList",
-		api.AppArmorProfiles:    "AppArmorProfileList",
-		api.ProfileNodeStatuses: "ProfileNodeStatusList",
-	}, us...)
-}
 
 func profileStatus(t *testing.T, dyn *dynfake.FakeDynamicClient, name string) api.ProfileStatus {
 	t.Helper()
@@ -56,7 +38,7 @@ func TestControllerFollowsNodeStatuses(t *testing.T) {
 		Spec: api.SeccompProfileSpec{Content: "{}"}}
 	p := api.Profile{Kind: api.KindSeccompProfile, Namespace: testNS, Name: "deny", UID: "uid-deny", Generation: 2}
 	other := api.Profile{Kind: api.KindSeccompProfile, Namespace: testNS, Name: "other", UID: "uid-other", Generation: 1}
-	dyn := fakeClient(t, prof,
+	dyn := apitest.NewDynamic(t, prof,
 		p.NewNodeStatus("a", api.Installed, ""),
 		p.NewNodeStatus("b", api.Failed, "permission denied"),
 		other.NewNodeStatus("a", api.Failed, "not this profile's"))
