@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -837,20 +836,3 @@ func ownedBy(refs []metav1.OwnerReference, uid string) bool {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// Files lists the seccomp files this agent keeps (for tests and diagnostics).
-func (a *Agent) Files() ([]string, error) {
-	entries, err := os.ReadDir(a.Dir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		out = append(out, e.Name())
-	}
-	sort.Strings(out)
-	return out, nil
-}
