@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/status"
 )
@@ -162,4 +163,22 @@ func clientsFor(cfg *rest.Config) (dynamic.Interface, kubernetes.Interface, erro
 		return nil, nil, err
 	}
 	return dyn, core, nil
+}
+
+// agentImageFromSelf builds the node agent image from this (static) binary
+// with build (profiles.LoadAgentImage or SaveAgentImage) and warns when the
+// image has no apparmor_parser.
+func agentImageFromSelf(build func(bin string) (profiles.AgentImage, error)) (profiles.AgentImage, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return profiles.AgentImage{}, err
+	}
+	img, err := build(bin)
+	if err != nil {
+		return img, fmt.Errorf("%w (the skewproof binary must be static: build it with 'make build')", err)
+	}
+	if img.Note != "" {
+		fmt.Fprintf(os.Stderr, "warning: %s; nodes with AppArmor will report Failed for AppArmorProfiles\n", img.Note)
+	}
+	return img, nil
 }

@@ -76,16 +76,9 @@ func imagesAgent(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	bin, err := os.Executable()
+	img, err := agentImageFromSelf(func(bin string) (profiles.AgentImage, error) { return profiles.SaveAgentImage(ctx, bin, *out) })
 	if err != nil {
 		return err
-	}
-	img, err := profiles.SaveAgentImage(ctx, bin, *out)
-	if err != nil {
-		return fmt.Errorf("%w (the skewproof binary must be static: build it with 'make build')", err)
-	}
-	if img.Note != "" {
-		fmt.Fprintf(os.Stderr, "warning: %s; nodes with AppArmor will report Failed for AppArmorProfiles\n", img.Note)
 	}
 	fmt.Printf("%s written to %s\nload it (docker load -i %s), tag and push it to the nodes' registry, then pass the pushed reference to 'skewproof run --agent-image'\n", img.Ref, *out, *out)
 	return nil

@@ -53,10 +53,6 @@ func runProfilesDeploy(ctx context.Context, args []string) error {
 		return err
 	}
 	if *image == "" {
-		bin, err := os.Executable()
-		if err != nil {
-			return err
-		}
 		nl, err := c.Core.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return fmt.Errorf("listing nodes: %w", err)
@@ -66,14 +62,12 @@ func runProfilesDeploy(ctx context.Context, args []string) error {
 			nodes = append(nodes, n.Name)
 		}
 		fmt.Fprintf(os.Stderr, "loading the agent image into %s\n", strings.Join(nodes, ", "))
-		img, err := profiles.LoadAgentImage(ctx, bin, nodes)
+		img, err := agentImageFromSelf(func(bin string) (profiles.AgentImage, error) { return profiles.LoadAgentImage(ctx, bin, nodes) })
 		if err != nil {
-			return fmt.Errorf("%w (the binary must be static: CGO_ENABLED=0; or pass --image)", err)
+			return fmt.Errorf("%w; or pass --image", err)
 		}
 		*image = img.Ref
-		if img.Note != "" {
-			fmt.Fprintf(os.Stderr, "warning: %s; nodes with AppArmor will report Failed for AppArmorProfiles\n", img.Note)
-		} else {
+		if img.AppArmorParser != "" {
 			fmt.Fprintf(os.Stderr, "agent image %s with apparmor_parser from %s\n", img.Ref, img.AppArmorParser)
 		}
 	}
@@ -91,7 +85,7 @@ func runProfilesInstall(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := profiles.Install(ctx, c, profiles.SeccompManifests(profiles.Seccomp()), nil, profiles.InstallOptions{Timeout: *timeout})
+	rep, err := profiles.Install(ctx, c, profiles.FixtureManifests(), nil, profiles.InstallOptions{Timeout: *timeout})
 	for _, r := range rep {
 		fmt.Printf("%-16s %-14s %s\n", r.Manifest.Name, r.Aggregate, r.LocalhostProfile)
 	}

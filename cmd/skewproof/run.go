@@ -575,21 +575,14 @@ func (o runOptions) agentImage(ctx context.Context, p *clusters.Progress, nodes 
 	if nodeAccess != "docker" {
 		return profiles.AgentImage{}, usagef("the nodes are not local containers: pass --agent-image with a skewproof agent image present on every node (see docs/profiles/README.md)")
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		return profiles.AgentImage{}, err
-	}
 	var img profiles.AgentImage
-	err = p.Timed(fmt.Sprintf("loading the agent image into %d nodes", len(nodes)), func() error {
-		img, err = profiles.LoadAgentImage(ctx, bin, nodes)
+	err := p.Timed(fmt.Sprintf("loading the agent image into %d nodes", len(nodes)), func() (err error) {
+		img, err = agentImageFromSelf(func(bin string) (profiles.AgentImage, error) { return profiles.LoadAgentImage(ctx, bin, nodes) })
 		if err != nil {
-			return fmt.Errorf("%w (the skewproof binary must be static: build it with 'make build', or pass --agent-image)", err)
+			return fmt.Errorf("%w; or pass --agent-image", err)
 		}
 		return nil
 	})
-	if err == nil && img.Note != "" {
-		p.Step("warning: %s; nodes with AppArmor will report Failed for AppArmorProfiles", img.Note)
-	}
 	return img, err
 }
 
