@@ -3,6 +3,7 @@ package profiles
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -13,7 +14,14 @@ import (
 
 // FixtureManifests are the seccomp fixtures as SeccompProfile manifests
 // (named after their files: "deny-mkdir.json" → "deny-mkdir").
-func FixtureManifests() []Manifest { return SeccompManifests(Seccomp()) }
+func FixtureManifests() []Manifest {
+	ps := Seccomp()
+	out := make([]Manifest, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, Manifest{Kind: api.KindSeccompProfile, Name: strings.TrimSuffix(path.Base(p.Name), ".json"), Content: string(p.Content)})
+	}
+	return out
+}
 
 // InstallFixtures deploys the agent (image present on every node) in
 // FixturesNamespace and installs every seccomp fixture; it returns when

@@ -328,17 +328,6 @@ type Manifest struct {
 	Content string // seccomp JSON or AppArmor policy
 }
 
-// SeccompManifests turns the package's seccomp files into manifests named
-// after the files ("deny-mkdir.json" → "deny-mkdir").
-func SeccompManifests(ps []Profile) []Manifest {
-	out := make([]Manifest, 0, len(ps))
-	for _, p := range ps {
-		base := p.Name[strings.LastIndex(p.Name, "/")+1:]
-		out = append(out, Manifest{Kind: api.KindSeccompProfile, Name: strings.TrimSuffix(base, ".json"), Content: string(p.Content)})
-	}
-	return out
-}
-
 // Object is the API object of m in namespace.
 func (m Manifest) Object(namespace string) (*unstructured.Unstructured, error) {
 	if err := api.ValidateProfileName(m.Name); err != nil {
