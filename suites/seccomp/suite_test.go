@@ -43,16 +43,11 @@ var env struct {
 	Workers    []node
 	// NodeAccess says whether node files can be changed ("docker") or not.
 	NodeAccess string
-	// DryRun is --ginkgo.dry-run; dryRun() also covers the framework's
-	// preview of the spec tree (suite nodes run in neither).
-	DryRun bool
 }
 
 func TestSeccomp(t *testing.T) {
 	env.Kubeconfig = os.Getenv("SKEWPROOF_KUBECONFIG")
 	env.Cluster = os.Getenv("SKEWPROOF_CLUSTER")
-	suiteCfg, _ := GinkgoConfiguration()
-	env.DryRun = suiteCfg.DryRun
 	switch {
 	case os.Getenv("SKEWPROOF_NODES") != "":
 		if err := fakeEnv(os.Getenv("SKEWPROOF_APISERVER"), os.Getenv("SKEWPROOF_NODES")); err != nil {
@@ -238,7 +233,7 @@ func schedulable(n corev1.Node) bool {
 }
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	if env.DryRun || env.Client == nil {
+	if dryRun() || env.Client == nil {
 		return nil
 	}
 	Expect(ensureRuntimeClass(ctx)).To(Succeed())
@@ -251,7 +246,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 }, func([]byte) {})
 
 var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
-	if env.DryRun || env.Client == nil {
+	if dryRun() || env.Client == nil {
 		return
 	}
 	deleteLeftovers(ctx)
@@ -273,7 +268,8 @@ func reportProgress(r SpecReport) {
 }
 
 // dryRun says whether specs are only being listed: with --ginkgo.dry-run,
-// and while framework.AfterReadingAllFlags previews the tree.
+// and while framework.AfterReadingAllFlags previews the tree (suite nodes
+// run in neither).
 func dryRun() bool {
 	cfg, _ := GinkgoConfiguration()
 	return cfg.DryRun
