@@ -19,6 +19,9 @@ const (
 	// AppArmorLocalhostProfile is the loaded AppArmor profile name of
 	// AppArmor scenarios; it denies writes.
 	AppArmorLocalhostProfile = "skewproof-deny-write"
+	// AppArmorNotLoadedProfile is an AppArmor profile name no node has
+	// loaded (failure row 3).
+	AppArmorNotLoadedProfile = "skewproof-not-loaded"
 
 	SeccompPodAnnotation             = "seccomp.security.alpha.kubernetes.io/pod"
 	SeccompContainerAnnotationPrefix = "container.seccomp.security.alpha.kubernetes.io/"

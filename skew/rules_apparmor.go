@@ -370,7 +370,7 @@ var appArmorRules = []Rule{
 		appArmorKEP+" §Failure and Fallback Strategy, row 3", Kubelet, needAppArmor,
 		"runtime dependent (containerd: \"apparmor profile not found\")", false,
 		Observation{Summary: "pod created; container fails to start, retried with back-off; event names the profile", Admission: Accepted,
-			Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: AppArmorLocalhostProfile}}),
+			Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: AppArmorNotLoadedProfile}}),
 
 	runtimeProfileInvalidRule("apparmor/failure/row-4", appArmorKEP+" §Failure and Fallback Strategy, row 4", "apparmor/api/runtime-profile-invalid"),
 

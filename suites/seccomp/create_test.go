@@ -7,58 +7,59 @@ import (
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
 // KEP §Version Skew Strategy › Pod Creation.
 var _ = Describe("[seccomp] pod creation", Label("seccomp", "create"), func() {
-	setUp()
+	h.SetUp()
 	podAnn := skew.SeccompPodAnnotation
 	ctrAnn := skew.SeccompContainerAnnotation(skew.ContainerName)
 
-	apiRule("seccomp/create/none", func(ctx context.Context, t *scenario) {
-		t.judge(sub{Name: "nothing set", Obs: t.create(ctx, fx.Pod("none", fx.Unschedulable()))})
+	h.APIRule("seccomp/create/none", func(ctx context.Context, t *h.Scenario) {
+		t.Judge(h.Sub{Name: "nothing set", Obs: t.Create(ctx, fx.Pod("none", fx.Unschedulable()))})
 	})
 
-	apiRule("seccomp/create/field-to-annotation", func(ctx context.Context, t *scenario) {
-		t.judge(sub{Name: "pod RuntimeDefault + container Localhost fields", Obs: t.create(ctx, fx.Pod("fields", fx.Unschedulable(),
+	h.APIRule("seccomp/create/field-to-annotation", func(ctx context.Context, t *h.Scenario) {
+		t.Judge(h.Sub{Name: "pod RuntimeDefault + container Localhost fields", Obs: t.Create(ctx, fx.Pod("fields", fx.Unschedulable(),
 			fx.PodSeccomp(fx.Profile(runtimeDefault, "")),
 			fx.ContainerSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))))})
 	})
 
-	apiRule("seccomp/create/annotation-to-field", func(ctx context.Context, t *scenario) {
-		subs := []sub{{Name: "pod runtime/default + container localhost/<p> annotations", Obs: t.create(ctx, fx.Pod("annotations", fx.Unschedulable(),
+	h.APIRule("seccomp/create/annotation-to-field", func(ctx context.Context, t *h.Scenario) {
+		subs := []h.Sub{{Name: "pod runtime/default + container localhost/<p> annotations", Obs: t.Create(ctx, fx.Pod("annotations", fx.Unschedulable(),
 			fx.Annotation(podAnn, "runtime/default"),
 			fx.Annotation(ctrAnn, "localhost/"+skew.SeccompLocalhostProfile)))}}
 		// The other annotation values of the catalogue: admitted like the
 		// canonical case, and no field populated where the oracle says so.
 		for _, v := range []string{"unconfined", "docker/default"} {
 			subs = append(subs,
-				sub{Name: "pod annotation " + v, Want: generic, Obs: t.create(ctx, fx.Pod("pod-"+dns(v), fx.Unschedulable(), fx.Annotation(podAnn, v)))},
-				sub{Name: "container annotation " + v, Want: generic, Obs: t.create(ctx, fx.Pod("ctr-"+dns(v), fx.Unschedulable(), fx.Annotation(ctrAnn, v)))})
+				h.Sub{Name: "pod annotation " + v, Want: h.Generic, Obs: t.Create(ctx, fx.Pod("pod-"+dns(v), fx.Unschedulable(), fx.Annotation(podAnn, v)))},
+				h.Sub{Name: "container annotation " + v, Want: h.Generic, Obs: t.Create(ctx, fx.Pod("ctr-"+dns(v), fx.Unschedulable(), fx.Annotation(ctrAnn, v)))})
 		}
-		t.judge(subs...)
+		t.Judge(subs...)
 	})
 
-	apiRule("seccomp/create/match", func(ctx context.Context, t *scenario) {
-		t.judge(
-			sub{Name: "pod annotation runtime/default + field RuntimeDefault", Obs: t.create(ctx, fx.Pod("match", fx.Unschedulable(),
+	h.APIRule("seccomp/create/match", func(ctx context.Context, t *h.Scenario) {
+		t.Judge(
+			h.Sub{Name: "pod annotation runtime/default + field RuntimeDefault", Obs: t.Create(ctx, fx.Pod("match", fx.Unschedulable(),
 				fx.Annotation(podAnn, "runtime/default"), fx.PodSeccomp(fx.Profile(runtimeDefault, ""))))},
-			sub{Name: "container annotation unconfined + field Unconfined", Want: generic, Obs: t.create(ctx, fx.Pod("ctr-match", fx.Unschedulable(),
+			h.Sub{Name: "container annotation unconfined + field Unconfined", Want: h.Generic, Obs: t.Create(ctx, fx.Pod("ctr-match", fx.Unschedulable(),
 				fx.Annotation(ctrAnn, "unconfined"), fx.ContainerSeccomp(fx.Profile(unconfined, ""))))},
 		)
 	})
 
-	apiRule("seccomp/create/mismatch", func(ctx context.Context, t *scenario) {
-		t.judge(
-			sub{Name: "pod annotation runtime/default + field Unconfined", Obs: t.create(ctx, fx.Pod("mismatch", fx.Unschedulable(),
+	h.APIRule("seccomp/create/mismatch", func(ctx context.Context, t *h.Scenario) {
+		t.Judge(
+			h.Sub{Name: "pod annotation runtime/default + field Unconfined", Obs: t.Create(ctx, fx.Pod("mismatch", fx.Unschedulable(),
 				fx.Annotation(podAnn, "runtime/default"), fx.PodSeccomp(fx.Profile(unconfined, ""))))},
-			sub{Name: "container annotation unconfined + field RuntimeDefault", Obs: t.create(ctx, fx.Pod("ctr-mismatch", fx.Unschedulable(),
+			h.Sub{Name: "container annotation unconfined + field RuntimeDefault", Obs: t.Create(ctx, fx.Pod("ctr-mismatch", fx.Unschedulable(),
 				fx.Annotation(ctrAnn, "unconfined"), fx.ContainerSeccomp(fx.Profile(runtimeDefault, ""))))},
 		)
 	})
 
-	apiRule("seccomp/create/warning", func(ctx context.Context, t *scenario) {
-		t.judge(sub{Name: "pod and container annotations, no fields", Obs: t.create(ctx, fx.Pod("warning", fx.Unschedulable(),
+	h.APIRule("seccomp/create/warning", func(ctx context.Context, t *h.Scenario) {
+		t.Judge(h.Sub{Name: "pod and container annotations, no fields", Obs: t.Create(ctx, fx.Pod("warning", fx.Unschedulable(),
 			fx.Annotation(podAnn, "runtime/default"),
 			fx.Annotation(ctrAnn, "localhost/"+skew.SeccompLocalhostProfile)))})
 	})

@@ -1,137 +1,19 @@
 package seccomp
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"sort"
-	"strings"
 	"testing"
 
-	"github.com/onsi/ginkgo/v2/types"
-
-	"github.com/skewproof/skewproof/reports"
-	"github.com/skewproof/skewproof/skew"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
-// specName is "[<id>] … [LinuxOnly]" with " [node:<node> kubelet:v<version>]"
-// for kubelet rules (specText).
-var specName = regexp.MustCompile(`^\[(seccomp/[^\]]+)\] .* \[LinuxOnly\]( \[node:(\S+) kubelet:v[^\]]+\])?$`)
-
-// TestDryRunListsTheCatalogue runs this test binary's suite in Ginkgo's
-// dry-run mode against a made-up cluster of two workers (no API server is
-// contacted) and checks that it consists of exactly the seccomp/* ids of
-// the catalogue: API server rules once, kubelet rules once per worker, and
-// nothing else (no spec of the e2e framework's own, no rejected spec text).
+// TestDryRunListsTheCatalogue checks that the compiled suite lists exactly
+// the catalogue's seccomp/* ids (API rules once, kubelet rules per worker).
 func TestDryRunListsTheCatalogue(t *testing.T) {
-	workers := []string{"w1", "w2"}
-	report := filepath.Join(t.TempDir(), "report.json")
-	out, err := runFakeSuite("w1=1.34.4,w2=1.37.2", "-ginkgo.dry-run", "-ginkgo.json-report", report)
-	if err != nil {
-		t.Fatalf("dry run: %v\n%s", err, out)
-	}
-	if strings.Contains(out, reports.ProgressPrefix) {
-		t.Errorf("a dry run must not report results:\n%s", out)
-	}
-	b, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatalf("dry run wrote no report: %v\n%s", err, out)
-	}
-	var suites []types.Report
-	if err := json.Unmarshal(b, &suites); err != nil || len(suites) != 1 {
-		t.Fatalf("reading the dry run's report (%d suites): %v", len(suites), err)
-	}
-
-	want := map[string]bool{}
-	for _, r := range skew.Rules() {
-		if !strings.HasPrefix(r.ID, "seccomp/") {
-			continue
-		}
-		if r.Component == skew.Kubelet {
-			for _, w := range workers {
-				want[r.ID+"@"+w] = true
-			}
-		} else {
-			want[r.ID+"@"] = true
-		}
-	}
-	got := map[string]bool{}
-	for _, s := range suites[0].SpecReports {
-		if s.LeafNodeType != types.NodeTypeIt {
-			continue
-		}
-		m := specName.FindStringSubmatch(s.LeafNodeText)
-		if m == nil {
-			t.Errorf("spec %q is not one of the catalogue's", s.FullText())
-			continue
-		}
-		key := m[1] + "@" + m[3]
-		if got[key] {
-			t.Errorf("spec %q is listed twice", s.FullText())
-		}
-		got[key] = true
-		for _, l := range []string{"seccomp", "LinuxOnly", strings.ReplaceAll(m[1], "/", "-")} {
-			if !slices.Contains(s.Labels(), l) {
-				t.Errorf("spec %q lacks label %q: %q", s.FullText(), l, s.Labels())
-			}
-		}
-	}
-	var missing, extra []string
-	for k := range want {
-		if !got[k] {
-			missing = append(missing, k)
-		}
-	}
-	for k := range got {
-		if !want[k] {
-			extra = append(extra, k)
-		}
-	}
-	sort.Strings(missing)
-	sort.Strings(extra)
-	if len(missing) > 0 || len(extra) > 0 {
-		t.Errorf("dry run: missing %q, not in the catalogue %q", missing, extra)
-	}
-	if len(got) == 0 {
-		t.Errorf("dry run listed no spec:\n%s", out)
-	}
+	h.CheckDryRunListsTheCatalogue(t, "seccomp", "TestSeccomp")
 }
 
-// TestProgressLinePerSpec runs one spec of the suite for real against the
-// made-up cluster: it fails in the framework's set-up (there is no API
-// server to talk to; nothing is contacted), and exactly one progress line
-// for it must come out, with the catalogue id, as the runner expects; none
-// from the framework's preview of the spec tree.
+// TestProgressLinePerSpec checks that one spec run gives exactly one
+// progress line, with its catalogue id, as the runner expects.
 func TestProgressLinePerSpec(t *testing.T) {
-	out, err := runFakeSuite("w1=1.34.4", "-ginkgo.label-filter", "seccomp-api-types")
-	if err == nil {
-		t.Fatalf("the spec passed without an API server:\n%s", out)
-	}
-	var lines []reports.Result
-	for _, l := range strings.Split(out, "\n") {
-		if r, ok := reports.ParseProgress(l); ok {
-			lines = append(lines, r)
-		}
-	}
-	if len(lines) != 1 || lines[0].ID != "seccomp/api/types" || lines[0].Verdict != reports.Fail {
-		t.Errorf("progress lines %+v, want one failed seccomp/api/types:\n%s", lines, out)
-	}
-}
-
-// runFakeSuite runs TestSeccomp of this test binary with SKEWPROOF_NODES
-// (no cluster discovery) and the given Ginkgo flags, and returns its output.
-func runFakeSuite(nodes string, args ...string) (string, error) {
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run", "^TestSeccomp$", "-test.v", "-ginkgo.no-color"}, args...)...)
-	for _, kv := range os.Environ() {
-		// No cluster: neither ours nor an in-cluster configuration.
-		if !strings.HasPrefix(kv, "SKEWPROOF_") && !strings.HasPrefix(kv, "KUBERNETES_SERVICE_") && !strings.HasPrefix(kv, "KUBECONFIG=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "SKEWPROOF_NODES="+nodes, "SKEWPROOF_APISERVER=1.37.2")
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	h.CheckProgressLinePerSpec(t, "TestSeccomp", "seccomp/api/types")
 }

@@ -7,6 +7,7 @@ import (
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
@@ -14,59 +15,45 @@ import (
 // unshare(CLONE_NEWUSER) for a container without CAP_SYS_ADMIN.
 const userNSProbe = "unshare -U true"
 
-// runOnNode creates a pod pinned to the scenario's node and observes its
-// container.
-func (t *scenario) runOnNode(ctx context.Context, name string, retries bool, opts ...fx.PodOption) observe.Observation {
-	obs := t.startOnNode(ctx, name, opts...)
-	obs.Container = t.observeContainer(ctx, name, skew.ContainerName, retries)
-	return obs
-}
-
-// startOnNode creates a pod pinned to the scenario's node without waiting;
-// observeContainer observes it later, so several pods start together.
-func (t *scenario) startOnNode(ctx context.Context, name string, opts ...fx.PodOption) observe.Observation {
-	return t.mustCreate(ctx, fx.Pod(name, append([]fx.PodOption{fx.OnNode(t.nodeName())}, opts...)...))
-}
-
 // KEP §Version Skew Strategy › Kubelet Backwards compatibility; §RuntimeProfile;
 // §LocalhostProfile and §Seccomp root path configuration.
 var _ = Describe("[seccomp] kubelet", Label("seccomp", "kubelet"), func() {
-	setUp()
-	kubeletRule("seccomp/kubelet/precedence", func(ctx context.Context, t *scenario) {
-		t.judge(sub{Name: "pod field RuntimeDefault + container annotation unconfined", Obs: t.runOnNode(ctx, "precedence", false,
+	h.SetUp()
+	h.KubeletRule("seccomp/kubelet/precedence", func(ctx context.Context, t *h.Scenario) {
+		t.Judge(h.Sub{Name: "pod field RuntimeDefault + container annotation unconfined", Obs: t.RunOnNode(ctx, "precedence", false,
 			fx.PodSeccomp(fx.Profile(runtimeDefault, "")),
 			fx.Annotation(skew.SeccompContainerAnnotation(skew.ContainerName), "unconfined"))})
 	})
 
-	kubeletRule("seccomp/kubelet/enforce", func(ctx context.Context, t *scenario) {
-		rd := t.startOnNode(ctx, "runtime-default", fx.ContainerSeccomp(fx.Profile(runtimeDefault, "")))
-		un := t.startOnNode(ctx, "unconfined", fx.ContainerSeccomp(fx.Profile(unconfined, "")))
-		rd.Container = t.observeContainer(ctx, "runtime-default", skew.ContainerName, false)
-		un.Container = t.observeContainer(ctx, "unconfined", skew.ContainerName, false)
+	h.KubeletRule("seccomp/kubelet/enforce", func(ctx context.Context, t *h.Scenario) {
+		rd := t.StartOnNode(ctx, "runtime-default", fx.ContainerSeccomp(fx.Profile(runtimeDefault, "")))
+		un := t.StartOnNode(ctx, "unconfined", fx.ContainerSeccomp(fx.Profile(unconfined, "")))
+		rd.Container = t.ObserveContainer(ctx, "runtime-default", skew.ContainerName, false)
+		un.Container = t.ObserveContainer(ctx, "unconfined", skew.ContainerName, false)
 		var must []string
 		if rd.Container.State == skew.Running {
-			blocked, desc := t.try(ctx, "runtime-default", skew.ContainerName, userNSProbe, userNSProbe)
+			blocked, desc := t.Try(ctx, "runtime-default", skew.ContainerName, userNSProbe, userNSProbe)
 			rd.Container.Behaviour = desc
 			if blocked {
 				must = append(must, "a syscall the runtime default profile blocks (unshare of a user namespace) succeeded")
 			}
 		}
 		if un.Container.State == skew.Running {
-			_, desc := t.try(ctx, "unconfined", skew.ContainerName, userNSProbe, userNSProbe)
+			_, desc := t.Try(ctx, "unconfined", skew.ContainerName, userNSProbe, userNSProbe)
 			un.Container.Behaviour = desc
 		}
-		t.judge(
-			sub{Name: "container RuntimeDefault", Obs: rd, Want: observe.ForCase(skew.CaseRuntimeDefault), Must: must},
-			sub{Name: "container Unconfined", Obs: un, Want: observe.ForCase(skew.CaseUnconfined)},
+		t.Judge(
+			h.Sub{Name: "container RuntimeDefault", Obs: rd, Want: observe.ForCase(skew.CaseRuntimeDefault), Must: must},
+			h.Sub{Name: "container Unconfined", Obs: un, Want: observe.ForCase(skew.CaseUnconfined)},
 		)
 	})
 
-	kubeletRule("seccomp/kubelet/localhost", func(ctx context.Context, t *scenario) {
-		obs := t.runOnNode(ctx, "localhost", false, fx.ContainerSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile)))
+	h.KubeletRule("seccomp/kubelet/localhost", func(ctx context.Context, t *h.Scenario) {
+		obs := t.RunOnNode(ctx, "localhost", false, fx.ContainerSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile)))
 		var must []string
 		if obs.Container.State == skew.Running {
-			mkdirOK, mkdir := t.try(ctx, "localhost", skew.ContainerName, "mkdir", "mkdir /tmp/denied")
-			otherOK, other := t.try(ctx, "localhost", skew.ContainerName, "write+read", "echo x > /tmp/f && cat /tmp/f >/dev/null && ls / >/dev/null")
+			mkdirOK, mkdir := t.Try(ctx, "localhost", skew.ContainerName, "mkdir", "mkdir /tmp/denied")
+			otherOK, other := t.Try(ctx, "localhost", skew.ContainerName, "write+read", "echo x > /tmp/f && cat /tmp/f >/dev/null && ls / >/dev/null")
 			obs.Container.Behaviour = mkdir + ", " + other
 			if mkdirOK || !containsEPERM(mkdir) {
 				must = append(must, "mkdir must fail with EPERM under "+skew.SeccompLocalhostProfile+": "+mkdir)
@@ -75,7 +62,7 @@ var _ = Describe("[seccomp] kubelet", Label("seccomp", "kubelet"), func() {
 				must = append(must, "syscalls the profile does not deny must work: "+other)
 			}
 		}
-		t.judge(sub{Name: "container Localhost " + skew.SeccompLocalhostProfile, Obs: obs, Must: must})
+		t.Judge(h.Sub{Name: "container Localhost " + skew.SeccompLocalhostProfile, Obs: obs, Must: must})
 	})
 })
 

@@ -20,6 +20,9 @@ type Container struct {
 	State skew.ContainerState
 	// SeccompMode is the "Seccomp:" value of /proc/1/status; nil if not read.
 	SeccompMode *int
+	// AppArmorProfile is /proc/1/attr/current (e.g. "p (enforce)",
+	// "unconfined"); "" when the kernel has no AppArmor or it was not read.
+	AppArmorProfile string
 	// Reason is the waiting reason (or the pod status reason).
 	Reason string
 	// Message holds the waiting message and the pod's event messages.
@@ -32,6 +35,9 @@ func (c Container) String() string {
 	s := string(c.State)
 	if c.SeccompMode != nil {
 		s += fmt.Sprintf(", Seccomp: %d", *c.SeccompMode)
+	}
+	if c.AppArmorProfile != "" {
+		s += ", AppArmor: " + c.AppArmorProfile
 	}
 	if c.Reason != "" {
 		s += ", reason " + c.Reason
@@ -54,6 +60,8 @@ type Observation struct {
 	Warnings []string
 	// Container is the observed container outcome, if any.
 	Container *Container
+	// ReadyMessage is the message of the node's Ready condition, when read.
+	ReadyMessage *string
 }
 
 // ToUnstructured converts a typed object for Observation.Object.
@@ -89,6 +97,9 @@ func (o Observation) Summary() string {
 	}
 	if o.Container != nil {
 		parts = append(parts, "container "+o.Container.String())
+	}
+	if o.ReadyMessage != nil {
+		parts = append(parts, "Ready message "+strconv.Quote(*o.ReadyMessage))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -227,6 +238,16 @@ func Match(want skew.Observation, got Observation) []string {
 			add("container %s matches none of the allowed outcomes", got.Container)
 		}
 	}
+	if want.ReadyMessageContains != "" || want.ReadyMessageExcludes != "" {
+		switch {
+		case got.ReadyMessage == nil:
+			add("the node's Ready message was not read")
+		case want.ReadyMessageContains != "" && !strings.Contains(*got.ReadyMessage, want.ReadyMessageContains):
+			add("Ready message: want it to contain %q, got %q", want.ReadyMessageContains, *got.ReadyMessage)
+		case want.ReadyMessageExcludes != "" && strings.Contains(*got.ReadyMessage, want.ReadyMessageExcludes):
+			add("Ready message: want no %q, got %q", want.ReadyMessageExcludes, *got.ReadyMessage)
+		}
+	}
 	if len(want.Cases) > 0 {
 		// Per-case outcomes apply to one container each: the spec selects
 		// its case with ForCase before matching.
@@ -285,6 +306,9 @@ func MatchContainer(want skew.ContainerOutcome, got Container) []string {
 		} else if *got.SeccompMode != *want.SeccompMode {
 			mis = append(mis, fmt.Sprintf("Seccomp: want %d, got %d", *want.SeccompMode, *got.SeccompMode))
 		}
+	}
+	if want.AppArmorProfile != "" && got.AppArmorProfile != want.AppArmorProfile {
+		mis = append(mis, fmt.Sprintf("AppArmor: want %q, got %s", want.AppArmorProfile, present(got.AppArmorProfile, got.AppArmorProfile != "")))
 	}
 	if want.Reason != "" && !oneOf(got.Reason, strings.Split(want.Reason, "|")) {
 		mis = append(mis, fmt.Sprintf("reason: want one of %s, got %q", want.Reason, got.Reason))

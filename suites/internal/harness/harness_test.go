@@ -1,4 +1,4 @@
-package seccomp
+package harness
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 
 func TestSubWantSplitsMessagesPerSubCase(t *testing.T) {
 	o := skew.Observation{Admission: skew.Rejected, MessageContains: []string{"first", "second"}}
-	s := sub{}
+	s := Sub{}
 	if got := s.want(o, 1, 2).MessageContains; len(got) != 1 || got[0] != "second" {
 		t.Errorf("sub-case 1 of 2: %q", got)
 	}
@@ -23,7 +23,7 @@ func TestSubWantSplitsMessagesPerSubCase(t *testing.T) {
 func TestGenericDropsCanonicalValues(t *testing.T) {
 	o := skew.Observation{Admission: skew.Accepted, Fields: map[string]string{"a": "b"}, Annotations: map[string]string{"c": "d"},
 		Warnings: []string{"w"}, AbsentFields: []string{"x"}}
-	g := generic(o)
+	g := Generic(o)
 	if g.Fields != nil || g.Annotations != nil || g.Warnings != nil || g.Admission != skew.Accepted || len(g.AbsentFields) != 1 {
 		t.Errorf("generic = %+v", g)
 	}
@@ -31,11 +31,11 @@ func TestGenericDropsCanonicalValues(t *testing.T) {
 
 func TestRePrefixAndLabels(t *testing.T) {
 	w := skew.SeccompAnnotationWarning("spec.template.", skew.SeccompPodAnnotation)
-	got := rePrefix("spec.jobTemplate.spec.template.")(skew.Observation{Warnings: []string{w}}).Warnings[0]
+	got := RePrefix("spec.jobTemplate.spec.template.")(skew.Observation{Warnings: []string{w}}).Warnings[0]
 	if got != skew.SeccompAnnotationWarning("spec.jobTemplate.spec.template.", skew.SeccompPodAnnotation) {
 		t.Errorf("rePrefix = %q", got)
 	}
-	ls := specLabels("seccomp/failure/row-2", &node{Name: "w1"})
+	ls := SpecLabels("seccomp/failure/row-2", &Node{Name: "w1"})
 	want := map[string]bool{"seccomp": true, "LinuxOnly": true, "seccomp-failure-row-2": true, "failure-row-2": true, "kubelet": true, "node:w1": true}
 	for _, l := range ls {
 		delete(want, l)
@@ -44,8 +44,8 @@ func TestRePrefixAndLabels(t *testing.T) {
 		t.Errorf("labels %q lack %v", ls, want)
 	}
 	for _, r := range skew.Rules() {
-		if len(r.ID) > 8 && r.ID[:8] == "seccomp/" {
-			for _, l := range specLabels(r.ID, nil) {
+		{
+			for _, l := range SpecLabels(r.ID, nil) {
 				for _, c := range "&|!,()/" {
 					for _, lc := range l {
 						if lc == c {

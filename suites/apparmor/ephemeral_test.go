@@ -1,0 +1,43 @@
+package apparmor
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+
+	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/skew"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
+)
+
+// KEP-24 §Version Skew Strategy › Pod Update (ephemeral containers);
+// §Proposal › Validation (1: not for ephemeral containers).
+var _ = Describe("[apparmor] ephemeral containers", Label("apparmor", "ephemeral"), func() {
+	h.SetUp()
+	h.APIRule("apparmor/ephemeral/no-annotation-sync", func(ctx context.Context, t *h.Scenario) {
+		t.MustCreate(ctx, fx.Pod("target", fx.Unschedulable(), fx.PodAppArmor(fx.LocalhostAppArmor(profile))))
+		t.Judge(h.Sub{Name: "ephemeral container with field Unconfined", Obs: t.AddEphemeral(ctx, "target", fx.EphemeralContainerAppArmor(fx.AppArmor(unconfined, nil)))})
+	})
+
+	for _, c := range []struct {
+		id      string
+		profile *corev1.AppArmorProfile
+		what    string
+	}{
+		{"apparmor/ephemeral/inherit", nil, "pod Localhost, ephemeral container without a profile"},
+		{"apparmor/ephemeral/override", fx.AppArmor(unconfined, nil), "pod Localhost, ephemeral container Unconfined"},
+	} {
+		h.KubeletRule(c.id, func(ctx context.Context, t *h.Scenario) {
+			t.MustCreate(ctx, fx.Pod("target", fx.OnNode(t.NodeName()), fx.PodAppArmor(fx.LocalhostAppArmor(profile))))
+			app := t.ObserveContainer(ctx, "target", skew.ContainerName, false)
+			Expect(app.State).To(Equal(skew.Running), "the target pod must run first: %s", app)
+			obs := t.AddEphemeral(ctx, "target", fx.EphemeralContainerAppArmor(c.profile))
+			Expect(obs.Admission).To(Equal(skew.Accepted), "adding the ephemeral container: %v", obs.Errors)
+			obs.Container = t.ObserveContainer(ctx, "target", skew.EphemeralContainerName, false)
+			t.Judge(h.Sub{Name: c.what, Obs: obs})
+		})
+	}
+})

@@ -1,0 +1,85 @@
+package apparmor
+
+import (
+	"context"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/skew"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
+	"github.com/skewproof/skewproof/suites/internal/observe"
+)
+
+// NoAppArmorHandler is the RuntimeClass (and runtime handler) of a runtime
+// without AppArmor support that failure row 1 runs under, where a cluster
+// offers one.
+const NoAppArmorHandler = "skewproof-noapparmor"
+
+// denyWriteMust checks what the deny-write fixture profile must do to a
+// container it confines in enforce mode: a write fails with EACCES. The
+// container's observation records what the write did.
+func denyWriteMust(ctx context.Context, t *h.Scenario, pod string, c *observe.Container) []string {
+	if c == nil || c.State != skew.Running || c.AppArmorProfile != profile+" (enforce)" {
+		return nil
+	}
+	ok, desc := t.Try(ctx, pod, skew.ContainerName, "write", "echo x > /tmp/denied")
+	c.Behaviour = desc
+	if ok || !strings.Contains(desc, "Permission denied") {
+		return []string{"a write must fail with EACCES under " + profile + ": " + desc}
+	}
+	return nil
+}
+
+// KEP-24 §Failure and Fallback Strategy, rows 1-3, 5 and 6 (rows 4 and 7
+// are API rules, in api_test.go).
+var _ = Describe("[apparmor] failure and fallback", Label("apparmor", "failure"), func() {
+	h.SetUp()
+	h.KubeletRule("apparmor/failure/row-1", func(ctx context.Context, t *h.Scenario) {
+		_, err := t.F.ClientSet.NodeV1().RuntimeClasses().Get(ctx, NoAppArmorHandler, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			t.Skip("this cluster offers no runtime without AppArmor support (no RuntimeClass " + NoAppArmorHandler + ")")
+		}
+		obs := t.RunOnNode(ctx, "no-apparmor-runtime", false, fx.RuntimeClass(NoAppArmorHandler), fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
+		obs.Container.Behaviour = h.DescribeOutcome(t.Exp.Expected.AnyOf, obs.Container)
+		t.Judge(h.Sub{Name: "Localhost under runtime handler " + NoAppArmorHandler, Obs: obs})
+	})
+
+	h.KubeletRule("apparmor/failure/row-2", func(ctx context.Context, t *h.Scenario) {
+		obs := t.RunOnNode(ctx, "deny-write", false, fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
+		must := denyWriteMust(ctx, t, "deny-write", obs.Container)
+		if obs.Container.Behaviour == "" {
+			obs.Container.Behaviour = h.DescribeOutcome(t.Exp.Expected.AnyOf, obs.Container)
+		}
+		t.Judge(h.Sub{Name: "profile denies writes, the workload writes", Obs: obs, Must: must})
+	})
+
+	h.KubeletRule("apparmor/failure/row-3", func(ctx context.Context, t *h.Scenario) {
+		t.Judge(h.Sub{Name: "Localhost profile not loaded on the node", Obs: t.RunOnNode(ctx, "not-loaded", true,
+			fx.ContainerAppArmor(fx.LocalhostAppArmor(skew.AppArmorNotLoadedProfile)))})
+	})
+
+	h.KubeletRule("apparmor/failure/row-5", func(ctx context.Context, t *h.Scenario) {
+		field := t.StartOnNode(ctx, "localhost-field", fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
+		ann := t.StartOnNode(ctx, "runtime-default-annotation", fx.Annotation(ctrAnn, "runtime/default"))
+		field.Container = t.ObserveContainer(ctx, "localhost-field", skew.ContainerName, false)
+		ann.Container = t.ObserveContainer(ctx, "runtime-default-annotation", skew.ContainerName, false)
+		t.Judge(
+			h.Sub{Name: "container field Localhost", Obs: field, Want: containerOnly},
+			h.Sub{Name: "container annotation runtime/default", Obs: ann, Want: containerOnly},
+		)
+	})
+
+	h.KubeletRule("apparmor/failure/row-6", func(ctx context.Context, t *h.Scenario) {
+		t.Judge(h.Sub{Name: "no profile set", Obs: t.RunOnNode(ctx, "no-profile", false)})
+	})
+})
+
+// containerOnly keeps the container outcome of the oracle's observation.
+func containerOnly(o skew.Observation) skew.Observation {
+	return skew.Observation{Summary: o.Summary, NotApplicable: o.NotApplicable, Container: o.Container, AnyOf: o.AnyOf}
+}

@@ -1,0 +1,24 @@
+package apparmor
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	fx "github.com/skewproof/skewproof/fixtures"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
+)
+
+// KEP-24 §Proposal › API (container overrides pod); §Monitoring requirements.
+var _ = Describe("[apparmor] kubelet", Label("apparmor", "kubelet"), func() {
+	h.SetUp()
+	h.KubeletRule("apparmor/kubelet/precedence", func(ctx context.Context, t *h.Scenario) {
+		t.Judge(h.Sub{Name: "pod Unconfined + container Localhost", Obs: t.RunOnNode(ctx, "precedence", false,
+			fx.PodAppArmor(fx.AppArmor(unconfined, nil)), fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))})
+	})
+
+	h.KubeletRule("apparmor/kubelet/enforce", func(ctx context.Context, t *h.Scenario) {
+		obs := t.RunOnNode(ctx, "enforce", false, fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
+		t.Judge(h.Sub{Name: "container Localhost " + profile, Obs: obs, Must: denyWriteMust(ctx, t, "enforce", obs.Container)})
+	})
+})

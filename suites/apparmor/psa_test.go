@@ -1,0 +1,61 @@
+package apparmor
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	admissionapi "k8s.io/pod-security-admission/api"
+
+	fx "github.com/skewproof/skewproof/fixtures"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
+)
+
+// setEnforce sets the namespace's Pod Security enforce level.
+func setEnforce(ctx context.Context, t *h.Scenario, level admissionapi.Level) {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ns, err := t.F.ClientSet.CoreV1().Namespaces().Get(ctx, t.NS, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		ns.Labels[admissionapi.EnforceLevelLabel] = string(level)
+		ns.Labels[admissionapi.EnforceVersionLabel] = "latest"
+		_, err = t.F.ClientSet.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
+		return err
+	})
+	Expect(err).NotTo(HaveOccurred(), "labelling namespace %s %s", t.NS, level)
+}
+
+// KEP-24 §Version Skew Strategy › Pod Security Admission.
+var _ = Describe("[apparmor] Pod Security admission", Label("apparmor", "psa"), func() {
+	h.SetUp()
+	h.APIRule("apparmor/psa", func(ctx context.Context, t *h.Scenario) {
+		var subs []h.Sub
+		for _, level := range []admissionapi.Level{admissionapi.LevelBaseline, admissionapi.LevelRestricted} {
+			setEnforce(ctx, t, level)
+			l := string(level)
+			pod := func(name string, opts ...fx.PodOption) *corev1.Pod {
+				if level == admissionapi.LevelRestricted {
+					opts = append(opts, fx.Restricted())
+				}
+				return fx.Pod(l+"-"+name, append(opts, fx.Unschedulable())...)
+			}
+			subs = append(subs,
+				// Rejected, with the oracle's message fragment each shows.
+				h.Sub{Name: l + ": pod field Unconfined", Want: h.Fragment(0), Obs: t.Create(ctx, pod("pod-unconfined", fx.PodAppArmor(fx.AppArmor(unconfined, nil))))},
+				h.Sub{Name: l + ": container field Unconfined", Want: h.Fragment(1), Obs: t.Create(ctx, pod("ctr-unconfined", fx.ContainerAppArmor(fx.AppArmor(unconfined, nil))))},
+				h.Sub{Name: l + ": annotation unconfined", Want: h.Fragment(0), Obs: t.Create(ctx, pod("ann-unconfined", fx.Annotation(ctrAnn, "unconfined")))},
+				// Allowed (the rule's own statement).
+				h.Sub{Name: l + ": no profile", Want: h.AdmittedInstead, Obs: t.Create(ctx, pod("unset"))},
+				h.Sub{Name: l + ": container field RuntimeDefault", Want: h.AdmittedInstead, Obs: t.Create(ctx, pod("runtime-default", fx.ContainerAppArmor(fx.AppArmor(runtimeDefault, nil))))},
+				h.Sub{Name: l + ": pod field Localhost", Want: h.AdmittedInstead, Obs: t.Create(ctx, pod("localhost", fx.PodAppArmor(fx.LocalhostAppArmor(profile))))},
+				h.Sub{Name: l + ": annotation localhost/<p>", Want: h.AdmittedInstead, Obs: t.Create(ctx, pod("ann-localhost", fx.Annotation(ctrAnn, "localhost/"+profile)))},
+			)
+		}
+		t.Judge(subs...)
+	})
+})

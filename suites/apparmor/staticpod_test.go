@@ -1,0 +1,92 @@
+package apparmor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+	"sigs.k8s.io/yaml"
+
+	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/skew"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
+	"github.com/skewproof/skewproof/suites/internal/observe"
+)
+
+// staticPodPath asks the node's kubelet (its /configz through the API
+// server's node proxy) where it reads static pod manifests.
+func staticPodPath(ctx context.Context, t *h.Scenario) string {
+	b, err := t.F.ClientSet.CoreV1().RESTClient().Get().Resource("nodes").Name(t.NodeName()).SubResource("proxy", "configz").DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred(), "reading the kubelet configuration of %s", t.NodeName())
+	var cfg struct {
+		KubeletConfig struct {
+			StaticPodPath string `json:"staticPodPath"`
+		} `json:"kubeletconfig"`
+	}
+	Expect(json.Unmarshal(b, &cfg)).To(Succeed())
+	if cfg.KubeletConfig.StaticPodPath == "" {
+		t.Skip("the kubelet of " + t.NodeName() + " reads no static pod directory (staticPodPath is empty)")
+	}
+	return cfg.KubeletConfig.StaticPodPath
+}
+
+// writeStaticPod puts a manifest into the node's static pod directory
+// through a pod on that node that mounts the directory (no other node
+// access needed) and removes it when the spec ends.
+func writeStaticPod(ctx context.Context, t *h.Scenario, pod *corev1.Pod) {
+	dir := staticPodPath(ctx, t)
+	writer := fx.Pod("manifest-writer", fx.OnNode(t.NodeName()))
+	writer.Spec.Volumes = []corev1.Volume{{Name: "manifests", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}}}}
+	writer.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "manifests", MountPath: "/manifests"}}
+	t.MustCreate(ctx, writer)
+	Expect(e2epod.WaitForPodRunningInNamespace(ctx, t.F.ClientSet, writer)).To(Succeed())
+	b, err := yaml.Marshal(pod)
+	Expect(err).NotTo(HaveOccurred())
+	file := fmt.Sprintf("/manifests/skewproof-%s.yaml", t.NS)
+	_, stderr, err := t.Exec(ctx, writer.Name, skew.ContainerName, "sh", "-c", `printf '%s' "$1" > "$2"`, "sh", string(b), file)
+	Expect(err).NotTo(HaveOccurred(), "writing %s on %s: %s", file, t.NodeName(), stderr)
+	DeferCleanup(func(ctx SpecContext) {
+		_, stderr, err := t.Exec(ctx, writer.Name, skew.ContainerName, "rm", "-f", file)
+		Expect(err).NotTo(HaveOccurred(), "removing %s on %s: %s", file, t.NodeName(), stderr)
+		// The kubelet deletes the mirror pod once the manifest is gone.
+		Expect(e2epod.WaitForPodNotFoundInNamespace(ctx, t.F.ClientSet, pod.Name+"-"+t.NodeName(), t.NS, time.Minute)).To(Succeed())
+	})
+}
+
+// KEP-24 §Version Skew Strategy › Kubelet fallback; §Removing annotation
+// support (Phase 3).
+var _ = Describe("[apparmor] static pods", Label("apparmor", "static-pod"), func() {
+	h.SetUp()
+	h.KubeletRule("apparmor/static-pod/annotation-copy", func(ctx context.Context, t *h.Scenario) {
+		static := fx.StaticPod("static", t.NS, fx.Annotation(ctrAnn, "localhost/"+profile))
+		writeStaticPod(ctx, t, static)
+		mirror := static.Name + "-" + t.NodeName()
+		var obs observe.Observation
+		Eventually(ctx, func() error {
+			p, err := t.F.ClientSet.CoreV1().Pods(t.NS).Get(ctx, mirror, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			obs.Object, err = observe.ToUnstructured(p)
+			return err
+		}).WithTimeout(h.PodTimeout).WithPolling(time.Second).Should(Succeed(), "the kubelet's mirror pod %s", mirror)
+		obs.Admission = skew.Accepted
+		obs.Container = t.ObserveContainer(ctx, mirror, skew.ContainerName, false)
+		// Which component wrote what: the manifest holds only the
+		// annotation; a container field on the mirror pod was added by the
+		// API server's create strategy (the kubelet sends the manifest as is).
+		if _, ok := observe.Lookup(obs.Object, skew.ContainerAppArmorType); ok {
+			obs.Container.Behaviour = "mirror pod: container field set by the API server's create strategy from the annotation"
+		} else {
+			obs.Container.Behaviour = "mirror pod: no container field (annotation only)"
+		}
+		t.Judge(h.Sub{Name: "static pod with annotation localhost/<p>", Obs: obs, Want: containerOnly})
+	})
+})

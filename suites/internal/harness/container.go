@@ -1,0 +1,244 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+
+	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/suites/internal/observe"
+)
+
+// PodTimeout bounds the wait for a container to run or to show its failure.
+const PodTimeout = 2 * time.Minute
+
+// PodStatus returns the status of a container or ephemeral container.
+func PodStatus(p *corev1.Pod, container string) (corev1.ContainerStatus, bool) {
+	for _, l := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses} {
+		for _, s := range l {
+			if s.Name == container {
+				return s, true
+			}
+		}
+	}
+	return corev1.ContainerStatus{}, false
+}
+
+func isEphemeral(p *corev1.Pod, container string) bool {
+	for _, c := range p.Spec.EphemeralContainers {
+		if c.Name == container {
+			return true
+		}
+	}
+	return false
+}
+
+// startupReasons are waiting reasons of a container that is still starting.
+var startupReasons = map[string]bool{"": true, "ContainerCreating": true, "PodInitializing": true}
+
+// blockedReason is the waiting reason the kubelet gives every container of
+// a pod its soft admission refuses (pkg/kubelet/kubelet.go, SyncPod).
+const blockedReason = "Blocked"
+
+// ObserveContainer waits until the container runs or shows why it does not.
+// With retries, a failing container is also watched until the kubelet has
+// retried it (restart count or repeated failure events). A running
+// container's Seccomp mode and AppArmor label are read from its PID 1.
+// A pod the kubelet rejects (phase Failed with a reason) or blocks (Pending,
+// containers waiting "Blocked") is reported as such.
+func (t *Scenario) ObserveContainer(ctx context.Context, pod, container string, retries bool) *observe.Container {
+	var last corev1.ContainerStatus
+	var got *observe.Container
+	var lastErr error
+	var exited *observe.Container
+	err := wait.PollUntilContextTimeout(ctx, time.Second, PodTimeout, true, func(ctx context.Context) (bool, error) {
+		p, err := t.Pods().Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		if p.Status.Phase == corev1.PodFailed && p.Status.Reason != "" {
+			got = &observe.Container{State: skew.RejectedByKubelet, Reason: p.Status.Reason, Message: p.Status.Message}
+			return true, nil
+		}
+		s, ok := PodStatus(p, container)
+		if !ok {
+			return false, nil
+		}
+		last = s
+		switch {
+		case s.State.Waiting != nil && s.State.Waiting.Reason == blockedReason:
+			got = &observe.Container{State: skew.Blocked, Reason: p.Status.Reason, Message: p.Status.Message}
+			return true, nil
+		case s.State.Running != nil:
+			// A container whose process cannot start may show Running for a
+			// moment: it counts as running once an exec into it works.
+			mode, err := t.SeccompMode(ctx, pod, container)
+			if err != nil {
+				lastErr = err
+				return false, nil
+			}
+			got = &observe.Container{State: skew.Running, SeccompMode: mode, AppArmorProfile: t.AppArmorLabel(ctx, pod, container)}
+			return true, nil
+		case s.State.Terminated != nil && isEphemeral(p, container):
+			// Ephemeral containers are never restarted: this is final.
+			term := s.State.Terminated
+			got = &observe.Container{State: skew.Terminated, Reason: term.Reason,
+				Message: strings.TrimSpace(fmt.Sprintf("exit code %d %s", term.ExitCode, term.Message))}
+			return true, nil
+		case s.State.Terminated != nil && s.RestartCount >= 1:
+			// Exited again after a restart. Once the kubelet has also
+			// reported backing off (a BackOff event), the container is
+			// known to fail and be retried with back-off: from kubelet
+			// v1.35 the status stays Terminated for the whole back-off
+			// (skew/rules_seccomp.go, seccompRow2). Until then keep
+			// watching: a waiting reason may follow.
+			term := s.State.Terminated
+			c := &observe.Container{State: skew.Terminated, Reason: term.Reason,
+				Message: strings.TrimSpace(fmt.Sprintf("exit code %d %s", term.ExitCode, term.Message))}
+			if n := t.EventCount(ctx, pod, "BackOff"); n >= 1 {
+				c.Behaviour = fmt.Sprintf("retried: restartCount %d, %d BackOff events", s.RestartCount, n)
+				got = c
+				return true, nil
+			}
+			c.Behaviour = fmt.Sprintf("restartCount %d, no waiting state and no BackOff event seen within %s", s.RestartCount, PodTimeout)
+			exited = c
+		case s.State.Waiting != nil && !startupReasons[s.State.Waiting.Reason]:
+			c := &observe.Container{State: skew.Waiting, Reason: s.State.Waiting.Reason, Message: s.State.Waiting.Message}
+			if !retries {
+				got = c
+				return true, nil
+			}
+			tries := t.EventCount(ctx, pod, "Failed", "BackOff")
+			if s.RestartCount >= 1 || tries >= 2 {
+				c.Behaviour = fmt.Sprintf("retried: restartCount %d, %d failure events", s.RestartCount, tries)
+				got = c
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil && exited != nil && ctx.Err() == nil {
+		// The container only ever showed as exited between restarts: report
+		// that as the observation (it matches no expected outcome).
+		got, err = exited, nil
+	}
+	Expect(err).NotTo(HaveOccurred(), "waiting for container %s of pod %s to run or fail; last status %+v; last exec error: %v", container, pod, last, lastErr)
+	got.Message = strings.TrimSpace(got.Message + "\n" + t.EventMessages(ctx, pod))
+	return got
+}
+
+// EventCount counts the events of a pod with one of the given reasons
+// (e.g. the kubelet's Failed and BackOff), with their repetitions.
+func (t *Scenario) EventCount(ctx context.Context, pod string, reasons ...string) int {
+	el, err := t.F.ClientSet.CoreV1().Events(t.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range el.Items {
+		if slices.Contains(reasons, e.Reason) {
+			c := int(e.Count)
+			if c == 0 {
+				c = 1
+			}
+			if e.Series != nil && int(e.Series.Count) > c {
+				c = int(e.Series.Count)
+			}
+			n += c
+		}
+	}
+	return n
+}
+
+// EventMessages are the pod's warning events, one "Reason: message" a line.
+func (t *Scenario) EventMessages(ctx context.Context, pod string) string {
+	el, err := t.F.ClientSet.CoreV1().Events(t.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, e := range el.Items {
+		if e.Type == corev1.EventTypeWarning {
+			out = append(out, e.Reason+": "+e.Message)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// Exec runs a command in a container and returns its output and exit error.
+func (t *Scenario) Exec(ctx context.Context, pod, container string, cmd ...string) (string, string, error) {
+	return e2epod.Exec(t.F.TContext(ctx), e2epod.ExecOptions{Command: cmd, Namespace: t.NS, PodName: pod, ContainerName: container,
+		CaptureStdout: true, CaptureStderr: true, PreserveWhitespace: true, Quiet: true})
+}
+
+var seccompLine = regexp.MustCompile(`(?m)^Seccomp:\s*(\d+)`)
+
+// SeccompMode reads "Seccomp:" of the container's PID 1.
+func (t *Scenario) SeccompMode(ctx context.Context, pod, container string) (*int, error) {
+	out, stderr, err := t.Exec(ctx, pod, container, "cat", "/proc/1/status")
+	if err != nil {
+		return nil, fmt.Errorf("reading /proc/1/status in %s/%s: %v %s", pod, container, err, stderr)
+	}
+	m := seccompLine.FindStringSubmatch(out)
+	if m == nil {
+		return nil, fmt.Errorf("no Seccomp line in /proc/1/status of %s/%s", pod, container)
+	}
+	v, _ := strconv.Atoi(m[1])
+	return &v, nil
+}
+
+// AppArmorLabel reads /proc/1/attr/current of the container: the AppArmor
+// profile and mode its PID 1 runs under (e.g. "skewproof-deny-write
+// (enforce)", "unconfined"). A kernel without an LSM that answers it
+// (no AppArmor) refuses the read: that gives "".
+func (t *Scenario) AppArmorLabel(ctx context.Context, pod, container string) string {
+	out, _, err := t.Exec(ctx, pod, container, "cat", "/proc/1/attr/current")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(strings.TrimRight(out, "\x00"))
+}
+
+// Try runs a shell command in the container and describes the result.
+func (t *Scenario) Try(ctx context.Context, pod, container, label, shell string) (ok bool, desc string) {
+	out, stderr, err := t.Exec(ctx, pod, container, "sh", "-c", shell)
+	if err == nil {
+		return true, label + ": ok"
+	}
+	msg := strings.TrimSpace(stderr + " " + out)
+	return false, fmt.Sprintf("%s: %s", label, msg)
+}
+
+// RestartCount is the restart count of the pod's scenario container.
+func (t *Scenario) RestartCount(ctx context.Context, pod string) int32 {
+	p, err := t.Pods().Get(ctx, pod, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	s, _ := PodStatus(p, skew.ContainerName)
+	return s.RestartCount
+}
+
+// RestartAndObserve kills the scenario container's PID 1 and observes the
+// container once the kubelet has restarted it.
+func (t *Scenario) RestartAndObserve(ctx context.Context, pod string) *observe.Container {
+	restarts := t.RestartCount(ctx, pod)
+	_, _, _ = t.Exec(ctx, pod, skew.ContainerName, "kill", "1")
+	err := e2epod.WaitForPodCondition(ctx, t.F.ClientSet, t.NS, pod, "restarted and running", PodTimeout, func(p *corev1.Pod) (bool, error) {
+		s, _ := PodStatus(p, skew.ContainerName)
+		return s.RestartCount > restarts && s.State.Running != nil, nil
+	})
+	Expect(err).NotTo(HaveOccurred(), "waiting for the container to restart after kill 1")
+	c := t.ObserveContainer(ctx, pod, skew.ContainerName, false)
+	c.Behaviour = "restarted"
+	return c
+}

@@ -1,0 +1,300 @@
+// Package harness is what the conformance suites (suites/seccomp,
+// suites/apparmor) share: discovering the cluster under test, configuring
+// k8s.io/kubernetes/test/e2e/framework, declaring one spec per catalogue id
+// (API server rules once, kubelet rules once per worker), asking the oracle
+// what each spec must show, acting on the cluster, observing, and recording
+// a verdict per spec for the JUnit report.
+//
+// It holds no expectation of its own: those come from package skew.
+package harness
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/hashicorp/go-version"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/kubernetes/test/e2e/framework"
+
+	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/skew"
+)
+
+// Environment names the runner ('skewproof run') sets for a suite process.
+const (
+	EnvKubeconfig = "SKEWPROOF_KUBECONFIG"
+	EnvJUnit      = "SKEWPROOF_JUNIT"
+	EnvCluster    = "SKEWPROOF_CLUSTER"
+	EnvNodeAccess = "SKEWPROOF_NODE_ACCESS"
+	EnvRunID      = "SKEWPROOF_RUN_ID"
+	EnvWorkers    = "SKEWPROOF_WORKERS"
+	EnvNodes      = "SKEWPROOF_NODES"
+	EnvAPIServer  = "SKEWPROOF_APISERVER"
+	// EnvAppArmorNodes overrides the AppArmor host fact per node
+	// (node=true|false,…), e.g. for a dry run or a node whose kernel the
+	// suite process cannot see.
+	EnvAppArmorNodes = "SKEWPROOF_APPARMOR_NODES"
+)
+
+// Node is one worker the kubelet rules run on.
+type Node struct {
+	Name    string
+	Kubelet *version.Version
+	Host    skew.HostFacts
+}
+
+// Env is the cluster under test, discovered before the spec tree is built
+// (kubelet specs are generated per worker).
+var Env struct {
+	Kubeconfig string
+	Cluster    string
+	Config     *rest.Config
+	Client     kubernetes.Interface
+	APIServer  *version.Version
+	Workers    []Node
+	// NodeAccess says whether node files can be read or changed directly
+	// ("docker": the nodes are local containers) or not ("none").
+	NodeAccess string
+}
+
+// Suite describes one suite binary.
+type Suite struct {
+	// Family is the catalogue family of its ids ("seccomp", "apparmor") and
+	// its first label.
+	Family string
+	// Smoke lists the ids of the quick subset (label "smoke").
+	Smoke map[string]bool
+}
+
+var suite Suite
+
+// Run is the body of the suite's Go test function: it discovers the cluster
+// (or reads a made-up one from SKEWPROOF_NODES), previews the spec tree
+// and runs the specs.
+func Run(t *testing.T, s Suite) {
+	suite = s
+	Env.Kubeconfig = os.Getenv(EnvKubeconfig)
+	Env.Cluster = os.Getenv(EnvCluster)
+	switch {
+	case os.Getenv(EnvNodes) != "":
+		if err := fakeEnv(os.Getenv(EnvAPIServer), os.Getenv(EnvNodes)); err != nil {
+			t.Fatal(err)
+		}
+	case Env.Kubeconfig == "":
+		t.Skipf("%s is not set: the %s suite needs a cluster (see 'skewproof run')", EnvKubeconfig, s.Family)
+	default:
+		if err := discover(context.Background()); err != nil {
+			t.Fatalf("discovering the cluster of %s: %v", Env.Kubeconfig, err)
+		}
+	}
+	if Env.Cluster == "" {
+		Env.Cluster = "cluster"
+	}
+	// Builds the spec tree (framework.AfterReadingAllFlags previews it to
+	// validate the spec texts), so the workers must be known by now.
+	framework.AfterReadingAllFlags(&framework.TestContext)
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "skewproof "+s.Family)
+}
+
+// configureFramework sets up k8s.io/kubernetes/test/e2e/framework. Its
+// command-line flags are registered on a flag set of their own, never on
+// the suite binary's: the runner's interface stays the SKEWPROOF_*
+// environment and the -ginkgo.* flags, and the framework gets its
+// defaults, overridden below where the suites need something else.
+func configureFramework(kubeconfig string) {
+	fs := flag.NewFlagSet("e2e-framework", flag.ContinueOnError)
+	framework.RegisterCommonFlags(fs)
+	framework.RegisterClusterFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		panic(err)
+	}
+	tc := &framework.TestContext
+	tc.KubeConfig = kubeconfig
+	tc.KubeContext = ""
+	// No cloud: the framework's null provider, no node killer, no log
+	// gathering over ssh, no metrics or resource-usage gathering, nothing
+	// read from a Kubernetes source tree.
+	tc.Provider = "skeleton"
+	tc.RepoRoot = ""
+	tc.DisableLogDump = true
+	tc.DumpLogsOnFailure = false
+	tc.GatherKubeSystemResourceUsageData = "false"
+	tc.GatherMetricsAfterTest = "false"
+	tc.GatherSuiteMetricsAfterTest = false
+	tc.GatherLogsSizes = false
+	tc.ReportDir = "" // the JUnit file is written by package reports
+	tc.AllowedNotReadyNodes = -1
+	tc.MinStartupPods = -1
+	tc.E2EDockerConfigFile = ""
+	// A namespace per spec, deleted after it (failed or not), after its
+	// default service account exists; labelled so that the runner and
+	// DeleteLeftovers find it.
+	tc.DeleteNamespace = true
+	tc.DeleteNamespaceOnFailure = true
+	tc.VerifyServiceAccount = true
+	tc.CreateTestingNS = createTestingNS
+}
+
+// CleanVersion parses a Kubernetes version as nodes and /version report it
+// ("v1.37.2", "v1.37.2-rc.0+abc").
+func CleanVersion(s string) (*version.Version, error) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
+	if i := strings.IndexAny(s, "-+"); i >= 0 {
+		s = s[:i]
+	}
+	return skew.ParseVersion(s)
+}
+
+func fakeEnv(apiserver, nodes string) error {
+	var err error
+	if apiserver == "" {
+		apiserver = "1.37.2"
+	}
+	if Env.APIServer, err = CleanVersion(apiserver); err != nil {
+		return err
+	}
+	for _, f := range strings.Split(nodes, ",") {
+		name, ver, ok := strings.Cut(strings.TrimSpace(f), "=")
+		if !ok {
+			return fmt.Errorf("%s: want name=version, got %q", EnvNodes, f)
+		}
+		v, err := CleanVersion(ver)
+		if err != nil {
+			return err
+		}
+		Env.Workers = append(Env.Workers, Node{Name: name, Kubelet: v, Host: hostFacts(name, "containerd")})
+	}
+	Env.NodeAccess = "none"
+	// No API server: the specs are listed (--ginkgo.dry-run), or run and
+	// fail in the framework's set-up, which finds no kubeconfig. The host
+	// keeps the framework from looking for an in-cluster configuration
+	// while it reads its settings; nothing ever connects to it.
+	configureFramework("")
+	framework.TestContext.Host = "https://dry-run.invalid"
+	return nil
+}
+
+// hostFacts are the facts of a node's host: the kernel this process runs
+// on (kind nodes share it), unless SKEWPROOF_APPARMOR_NODES says otherwise
+// for the node.
+func hostFacts(node, runtime string) skew.HostFacts {
+	h := clusters.DetectHost()
+	f := skew.HostFacts{Seccomp: h.Seccomp, AppArmor: h.AppArmor, Runtime: runtime}
+	for _, kv := range strings.Split(os.Getenv(EnvAppArmorNodes), ",") {
+		if n, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && n == node {
+			f.AppArmor = v == "true"
+		}
+	}
+	return f
+}
+
+func discover(ctx context.Context) error {
+	configureFramework(Env.Kubeconfig)
+	cfg, err := framework.LoadConfig()
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	Env.Config = cfg
+	if Env.Client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	sv, err := Env.Client.Discovery().ServerVersion()
+	if err != nil {
+		return fmt.Errorf("asking the API server its version: %w", err)
+	}
+	if Env.APIServer, err = CleanVersion(sv.GitVersion); err != nil {
+		return err
+	}
+	nl, err := Env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	var all, workers []Node
+	for _, n := range nl.Items {
+		kv := n.Status.NodeInfo.KubeletVersion
+		if l := n.Labels[clusters.KubeletVersionLabel]; l != "" && kv == "" {
+			kv = l
+		}
+		v, err := CleanVersion(kv)
+		if err != nil {
+			return fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
+		}
+		rt, _, _ := strings.Cut(n.Status.NodeInfo.ContainerRuntimeVersion, "://")
+		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, rt)}
+		all = append(all, nd)
+		if !IsControlPlane(&n) && schedulable(n) {
+			workers = append(workers, nd)
+		}
+	}
+	if len(workers) == 0 {
+		workers = all
+	}
+	if only := os.Getenv(EnvWorkers); only != "" {
+		want := map[string]bool{}
+		for _, n := range strings.Split(only, ",") {
+			want[strings.TrimSpace(n)] = true
+		}
+		workers = nil
+		for _, n := range all {
+			if want[n.Name] {
+				workers = append(workers, n)
+			}
+		}
+		if len(workers) == 0 {
+			return fmt.Errorf("%s=%s names no node of the cluster", EnvWorkers, only)
+		}
+	}
+	sort.Slice(workers, func(i, j int) bool { return workers[i].Name < workers[j].Name })
+	Env.Workers = workers
+	Env.NodeAccess = os.Getenv(EnvNodeAccess)
+	if Env.NodeAccess == "" {
+		Env.NodeAccess = "none"
+		if _, err := clusters.Docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", workers[0].Name); err == nil {
+			Env.NodeAccess = "docker"
+		}
+	}
+	return nil
+}
+
+// IsControlPlane says whether a node is a control-plane node (kubeadm's role label).
+func IsControlPlane(n *corev1.Node) bool {
+	_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
+	return cp
+}
+
+func schedulable(n corev1.Node) bool {
+	if n.Spec.Unschedulable {
+		return false
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// DryRun says whether specs are only being listed: with --ginkgo.dry-run,
+// and while framework.AfterReadingAllFlags previews the tree (suite nodes
+// run in neither).
+func DryRun() bool {
+	cfg, _ := GinkgoConfiguration()
+	return cfg.DryRun
+}
+
+// Connected says whether the suite talks to a real cluster (not a dry run,
+// not a made-up cluster).
+func Connected() bool { return !DryRun() && Env.Client != nil }

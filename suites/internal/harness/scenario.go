@@ -1,0 +1,241 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/test/e2e/framework"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
+
+	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/suites/internal/observe"
+)
+
+// runID marks the namespaces of this run, so leftovers can be found (the
+// runner passes its own in SKEWPROOF_RUN_ID).
+var runID = func() string {
+	if id := os.Getenv(EnvRunID); id != "" {
+		return id
+	}
+	return rand.String(6)
+}()
+
+// RunID is the id of this run (namespaces and objects carry it as RunLabel).
+func RunID() string { return runID }
+
+// processID marks the namespaces of this process: several suite processes
+// of one run (same runID) must not delete each other's namespaces.
+var processID = rand.String(8)
+
+// Labels of the objects the suites create.
+const (
+	SuiteLabel   = "skewproof.io/suite"
+	RunLabel     = "skewproof.io/run"
+	ProcessLabel = "skewproof.io/process"
+)
+
+// warnings collects the API server's warnings of one spec's requests.
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+// take returns and forgets the warnings collected so far.
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.list
+	w.list = nil
+	return out
+}
+
+// Scenario is one spec's context: the oracle's expectation, the framework
+// and its namespace, a client that collects warnings, the node for kubelet
+// rules.
+type Scenario struct {
+	ID     string
+	Node   *Node
+	Exp    skew.Expectation
+	F      *framework.Framework
+	NS     string
+	Client kubernetes.Interface
+	warn   *warnings
+	result reports.Result
+}
+
+// Warnings returns and forgets the warnings of the requests made so far.
+func (t *Scenario) Warnings() []string { return t.warn.take() }
+
+// NodeName is the scenario's node ("" for API rules).
+func (t *Scenario) NodeName() string {
+	if t.Node == nil {
+		return ""
+	}
+	return t.Node.Name
+}
+
+// createTestingNS is the framework's namespace creation with the labels of
+// this run and process added.
+func createTestingNS(ctx context.Context, baseName string, c kubernetes.Interface, labels map[string]string) (*corev1.Namespace, error) {
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[SuiteLabel], labels[RunLabel], labels[ProcessLabel] = suite.Family, runID, processID
+	return framework.CreateTestingNS(ctx, baseName, c, labels)
+}
+
+// Pods is the pod client of the spec's namespace (reads; writes whose
+// warnings are observed go through t.Client).
+func (t *Scenario) Pods() *e2epod.PodClient { return e2epod.NewPodClient(t.F) }
+
+// DeleteLeftovers removes the namespaces this process created and did not
+// remove (a spec interrupted half-way); never another process's.
+func DeleteLeftovers(ctx context.Context) {
+	nl, err := Env.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: ProcessLabel + "=" + processID})
+	if err == nil {
+		for _, ns := range nl.Items {
+			_ = Env.Client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
+		}
+	}
+}
+
+// Sub is one sub-case of a scenario: what was observed and, for sub-cases
+// other than the canonical one, which part of the oracle's observation
+// applies to it.
+type Sub struct {
+	Name string
+	Obs  observe.Observation
+	// Want derives the sub-case's expectation from the oracle's; nil means
+	// the whole observation (with MessageContains split per sub-case).
+	Want func(skew.Observation) skew.Observation
+	// Must lists what the sub-case must show regardless of version (facts of
+	// the fixture itself, e.g. "the deny-mkdir profile makes mkdir fail");
+	// each entry is a failed check.
+	Must []string
+}
+
+// Generic keeps the parts of an observation that hold for every sub-case:
+// admission and absent fields and annotations.
+func Generic(o skew.Observation) skew.Observation {
+	return skew.Observation{Summary: o.Summary, NotApplicable: o.NotApplicable, Admission: o.Admission,
+		MessageContains: o.MessageContains, AbsentFields: o.AbsentFields, AbsentAnnotations: o.AbsentAnnotations}
+}
+
+// AdmissionOnly keeps the admission and the rejection messages.
+func AdmissionOnly(o skew.Observation) skew.Observation {
+	return skew.Observation{Summary: o.Summary, NotApplicable: o.NotApplicable, Admission: o.Admission, MessageContains: o.MessageContains}
+}
+
+// Nothing expects nothing from the oracle: the sub-case is judged by its
+// Must checks only.
+func Nothing(skew.Observation) skew.Observation { return skew.Observation{} }
+
+func (s Sub) want(o skew.Observation, i, n int) skew.Observation {
+	if len(o.MessageContains) == n && n > 1 {
+		o.MessageContains = []string{o.MessageContains[i]}
+	}
+	if s.Want != nil {
+		return s.Want(o)
+	}
+	return o
+}
+
+// Judge compares the sub-cases with the oracle, records the verdict and
+// fails the spec when the verdict is fail.
+func (t *Scenario) Judge(subs ...Sub) {
+	var kepMis, upMis, must, observed, outcomes []string
+	for i, s := range subs {
+		for _, m := range observe.Match(s.want(t.Exp.KEPPlanned, i, len(subs)), s.Obs) {
+			kepMis = append(kepMis, s.Name+": "+m)
+		}
+		for _, m := range observe.Match(s.want(t.Exp.Expected, i, len(subs)), s.Obs) {
+			upMis = append(upMis, s.Name+": "+m)
+		}
+		for _, m := range s.Must {
+			must = append(must, s.Name+": "+m)
+		}
+		observed = append(observed, s.Name+": "+s.Obs.Summary())
+		if s.Obs.Container != nil {
+			outcomes = append(outcomes, s.Name+": "+s.Obs.Container.String())
+		}
+	}
+	v := reports.Verdict(t.Exp.Verdict(len(kepMis) == 0 && len(must) == 0, len(upMis) == 0 && len(must) == 0))
+	t.result.Verdict = v
+	t.result.Observed = strings.Join(observed, " | ")
+	t.result.Outcome = strings.Join(outcomes, "; ")
+	switch v {
+	case reports.Pass:
+		t.result.Reason = "matches the KEP: " + t.Exp.Reason
+	case reports.Deviation:
+		t.result.Reason = "known upstream deviation: " + t.Exp.Reason
+		if len(kepMis) > 0 {
+			t.result.Outcome = strings.TrimPrefix(t.result.Outcome+"; differs from the KEP plan: "+strings.Join(kepMis, "; "), "; ")
+		}
+	case reports.Fail:
+		all := append(must, upMis...)
+		t.result.Reason = t.Exp.Reason
+		t.result.Failure = fmt.Sprintf("%s on %s: observation matches neither the KEP nor upstream v%s\nexpected: %s\nmismatches:\n  %s\nobserved: %s",
+			t.ID, where(t.Node), t.Exp.Version, skew.Describe(t.Exp.Expected), strings.Join(all, "\n  "), t.result.Observed)
+	}
+	t.record()
+	if v == reports.Fail {
+		Fail(t.result.Failure)
+	}
+}
+
+func where(nd *Node) string {
+	if nd == nil {
+		return "the API server"
+	}
+	return fmt.Sprintf("node %s (kubelet v%s)", nd.Name, nd.Kubelet)
+}
+
+// DescribeOutcome names the allowed outcome (of the oracle's AnyOf) that
+// the container showed.
+func DescribeOutcome(alts []skew.ContainerOutcome, c *observe.Container) string {
+	if c == nil {
+		return ""
+	}
+	if i := observe.WhichOf(alts, *c); i >= 0 {
+		return "allowed outcome: " + alts[i].Note
+	}
+	return "none of the allowed outcomes"
+}
+
+// Fragment keeps the admission and the i-th rejection message fragment of
+// the oracle's observation (for a sub-case that shows one of several).
+func Fragment(i int) func(skew.Observation) skew.Observation {
+	return func(o skew.Observation) skew.Observation {
+		a := AdmissionOnly(o)
+		if i < len(o.MessageContains) {
+			a.MessageContains = []string{o.MessageContains[i]}
+		}
+		return a
+	}
+}
+
+// AdmittedInstead is for a sub-case the rule's own statement says is
+// admitted where its canonical case is rejected (e.g. the valid values of
+// apparmor/api/annotation-values): only the admission is asserted.
+func AdmittedInstead(o skew.Observation) skew.Observation {
+	return skew.Observation{Summary: o.Summary, NotApplicable: o.NotApplicable, Admission: skew.Accepted}
+}

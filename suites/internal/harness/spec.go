@@ -1,0 +1,235 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/test/e2e/framework"
+	admissionapi "k8s.io/pod-security-admission/api"
+
+	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
+)
+
+// SuiteNodes registers the suite-level nodes every suite has: before, on
+// the first process only (nil for none), the runner-facing JUnit report,
+// and the removal of what this process left behind. Call it as
+// `var _ = harness.SuiteNodes(…)`.
+func SuiteNodes(before func(ctx SpecContext)) bool {
+	SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
+		if Connected() && before != nil {
+			before(ctx)
+		}
+		return nil
+	}, func([]byte) {})
+	SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
+		if Connected() {
+			DeleteLeftovers(ctx)
+		}
+	})
+	ReportAfterSuite("skewproof JUnit", func(r Report) {
+		path := os.Getenv(EnvJUnit)
+		if path == "" || r.SuiteConfig.DryRun {
+			return
+		}
+		Expect(reports.WriteJUnitFile(path, reports.FromGinkgo(r, suite.Family, Env.Cluster))).To(Succeed())
+	})
+	return true
+}
+
+// reportProgress prints one machine-readable line per finished spec; the
+// runner turns them into live progress. SetUp registers it in every
+// top-level Describe: a top-level ReportAfterEach would not survive the
+// preview of the spec tree that framework.AfterReadingAllFlags makes
+// (Ginkgo runs the suite from a copy that holds only containers and suite
+// nodes).
+func reportProgress(r SpecReport) {
+	if DryRun() {
+		return
+	}
+	if res, ok := reports.FromSpec(r); ok {
+		fmt.Fprintln(os.Stdout, reports.FormatProgress(res))
+	}
+}
+
+// SpecLabels are the labels of every spec (DESIGN.md conventions): the
+// family, its level, the catalogue id ('/' is not allowed in Ginkgo labels,
+// so "seccomp/kubelet/enforce" becomes "seccomp-kubelet-enforce") and, for
+// kubelet rules, the node.
+func SpecLabels(id string, nd *Node, extra ...string) Labels {
+	parts := strings.Split(id, "/")
+	l := Labels{parts[0], "LinuxOnly", IDLabel(id)}
+	if len(parts) > 1 {
+		if strings.HasPrefix(parts[len(parts)-1], "row-") {
+			l = append(l, "failure-"+parts[len(parts)-1])
+		} else {
+			l = append(l, parts[1])
+		}
+	}
+	if suite.Smoke[id] {
+		l = append(l, "smoke")
+	}
+	if nd != nil {
+		l = append(l, "kubelet", "node:"+nd.Name)
+	} else {
+		l = append(l, "api")
+	}
+	return append(l, extra...)
+}
+
+// IDLabel is the Ginkgo label of a catalogue id.
+func IDLabel(id string) string { return strings.ReplaceAll(id, "/", "-") }
+
+// SpecText is "[id] title [LinuxOnly]" plus the node for kubelet rules.
+func SpecText(id, what string, nd *Node) string {
+	s := fmt.Sprintf("[%s] %s [LinuxOnly]", id, what)
+	if nd != nil {
+		s += fmt.Sprintf(" [node:%s kubelet:v%s]", nd.Name, nd.Kubelet)
+	}
+	return s
+}
+
+// ruleIDs maps the label of every declared catalogue id back to the id
+// (prepare finds a spec's id from its labels).
+var ruleIDs = map[string]string{}
+
+// scope is what the specs of one top-level Describe share: the framework
+// instance, which gives every spec its clients and a namespace of its own,
+// and the scenario of the running spec (the specs of one process run one
+// at a time).
+type scope struct {
+	f *framework.Framework
+	t *Scenario
+}
+
+// declaring is the scope of the Describe being built; APIRule and
+// KubeletRule add their specs to it.
+var declaring *scope
+
+// SetUp comes first in every top-level Describe. It reports each finished
+// spec's progress line. Its BeforeEach runs before the framework's: the
+// oracle's expectation is recorded, and a spec the oracle skips is skipped,
+// before the framework creates the namespace. The namespaces are
+// privileged unless level says otherwise: specs run Unconfined containers
+// and pin pods to nodes.
+func SetUp(level ...admissionapi.Level) {
+	s := &scope{}
+	ReportAfterEach(reportProgress)
+	BeforeEach(func() { s.t = prepare(CurrentSpecReport()) })
+	s.f = framework.NewFramework("skewproof-"+suite.Family, framework.Options{ClientQPS: 50, ClientBurst: 100}, nil)
+	s.f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
+	if len(level) > 0 {
+		s.f.NamespacePodSecurityLevel = level[0]
+	}
+	declaring = s
+}
+
+// declared checks a catalogue id and returns the scope of the Describe
+// being built.
+func declared(id string) (skew.Rule, *scope) {
+	r, ok := skew.RuleByID(id)
+	if !ok {
+		panic("unknown catalogue id " + id)
+	}
+	if declaring == nil {
+		panic("spec " + id + " declared outside a Describe that called SetUp")
+	}
+	ruleIDs[IDLabel(id)] = id
+	return r, declaring
+}
+
+// APIRule declares a spec for an API server rule (once per cluster).
+func APIRule(id string, body func(ctx context.Context, t *Scenario), decorators ...any) bool {
+	r, s := declared(id)
+	args := append([]any{SpecLabels(id, nil)}, decorators...)
+	args = append(args, func(ctx SpecContext) { s.run(ctx, body) })
+	It(SpecText(id, r.Title, nil), args...)
+	return true
+}
+
+// KubeletRule declares one spec per worker node for a kubelet rule.
+func KubeletRule(id string, body func(ctx context.Context, t *Scenario), decorators ...any) bool {
+	r, s := declared(id)
+	for i := range Env.Workers {
+		nd := Env.Workers[i]
+		args := append([]any{SpecLabels(id, &nd)}, decorators...)
+		args = append(args, func(ctx SpecContext) { s.run(ctx, body) })
+		It(SpecText(id, r.Title, &nd), args...)
+	}
+	return true
+}
+
+// prepare asks the oracle about the spec (its catalogue id and node are
+// among its labels), records the expectation and skips the spec when the
+// oracle says so.
+func prepare(r SpecReport) *Scenario {
+	var id string
+	var nd *Node
+	for _, l := range r.Labels() {
+		if v, ok := ruleIDs[l]; ok {
+			id = v
+		}
+		if name, ok := strings.CutPrefix(l, "node:"); ok {
+			for i := range Env.Workers {
+				if Env.Workers[i].Name == name {
+					nd = &Env.Workers[i]
+				}
+			}
+			Expect(nd).NotTo(BeNil(), "spec %q: no worker %s", r.LeafNodeText, name)
+		}
+	}
+	Expect(id).NotTo(BeEmpty(), "spec %q has no catalogue id label", r.LeafNodeText)
+	kubelet, host := Env.Workers[0].Kubelet, Env.Workers[0].Host
+	if nd != nil {
+		kubelet, host = nd.Kubelet, nd.Host
+	}
+	e, err := skew.Expect(id, Env.APIServer, kubelet, host)
+	Expect(err).NotTo(HaveOccurred(), "asking the oracle")
+	t := &Scenario{ID: id, Node: nd, Exp: e, warn: &warnings{}}
+	t.result = reports.Result{ID: id, APIServer: Env.APIServer.String(), Expected: skew.Describe(e.Expected),
+		KEP: skew.Describe(e.KEPPlanned)}
+	if nd != nil {
+		t.result.Node, t.result.Kubelet = nd.Name, nd.Kubelet.String()
+	}
+	t.record()
+	skip := e.Skip
+	if skip == "" && e.Expected.NotApplicable != "" {
+		skip = e.Expected.NotApplicable
+	}
+	if skip != "" {
+		t.Skip(skip)
+	}
+	return t
+}
+
+// run runs a spec's body in the namespace the framework created for it,
+// with a client that collects the API server's warnings.
+func (s *scope) run(ctx context.Context, body func(context.Context, *Scenario)) {
+	t := s.t
+	t.F, t.NS = s.f, s.f.Namespace.Name
+	cfg := s.f.ClientConfig()
+	cfg.WarningHandler = t.warn
+	var err error
+	t.Client, err = kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	body(ctx, t)
+}
+
+func (t *Scenario) record() {
+	b, _ := json.Marshal(t.result)
+	AddReportEntry(reports.EntryName, string(b), ReportEntryVisibilityNever)
+}
+
+// Skip records a skip with its reason and stops the spec.
+func (t *Scenario) Skip(reason string) {
+	t.result.Verdict, t.result.Reason = reports.Skip, reason
+	t.record()
+	Skip(reason)
+}
