@@ -27,8 +27,21 @@ import (
 // suitePackage is the Go package of a suite, relative to the module root.
 func suitePackage(name string) string { return "./suites/" + name }
 
-// suiteTest is the Go test function that runs a suite: TestSeccomp, TestProfiles.
-func suiteTest(name string) string { return "Test" + strings.ToUpper(name[:1]) + name[1:] }
+// suiteTests are the Go test functions that run the suites.
+var suiteTests = map[string]string{"seccomp": "TestSeccomp", "apparmor": "TestAppArmor", "profiles": "TestProfiles"}
+
+// suiteTest is the Go test function that runs a suite.
+func suiteTest(name string) string {
+	if t, ok := suiteTests[name]; ok {
+		return t
+	}
+	return "Test" + strings.ToUpper(name[:1]) + name[1:]
+}
+
+// partitioned lists the suites whose specs are declared per node (API
+// rules once, kubelet rules per worker), so that each worker's specs run
+// in a process of their own.
+var partitioned = map[string]bool{"seccomp": true, "apparmor": true}
 
 func init() {
 	register(command{name: "run", summary: "run the conformance suites on a new cluster (--apiserver, --kubelets) or an existing one (--kubeconfig)", run: runSuite})
@@ -456,12 +469,12 @@ func deleteRuntimeClass(kubeconfig string) {
 	_ = cs.NodeV1().RuntimeClasses().Delete(ctx, clusters.NoSeccompHandler, metav1.DeleteOptions{})
 }
 
-// runOne runs one suite, the seccomp suite split into concurrent processes
+// runOne runs one suite, the seccomp and AppArmor suites split into concurrent processes
 // (API rules, then each worker's kubelet rules), and returns its results.
 func (o runOptions) runOne(ctx context.Context, p *clusters.Progress, name, bin, junitDir string, workers, env []string) ([]reports.Suite, string, error) {
 	logPath := filepath.Join(junitDir, name+"-"+o.name+".log")
 	parts := []partition{{name: "all"}}
-	if name == "seccomp" {
+	if partitioned[name] {
 		parts = partitions(o.parallel, workers)
 	}
 	start := time.Now()

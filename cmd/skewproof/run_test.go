@@ -67,6 +67,12 @@ func TestSuiteNames(t *testing.T) {
 	if got := suiteTest("seccomp"); got != "TestSeccomp" {
 		t.Errorf("suiteTest(seccomp) = %s", got)
 	}
+	if got := suiteTest("apparmor"); got != "TestAppArmor" {
+		t.Errorf("suiteTest(apparmor) = %s", got)
+	}
+	if !partitioned["apparmor"] || partitioned["profiles"] {
+		t.Errorf("partitioned = %v: the seccomp and AppArmor suites run per node, profiles in one process", partitioned)
+	}
 	if got := suitePackage("profiles"); got != "./suites/profiles" {
 		t.Errorf("suitePackage(profiles) = %s", got)
 	}
