@@ -3,6 +3,8 @@ package skew
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -88,6 +90,10 @@ type Observation struct {
 	AbsentFields []string `json:"absentFields,omitempty"`
 	// Warnings are the exact warning texts the API server returns.
 	Warnings []string `json:"warnings,omitempty"`
+	// WarningContains holds fragments each of which some seccomp or
+	// AppArmor warning must contain (where the KEP requires a warning but
+	// fixes neither its mechanism nor its text).
+	WarningContains []string `json:"warningContains,omitempty"`
 	// NoWarnings asserts that no seccomp or AppArmor warning is returned.
 	NoWarnings bool `json:"noWarnings,omitempty"`
 	// Container is the single allowed container outcome.
@@ -271,7 +277,7 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 		Expected: up.Obs, KEPPlanned: kep.Obs, KEPPhase: kep.Name, Phase: up.Name,
 		Source: r.Source,
 	}
-	e.Deviation = !up.Unresearched && !sameObservation(kep.Obs, up.Obs)
+	e.Deviation = !up.Unresearched && !Satisfies(up.Obs, kep.Obs)
 	switch {
 	case up.Unresearched:
 		e.Reason = fmt.Sprintf("%s v%s: upstream behaviour not researched (%s); KEP plans %q", r.Component, v, up.Obs.NotApplicable, kep.Name)
@@ -292,6 +298,41 @@ func findPhase(ps []Phase, v *version.Version) Phase {
 		}
 	}
 	return Phase{Name: "unknown", Obs: Observation{NotApplicable: "no behaviour recorded for v" + v.String()}}
+}
+
+// Satisfies says whether an upstream observation meets everything the KEP's
+// observation fixes: every assertion of kep is also made, with the same
+// value, by up, which may assert more (an exact warning text where the KEP
+// fixes none). A warning fragment the KEP requires is met by an exact
+// upstream warning that contains it. Anything else is a deviation.
+func Satisfies(up, kep Observation) bool {
+	if len(kep.WarningContains) > 0 {
+		for _, frag := range kep.WarningContains {
+			found := false
+			for _, w := range up.Warnings {
+				if strings.Contains(w, frag) {
+					found = true
+				}
+			}
+			if !found && !slices.Contains(up.WarningContains, frag) {
+				return false
+			}
+		}
+		kep.WarningContains = nil
+		up.WarningContains = nil
+	}
+	kep.Summary, up.Summary = "", ""
+	var km, um map[string]any
+	kb, _ := json.Marshal(kep)
+	ub, _ := json.Marshal(up)
+	_ = json.Unmarshal(kb, &km)
+	_ = json.Unmarshal(ub, &um)
+	for k, v := range km {
+		if !reflect.DeepEqual(v, um[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameObservation compares everything a spec asserts (not the summary).
@@ -397,7 +438,7 @@ func Deviations(from, to Minor) []DeviationEntry {
 		for m := from; !to.Less(m); m = (Minor{m.Major, m.Minor + 1}) {
 			v := MustParseVersion(fmt.Sprintf("%d.%d.0", m.Major, m.Minor))
 			kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, v)
-			if up.Unresearched || sameObservation(kep.Obs, up.Obs) {
+			if up.Unresearched || Satisfies(up.Obs, kep.Obs) {
 				continue
 			}
 			key := kep.Name + "\x00" + up.Name

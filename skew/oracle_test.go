@@ -195,3 +195,35 @@ func TestWriteSimulationFormats(t *testing.T) {
 		t.Error("unknown format accepted")
 	}
 }
+
+func TestSatisfies(t *testing.T) {
+	kep := Observation{Summary: "k", Admission: Accepted, WarningContains: []string{"seccomp.security.alpha.kubernetes.io/pod"}}
+	up := Observation{Summary: "u", Admission: Accepted, Warnings: []string{SeccompAnnotationWarning("", SeccompPodAnnotation)}}
+	if !Satisfies(up, kep) {
+		t.Errorf("an exact warning naming the annotation must satisfy a KEP that requires a warning naming it")
+	}
+	if Satisfies(Observation{Admission: Accepted}, kep) {
+		t.Errorf("no warning must not satisfy a KEP that requires one")
+	}
+	if Satisfies(Observation{Admission: Rejected, Warnings: up.Warnings}, kep) {
+		t.Errorf("a different admission must not satisfy the KEP")
+	}
+	if Satisfies(Observation{Admission: Accepted}, Observation{Admission: Accepted, NoWarnings: true}) {
+		t.Errorf("dropping NoWarnings must be a deviation")
+	}
+}
+
+// KEP-135 §Pod Creation and §PodTemplates ask for a warning and leave its
+// mechanism and text open: upstream's exact warnings meet that plan, so
+// simulate reports no deviation, as the suite's verdict (pass) does.
+func TestSeccompWarningIsNoDeviation(t *testing.T) {
+	for _, id := range []string{"seccomp/create/warning", "seccomp/template/no-sync"} {
+		e, err := Expect(id, MustParseVersion("1.37.2"), MustParseVersion("1.37.2"), DefaultHost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Deviation || len(e.KEPPlanned.WarningContains) == 0 {
+			t.Errorf("%s at 1.37.2: deviation %v, KEP plan %+v", id, e.Deviation, e.KEPPlanned)
+		}
+	}
+}

@@ -36,6 +36,9 @@ func Describe(o Observation) string {
 	if len(o.Warnings) > 0 {
 		parts = append(parts, "warnings "+quoteAll(o.Warnings, " + "))
 	}
+	if len(o.WarningContains) > 0 {
+		parts = append(parts, "a warning naming "+quoteAll(o.WarningContains, " and "))
+	}
 	if o.NoWarnings {
 		parts = append(parts, "no warning")
 	}

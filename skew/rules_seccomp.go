@@ -153,7 +153,8 @@ var seccompRules = []Rule{
 		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (\"non-functional in v1.27+\" text verified in v1.29.6…v1.37.2)",
 		KEP: []Phase{
 			phase("before seccomp fields", seccompBeforeFields, notYet),
-			phase("annotation use warned; support ends in v1.23", seccompFieldsOnwards, Observation{Summary: "accepted with a warning that annotation support is dropped in v1.23 (text not fixed by the KEP)", Admission: Accepted}),
+			phase("annotation use warned; support ends in v1.23", seccompFieldsOnwards, Observation{Summary: "accepted with a warning about the annotations' use (mechanism and text not fixed by the KEP)", Admission: Accepted,
+				WarningContains: []string{seccompPodAnnKey, seccompCtrAnnKey}}),
 		},
 		Upstream: []Phase{
 			phase("before seccomp fields", seccompBeforeFields, notYet),
@@ -193,8 +194,9 @@ var seccompRules = []Rule{
 		Source: "pkg/api/pod/warnings.go: GetWarningsForPodTemplate → warningsForPodSpecAndMeta; pkg/apis/core/validation/validation.go: ValidatePodTemplateSpec (also rejects field/annotation mismatch)",
 		KEP: []Phase{
 			phase("before seccomp fields", seccompBeforeFields, notYet),
-			phase("templates ignored; warning that support ends in v1.23", seccompFieldsOnwards, Observation{Summary: "Deployment stored as sent (annotation only, no field); warned that annotation support is dropped in v1.23 (text not fixed by the KEP)",
-				Admission: Accepted, Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType}}),
+			phase("templates ignored; warning that support ends in v1.23", seccompFieldsOnwards, Observation{Summary: "Deployment stored as sent (annotation only, no field); warned about the annotation's use (mechanism and text not fixed by the KEP)",
+				Admission: Accepted, Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType},
+				WarningContains: []string{seccompPodAnnKey}}),
 		},
 		Upstream: []Phase{
 			phase("before seccomp fields", seccompBeforeFields, notYet),

@@ -217,6 +217,17 @@ func Match(want skew.Observation, got Observation) []string {
 			add("warnings: want %q, got %q", want.Warnings, sec)
 		}
 	}
+	for _, frag := range want.WarningContains {
+		found := false
+		for _, w := range got.Warnings {
+			if IsSecurityWarning(w) && strings.Contains(w, frag) {
+				found = true
+			}
+		}
+		if !found {
+			add("no seccomp/AppArmor warning contains %q (got %q)", frag, got.Warnings)
+		}
+	}
 	if want.NoWarnings {
 		for _, w := range got.Warnings {
 			if IsSecurityWarning(w) {
