@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 )
 
 // The agent image gets apparmor_parser from Debian's apparmor package,
@@ -225,4 +227,54 @@ func parseLdd(out string) ([]string, error) {
 		return nil, fmt.Errorf("shared libraries not found on this host: %s", strings.Join(missing, ", "))
 	}
 	return libs, nil
+}
+
+// On a host whose kernel has AppArmor, a kind node's runtime does not see
+// it by itself: kind mounts no securityfs into node containers, and
+// containerd (like runc) applies AppArmor only when
+// /sys/kernel/security/apparmor exists and its environment has no
+// "container" variable, which systemd in a kind node passes to it
+// (containerd pkg/apparmor, hostSupports). nodeAppArmorMounts gives every
+// node the host's securityfs and a containerd drop-in that unsets the
+// variable; both are bind mounts made when the node container is created,
+// so the node image stays the same.
+
+// SecurityFS is where securityfs is mounted, on the host and in nodes.
+const SecurityFS = "/sys/kernel/security"
+
+// containerdAppArmorDropIn is the containerd.service drop-in of nodes on
+// an AppArmor host.
+const containerdAppArmorDropIn = `# skewproof: containerd applies AppArmor only without $container (kind sets container=docker)
+[Service]
+UnsetEnvironment=container
+`
+
+// ContainerdDropInPath is where the drop-in is mounted in a node.
+const ContainerdDropInPath = "/etc/systemd/system/containerd.service.d/20-skewproof-apparmor.conf"
+
+// writeContainerdAppArmorDropIn writes the drop-in into the cache
+// directory (a fixed path: the nodes' bind mounts refer to it as long as
+// they exist) and returns its path.
+func writeContainerdAppArmorDropIn() (string, error) {
+	dir, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "containerd-apparmor.conf")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(containerdAppArmorDropIn), 0o644); err != nil {
+		return "", fmt.Errorf("writing the containerd AppArmor drop-in: %w", err)
+	}
+	return path, nil
+}
+
+// nodeAppArmorMounts are the extra mounts of a node on an AppArmor host:
+// the host's securityfs and the containerd drop-in at dropIn.
+func nodeAppArmorMounts(dropIn string) []v1alpha4.Mount {
+	return []v1alpha4.Mount{
+		{HostPath: SecurityFS, ContainerPath: SecurityFS},
+		{HostPath: dropIn, ContainerPath: ContainerdDropInPath, Readonly: true},
+	}
 }

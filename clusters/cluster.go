@@ -39,6 +39,13 @@ type UpOptions struct {
 	// CgroupV1 patches the kubelet configuration (failCgroupV1: false) so
 	// kubelets from v1.35 on start on a cgroup v1 host.
 	CgroupV1 bool
+	// FeatureGates are set on every component of every node (kind's
+	// cluster-wide featureGates: kube-apiserver, controller-manager,
+	// scheduler and kubelets), e.g. AppArmor=false on a v1.30 cluster.
+	FeatureGates map[string]bool
+	// AppArmorHost makes the host's AppArmor visible to the nodes' runtimes
+	// (nodeAppArmorMounts); set it when the host kernel has AppArmor.
+	AppArmorHost bool
 	// ReadyTimeout bounds the wait for nodes and kube-system pods.
 	ReadyTimeout time.Duration
 	Progress     *Progress
@@ -152,7 +159,20 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 			Labels: map[string]string{KubeletVersionLabel: "v" + trimV(kl)},
 		})
 	}
+	if len(o.FeatureGates) > 0 {
+		cfg.FeatureGates = o.FeatureGates
+	}
+	var dropIn string
+	if o.AppArmorHost {
+		var err error
+		if dropIn, err = writeContainerdAppArmorDropIn(); err != nil {
+			return nil, err
+		}
+	}
 	for i := range cfg.Nodes {
+		if o.AppArmorHost {
+			cfg.Nodes[i].ExtraMounts = append(cfg.Nodes[i].ExtraMounts, nodeAppArmorMounts(dropIn)...)
+		}
 		v1alpha4.SetDefaultsNode(&cfg.Nodes[i])
 	}
 	if o.CgroupV1 {

@@ -195,3 +195,26 @@ func TestCacheDirIsCreated(t *testing.T) {
 		t.Fatalf("CacheDir() = %s (%v): want the directory %s created", got, err, dir)
 	}
 }
+
+// On an AppArmor host every node gets the host's securityfs and the
+// containerd drop-in that lets containerd apply AppArmor (this host may
+// have no AppArmor, so the pieces are checked here, not on a cluster).
+func TestNodeAppArmorMounts(t *testing.T) {
+	t.Setenv("SKEWPROOF_CACHE_DIR", t.TempDir())
+	path, err := writeContainerdAppArmorDropIn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), "UnsetEnvironment=container") {
+		t.Fatalf("drop-in %s: %q, %v", path, b, err)
+	}
+	ms := nodeAppArmorMounts(path)
+	if len(ms) != 2 || ms[0].HostPath != SecurityFS || ms[0].ContainerPath != SecurityFS || ms[0].Readonly ||
+		ms[1].HostPath != path || ms[1].ContainerPath != ContainerdDropInPath || !ms[1].Readonly {
+		t.Errorf("mounts %+v", ms)
+	}
+	if !strings.HasPrefix(ContainerdDropInPath, "/etc/systemd/system/containerd.service.d/") {
+		t.Errorf("the drop-in must be a containerd.service drop-in: %s", ContainerdDropInPath)
+	}
+}

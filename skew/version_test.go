@@ -85,3 +85,24 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckFeatureGate(t *testing.T) {
+	for _, c := range []struct {
+		gate  string
+		value bool
+		v     string
+		ok    bool
+	}{
+		{"AppArmor", false, "1.30.14", true},
+		{"AppArmor", false, "1.31.14", false},
+		{"AppArmor", true, "1.32.13", true},
+		{"AppArmor", true, "1.33.13", false},
+		{"AppArmorFields", false, "1.30.14", true},
+		{"SomethingElse", false, "1.37.2", true},
+	} {
+		err := CheckFeatureGate(c.gate, c.value, MustParseVersion(c.v))
+		if (err == nil) != c.ok {
+			t.Errorf("%s=%v at %s: %v", c.gate, c.value, c.v, err)
+		}
+	}
+}

@@ -40,6 +40,8 @@ func clusterUp(ctx context.Context, args []string) error {
 	kubeconfig := fs.String("kubeconfig", "", "where to write the kubeconfig (default ~/.kube/skewproof-NAME.yaml)")
 	timeout := fs.Duration("wait", 5*time.Minute, "how long to wait for nodes and kube-system pods to be ready")
 	images := nodeImageFlag{}
+	gates := featureGatesFlag{}
+	fs.Var(gates, "feature-gates", "feature gates for every component of the cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.Var(images, "node-image", "prebuilt node image for the control plane (REF), or for one kubelet version (VERSION=REF); repeatable")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -66,6 +68,9 @@ func clusterUp(ctx context.Context, args []string) error {
 	if err := checkPair(ctx, *apiserver, kl, needSources); err != nil {
 		return err
 	}
+	if err := gates.check(*apiserver, kl); err != nil {
+		return err
+	}
 	if _, err := clusters.List(ctx); err != nil {
 		return err
 	}
@@ -73,6 +78,7 @@ func clusterUp(ctx context.Context, args []string) error {
 	c, err := clusters.Up(ctx, clusters.UpOptions{
 		Name: *name, APIServer: strings.TrimPrefix(*apiserver, "v"), Kubelets: kl, Kubeconfig: *kubeconfig,
 		NodeImages: images, CgroupV1: clusters.DetectHost().CgroupVersion == 1, ReadyTimeout: *timeout, Progress: p,
+		FeatureGates: gates, AppArmorHost: clusters.DetectHost().AppArmor,
 	})
 	if err != nil {
 		return err

@@ -55,11 +55,12 @@ type runOptions struct {
 	keep, parallel                                            bool
 	timeout                                                   time.Duration
 	images                                                    nodeImageFlag
+	gates                                                     featureGatesFlag
 }
 
 func runSuite(ctx context.Context, args []string) error {
 	fs := newFlagSet("run")
-	o := runOptions{images: nodeImageFlag{}}
+	o := runOptions{images: nodeImageFlag{}, gates: featureGatesFlag{}}
 	fs.StringVar(&o.name, "name", "skewproof-run", "cluster name (a new cluster), or the name recorded in the report (--kubeconfig)")
 	fs.StringVar(&o.apiserver, "apiserver", "", "kube-apiserver version of a new cluster, e.g. 1.37.2")
 	kubelets := fs.String("kubelets", "", "comma-separated kubelet versions of a new cluster, one worker each (default: the apiserver version)")
@@ -74,6 +75,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&o.suite, "suite", "", "compiled binary of the one suite of --suites (default: built with 'go test -c ./suites/NAME' from the source tree)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "limit for the suite run")
 	fs.StringVar(&o.agentImg, "agent-image", "", "node agent image present on every node (default: built from this binary and loaded into the kind node containers; required with --kubeconfig when the nodes are not local containers)")
+	fs.Var(o.gates, "feature-gates", "feature gates for every component of a new cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.Var(o.images, "node-image", "prebuilt node image for the control plane (REF), or for one kubelet version (VERSION=REF); repeatable")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -115,6 +117,8 @@ func runSuite(ctx context.Context, args []string) error {
 		return usagef("--suites: give at least one suite, e.g. seccomp")
 	case o.suite != "" && len(o.suites) > 1:
 		return usagef("--suite names one binary; give a single suite in --suites")
+	case o.kubeconfig != "" && len(o.gates) > 0:
+		return usagef("--feature-gates applies to a new cluster; an existing cluster (--kubeconfig) keeps its own")
 	case o.kubeconfig != "" && (o.apiserver != "" || len(o.kubelets) > 0):
 		return usagef("give either --kubeconfig (an existing cluster) or --apiserver/--kubelets (a new one), not both")
 	case o.kubeconfig == "" && o.apiserver == "":
@@ -138,6 +142,9 @@ func runSuite(ctx context.Context, args []string) error {
 			}
 		}
 		if err := checkPair(ctx, o.apiserver, o.kubelets, needSources); err != nil {
+			return err
+		}
+		if err := o.gates.check(o.apiserver, o.kubelets); err != nil {
 			return err
 		}
 	}
@@ -192,7 +199,8 @@ func (o runOptions) run(ctx context.Context) (err error) {
 			}
 		}()
 		c, err := clusters.Up(ctx, clusters.UpOptions{Name: o.name, APIServer: o.apiserver, Kubelets: o.kubelets,
-			Kubeconfig: kubeconfig, NodeImages: o.images, CgroupV1: clusters.DetectHost().CgroupVersion == 1, Progress: p})
+			Kubeconfig: kubeconfig, NodeImages: o.images, CgroupV1: clusters.DetectHost().CgroupVersion == 1, Progress: p,
+			FeatureGates: o.gates, AppArmorHost: clusters.DetectHost().AppArmor})
 		if err != nil {
 			return fmt.Errorf("bringing up cluster %s: %w", o.name, err)
 		}

@@ -11,6 +11,18 @@ import (
 	"github.com/skewproof/skewproof/reports"
 )
 
+func TestFeatureGatesFlag(t *testing.T) {
+	f := featureGatesFlag{}
+	if err := f.Set("AppArmor=false, AppArmorFields=false"); err != nil || f["AppArmor"] || f["AppArmorFields"] || len(f) != 2 {
+		t.Errorf("Set: %v %v", f, err)
+	}
+	for _, bad := range []string{"AppArmor=maybe", "AppArmor", "=true", "a/b=true"} {
+		if err := (featureGatesFlag{}).Set(bad); err == nil {
+			t.Errorf("Set(%q) accepted", bad)
+		}
+	}
+}
+
 func TestRunUsageErrors(t *testing.T) {
 	withServedCache(t)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
@@ -31,6 +43,9 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"--kubeconfig", kc, "--suites", ""}, "at least one suite"},
 		{[]string{"--kubeconfig", kc, "--suites", "../x"}, "not a suite name"},
 		{[]string{"--kubeconfig", kc, "--suites", "seccomp,profiles", "--suite", kc}, "single suite"},
+		{[]string{"--apiserver", "1.37.2", "--feature-gates", "AppArmor=false"}, "no longer exists in v1.37.2"},
+		{[]string{"--apiserver", "1.32.13", "--feature-gates", "AppArmor=false"}, "locked to true"},
+		{[]string{"--kubeconfig", kc, "--feature-gates", "AppArmor=false"}, "keeps its own"},
 	} {
 		err := runSuite(context.Background(), c.args)
 		var ue usageError

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/skewproof/skewproof/skew"
@@ -44,4 +47,46 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// featureGatesFlag is --feature-gates Name=true|false,…: set on every
+// component of the new cluster.
+type featureGatesFlag map[string]bool
+
+func (f featureGatesFlag) String() string {
+	var out []string
+	for k, v := range f {
+		out = append(out, fmt.Sprintf("%s=%v", k, v))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+func (f featureGatesFlag) Set(s string) error {
+	for _, kv := range splitList(s) {
+		k, v, ok := strings.Cut(kv, "=")
+		b, err := strconv.ParseBool(v)
+		if !ok || k == "" || err != nil || strings.ContainsAny(k, " /.") {
+			return fmt.Errorf("want Name=true|false, got %q", kv)
+		}
+		f[k] = b
+	}
+	return nil
+}
+
+// check says whether every component of the cluster (apiserver and the
+// kubelets) accepts the gates.
+func (f featureGatesFlag) check(apiserver string, kubelets []string) error {
+	for _, v := range append([]string{apiserver}, kubelets...) {
+		ver, err := skew.ParseVersion(strings.TrimPrefix(v, "v"))
+		if err != nil {
+			continue // reported by the version checks
+		}
+		for k, val := range f {
+			if err := skew.CheckFeatureGate(k, val, ver); err != nil {
+				return usagef("--feature-gates: %v", err)
+			}
+		}
+	}
+	return nil
 }

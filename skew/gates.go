@@ -1,0 +1,38 @@
+package skew
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/go-version"
+)
+
+// gateLife is the lifecycle of a feature gate the KEPs name: from which
+// minor it is locked to its default (true), and in which it is removed.
+type gateLife struct{ locked, removed Minor }
+
+// knownGates, read from pkg/features/kube_features.go and
+// versioned_kube_features.go of k8s.io/kubernetes v1.30.14…v1.33.13:
+// AppArmor and AppArmorFields are GA with LockToDefault from v1.31 and
+// gone in v1.33.
+var knownGates = map[string]gateLife{
+	"AppArmor":       {locked: Minor{1, 31}, removed: Minor{1, 33}},
+	"AppArmorFields": {locked: Minor{1, 31}, removed: Minor{1, 33}},
+}
+
+// CheckFeatureGate says whether a component at version v accepts gate=value
+// (a gate it does not know, or a locked gate set against its default, stops
+// it from starting). Gates the KEPs do not name are not checked.
+func CheckFeatureGate(gate string, value bool, v *version.Version) error {
+	l, ok := knownGates[gate]
+	if !ok {
+		return nil
+	}
+	m := MinorOf(v)
+	switch {
+	case !m.Less(l.removed):
+		return fmt.Errorf("feature gate %s no longer exists in v%s (removed in v%s); use a version before v%s", gate, v, l.removed, l.removed)
+	case !m.Less(l.locked) && !value:
+		return fmt.Errorf("feature gate %s is locked to true in v%s (from v%s); it can be disabled only before v%s", gate, v, l.locked, l.locked)
+	}
+	return nil
+}
