@@ -23,6 +23,61 @@ func FixtureManifests() []Manifest {
 	return out
 }
 
+// AppArmorFixtureManifests are the AppArmor fixtures as AppArmorProfile
+// manifests; on a node each is loaded under its own name.
+func AppArmorFixtureManifests() []Manifest {
+	var out []Manifest
+	for _, p := range AppArmor() {
+		out = append(out, Manifest{Kind: api.KindAppArmorProfile, Name: p.Name, Content: string(p.Content)})
+	}
+	return out
+}
+
+// InstallAppArmorFixtures installs the AppArmor fixtures through the agent
+// of FixturesNamespace (deployed by InstallFixtures) and returns, per node,
+// whether the node loaded them (true) or has no AppArmor (false: the agent
+// reports Unsupported). A node that fails to load them is an error.
+func InstallAppArmorFixtures(ctx context.Context, c *Cluster, timeout time.Duration) (map[string]bool, error) {
+	reps, err := Install(ctx, c, AppArmorFixtureManifests(), nil, InstallOptions{Timeout: timeout, Settled: true})
+	if err != nil {
+		return nil, err
+	}
+	return appArmorNodes(reps), nil
+}
+
+// AppArmorNodes reads back, per node, whether the installed AppArmor
+// fixtures are loaded there (true) or the node has no AppArmor (false);
+// nil when the fixtures are not installed.
+func AppArmorNodes(ctx context.Context, c *Cluster) map[string]bool {
+	var reps []NodeReport
+	for _, m := range AppArmorFixtureManifests() {
+		p, _, err := status.GetProfile(ctx, c.Dynamic, m.Kind, c.Namespace, m.Name)
+		if err != nil {
+			return nil
+		}
+		states, err := status.ListNodeStates(ctx, c.Dynamic, p)
+		if err != nil {
+			return nil
+		}
+		reps = append(reps, NodeReport{Manifest: m, Nodes: states})
+	}
+	return appArmorNodes(reps)
+}
+
+func appArmorNodes(reps []NodeReport) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range reps {
+		for _, s := range r.Nodes {
+			loaded := s.Status == api.Installed
+			if prev, seen := out[s.Node]; seen {
+				loaded = loaded && prev
+			}
+			out[s.Node] = loaded
+		}
+	}
+	return out
+}
+
 // InstallFixtures deploys the agent (image present on every node) in
 // FixturesNamespace and installs every seccomp fixture; it returns when
 // every node with an agent pod has them all Installed.

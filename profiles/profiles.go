@@ -16,6 +16,9 @@ import (
 //go:embed seccomp/*.json
 var seccompFiles embed.FS
 
+//go:embed apparmor/*
+var appArmorFiles embed.FS
+
 // FixturesNamespace is where the agent that installs the fixtures runs and
 // where their SeccompProfile objects live.
 const FixturesNamespace = "skewproof-fixtures"
@@ -73,4 +76,23 @@ func SeccompByName(name string) (Profile, bool) {
 		}
 	}
 	return Profile{}, false
+}
+
+// AppArmor returns the AppArmor profiles of this package (named after their
+// files, which is the profile name they declare), sorted by name.
+func AppArmor() []Profile {
+	entries, err := appArmorFiles.ReadDir("apparmor")
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	var out []Profile
+	for _, e := range entries {
+		b, err := appArmorFiles.ReadFile("apparmor/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, Profile{Name: e.Name(), Content: b})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

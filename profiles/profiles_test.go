@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/profiles/api"
+	"github.com/skewproof/skewproof/profiles/status"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -53,5 +54,40 @@ func TestFixturesWhereTheSuitesLook(t *testing.T) {
 		if got := api.SeccompLocalhostProfile(FixturesNamespace, m.Name); got != Seccomp()[i].Name {
 			t.Errorf("manifest %s installs at %s, the suites use %s", m.Name, got, Seccomp()[i].Name)
 		}
+	}
+}
+
+// Each AppArmor fixture declares the profile name it is installed and
+// referenced under (its file name): the agent checks the loaded name.
+func TestAppArmorFixturesDeclareTheirName(t *testing.T) {
+	ms := AppArmorFixtureManifests()
+	if len(ms) == 0 {
+		t.Fatal("no AppArmor fixture")
+	}
+	found := false
+	for _, m := range ms {
+		if !strings.Contains(m.Content, "\nprofile "+m.Name+" ") {
+			t.Errorf("fixture %s does not declare 'profile %s'", m.Name, m.Name)
+		}
+		if m.Name == skew.AppArmorLocalhostProfile {
+			found = true
+			if !strings.Contains(m.Content, "deny /** w,") {
+				t.Errorf("%s must deny writes", m.Name)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no fixture named %s (skew.AppArmorLocalhostProfile)", skew.AppArmorLocalhostProfile)
+	}
+}
+
+func TestAppArmorNodes(t *testing.T) {
+	reps := []NodeReport{
+		{Nodes: []status.NodeState{{Node: "a", Status: api.Installed}, {Node: "b", Status: api.Unsupported}}},
+		{Nodes: []status.NodeState{{Node: "a", Status: api.Installed}, {Node: "b", Status: api.Installed}}},
+	}
+	got := appArmorNodes(reps)
+	if !got["a"] || got["b"] || len(got) != 2 {
+		t.Errorf("appArmorNodes = %v; want a loaded, b not", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -235,8 +236,9 @@ func (o runOptions) run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if slices.Contains(o.suites, "seccomp") {
-		if err := o.installFixtures(ctx, p, kubeconfig, image.Ref, len(nodes)); err != nil {
+	var appArmorNodes map[string]bool
+	if slices.Contains(o.suites, "seccomp") || slices.Contains(o.suites, "apparmor") {
+		if appArmorNodes, err = o.installFixtures(ctx, p, kubeconfig, image.Ref, len(nodes)); err != nil {
 			return err
 		}
 		if !o.keep && o.kubeconfig != "" {
@@ -257,6 +259,14 @@ func (o runOptions) run(ctx context.Context) (err error) {
 		"SKEWPROOF_NODE_ACCESS=" + nodeAccess, "SKEWPROOF_RUN_ID=" + runID, "SKEWPROOF_AGENT_IMAGE=" + image.Ref, "SKEWPROOF_AGENT_IMAGE_NOTE=" + image.Note}
 	if o.keep {
 		env = append(env, "SKEWPROOF_KEEP=1")
+	}
+	if len(appArmorNodes) > 0 {
+		var kv []string
+		for n, on := range appArmorNodes {
+			kv = append(kv, fmt.Sprintf("%s=%v", n, on))
+		}
+		sort.Strings(kv)
+		env = append(env, "SKEWPROOF_APPARMOR_NODES="+strings.Join(kv, ","))
 	}
 	// Shared by the processes: created here, so no process deletes it
 	// while another still uses it.
@@ -608,16 +618,37 @@ func (o runOptions) agentImage(ctx context.Context, p *clusters.Progress, nodes 
 }
 
 // installFixtures deploys the agent of the fixtures namespace and installs
-// the seccomp fixtures the seccomp suite uses.
-func (o runOptions) installFixtures(ctx context.Context, p *clusters.Progress, kubeconfig, image string, nodes int) error {
+// the seccomp fixtures and, when the AppArmor suite runs, the AppArmor ones;
+// it returns per node whether AppArmor profiles load there (the agent
+// reports Unsupported on a node without AppArmor).
+func (o runOptions) installFixtures(ctx context.Context, p *clusters.Progress, kubeconfig, image string, nodes int) (map[string]bool, error) {
 	c, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return p.Timed(fmt.Sprintf("installing %d seccomp profiles through the agent on %d nodes", len(profiles.Seccomp()), nodes), func() error {
+	err = p.Timed(fmt.Sprintf("installing %d seccomp profiles through the agent on %d nodes", len(profiles.Seccomp()), nodes), func() error {
 		_, err := profiles.InstallFixtures(ctx, c, image, 3*time.Minute)
 		return err
 	})
+	if err != nil || !slices.Contains(o.suites, "apparmor") {
+		return nil, err
+	}
+	var loaded map[string]bool
+	err = p.Timed(fmt.Sprintf("installing %d AppArmor profiles through the agent on %d nodes", len(profiles.AppArmor()), nodes), func() (err error) {
+		loaded, err = profiles.InstallAppArmorFixtures(ctx, c, 3*time.Minute)
+		return err
+	})
+	if err == nil {
+		var on []string
+		for n, l := range loaded {
+			if l {
+				on = append(on, n)
+			}
+		}
+		sort.Strings(on)
+		p.Step("nodes with AppArmor (profiles loaded): %d of %d %v", len(on), len(loaded), on)
+	}
+	return loaded, err
 }
 
 func removeFixtures(p *clusters.Progress, kubeconfig string) error {
@@ -627,5 +658,5 @@ func removeFixtures(p *clusters.Progress, kubeconfig string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return p.Timed("removing the seccomp profiles and their agent", func() error { return c.Teardown(ctx, false) })
+	return p.Timed("removing the fixture profiles and their agent", func() error { return c.Teardown(ctx, false) })
 }
