@@ -27,10 +27,10 @@ unit:
 
 # A real mixed-version cluster (control plane 1.37.2, worker kubelet 1.34.4)
 # built offline; seccomp RuntimeDefault/Unconfined checked on each node. Then
-# the smoke subset of the seccomp suite on a cluster of the same pair.
+# the smoke subsets of the seccomp and AppArmor suites on a cluster of the same pair.
 integration: host build
 	$(GO) test -tags integration -count=1 -timeout 80m -v -run Integration ./clusters/
-	$(BIN) run --name smoke --apiserver 1.37.2 --kubelets 1.34.4 --label-filter smoke --junit-dir _artifacts/smoke
+	$(BIN) run --name smoke --apiserver 1.37.2 --kubelets 1.34.4 --suites seccomp,apparmor --label-filter smoke --junit-dir _artifacts/smoke
 
 test: unit integration
 

@@ -114,6 +114,35 @@ type Observation struct {
 	NotApplicable string `json:"notApplicable,omitempty"`
 }
 
+// RuntimeDefaultMarker stands, in ContainerOutcome.AppArmorProfile, for
+// the runtime's default profile; an expectation names the profile of the
+// node's runtime (RuntimeDefaultAppArmorProfile).
+const RuntimeDefaultMarker = "(runtime default)"
+
+// forRuntime resolves RuntimeDefaultMarker for a runtime.
+func (o Observation) forRuntime(runtime string) Observation {
+	fix := func(c *ContainerOutcome) *ContainerOutcome {
+		if c == nil || c.AppArmorProfile != RuntimeDefaultMarker {
+			return c
+		}
+		cc := *c
+		cc.AppArmorProfile = RuntimeDefaultAppArmorProfile(runtime)
+		return &cc
+	}
+	o.Container = fix(o.Container)
+	for _, l := range []*[]ContainerOutcome{&o.AnyOf, &o.Cases} {
+		if len(*l) == 0 {
+			continue
+		}
+		out := make([]ContainerOutcome, len(*l))
+		for i := range *l {
+			out[i] = *fix(&(*l)[i])
+		}
+		*l = out
+	}
+	return o
+}
+
 // Phase is an observation that holds for a window of versions.
 type Phase struct {
 	Name   string      `json:"name"`
@@ -270,6 +299,7 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 		if !host.AppArmor && p.WithoutAppArmor != nil {
 			p.Obs = *p.WithoutAppArmor
 		}
+		p.Obs = p.Obs.forRuntime(host.Runtime)
 	}
 	e := Expectation{
 		ID: r.ID, Title: r.Title, KEPRef: r.KEPRef, Component: r.Component,

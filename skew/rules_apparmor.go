@@ -86,6 +86,13 @@ var (
 		Container: &ContainerOutcome{State: RejectedByKubelet, Reason: "AppArmor", MessageContains: aaNotEnabledMsg}}
 )
 
+var (
+	aaEmptyRuns = Observation{Summary: "container runs with the runtime's default profile",
+		Container: &ContainerOutcome{State: Running, AppArmorProfile: RuntimeDefaultMarker}}
+	aaStaticConfined = Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}
+	aaStaticBlocked  = Observation{Summary: "without AppArmor: the kubelet honours the annotation and blocks the static pod (row 5)", Container: aaRow5Blocked.Container}
+)
+
 func runtimeProfileInvalidRule(id, ref string, sameAs string) Rule {
 	return Rule{
 		ID: id, Title: "annotation runtime/default-audit rejected: must be a valid AppArmor profile",
@@ -181,11 +188,18 @@ var appArmorRules = []Rule{
 		"pkg/apis/core/validation/validation.go: validateAppArmorAnnotationsAndFieldsMatchOnCreate", true,
 		Observation{Summary: "rejected", Admission: Rejected, MessageContains: []string{"apparmor type in annotation and field must match"}}),
 
-	aaRule("apparmor/create/empty-annotation", "\"\" annotation: the runtime default profile is used",
-		appArmorKEP+" §Version Skew Strategy › Pod Creation", Kubelet, needAppArmor,
-		"pkg/security/apparmor/helpers.go: GetProfile, getProfileFromPodAnnotations (\"\" gives no profile, so the runtime default applies)", false,
-		Observation{Summary: "container runs with the runtime's default profile (containerd: cri-containerd.apparmor.d (enforce))",
-			Container: &ContainerOutcome{State: Running, Note: "runtime default profile; see RuntimeDefaultAppArmorProfile"}}),
+	{
+		ID: "apparmor/create/empty-annotation", Title: "\"\" annotation: the runtime default profile is used",
+		KEPRef:    appArmorKEP + " §Version Skew Strategy › Pod Creation; §Failure and Fallback Strategy, row 5 (host without AppArmor)",
+		Component: Kubelet,
+		Source: "pkg/security/apparmor/helpers.go: isRequired (an AppArmor annotation other than \"unconfined\", \"\" included, requires AppArmor), GetProfile " +
+			"(\"\" gives no profile, so the runtime default applies); pkg/kubelet/kubelet.go: AppArmor admit handler soft to v1.30, hard from v1.31",
+		KEP: []Phase{{Name: "\"\" means the runtime default", Window: Window{}, Obs: aaEmptyRuns, WithoutAppArmor: &aaRow5Blocked}},
+		Upstream: []Phase{
+			{Name: "runtime default; without AppArmor blocked (soft admission)", Window: win("", "1.31"), Obs: aaEmptyRuns, WithoutAppArmor: &aaRow5Blocked},
+			{Name: "runtime default; without AppArmor rejected (hard admission)", Window: win("1.31", ""), Obs: aaEmptyRuns, WithoutAppArmor: &aaRow5Rejected},
+		},
+	},
 
 	aaRule("apparmor/create/localhost-prefix", "the runtime receives the profile name without localhost/",
 		appArmorKEP+" §Version Skew Strategy › Pod Creation", Kubelet, needAppArmor,
@@ -272,18 +286,23 @@ var appArmorRules = []Rule{
 
 	{
 		ID: "apparmor/static-pod/annotation-copy", Title: "kubelet honours a static pod's annotations as fields (Phases 1-2), not in Phase 3",
-		KEPRef: appArmorKEP + " §Version Skew Strategy › Kubelet fallback; §Removing annotation support (Phase 3)", Component: Kubelet,
-		KEPWindow: win("", "1.36"), UpstreamWindow: Window{}, Host: needAppArmor,
-		Source: "pkg/security/apparmor/helpers.go: GetProfile falls back to getProfileFromPodAnnotations (v1.30.14…v1.37.2); pkg/kubelet/config/common.go: applyDefaults has no AppArmor copy",
+		KEPRef: appArmorKEP + " §Version Skew Strategy › Kubelet fallback; §Removing annotation support (Phase 3); §Failure and Fallback Strategy, rows 5-6 (host without AppArmor)", Component: Kubelet,
+		KEPWindow: win("", "1.36"), UpstreamWindow: Window{},
+		Source: "pkg/security/apparmor/helpers.go: GetProfile falls back to getProfileFromPodAnnotations and isRequired counts annotations (v1.30.14…v1.37.2); " +
+			"pkg/kubelet/config/common.go: applyDefaults has no AppArmor copy; the mirror pod's field comes from pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew",
 		KEP: []Phase{
-			phase("annotations are the API", aaBeforeFields, Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
-			phase("Phases 1-2: kubelet copies static pod annotations", aaPhase12, Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
-			phase("Phase 3: static pod annotations ignored", aaPhase3, Observation{Summary: "static pod with annotation localhost/<p> runs with the runtime default profile",
-				Container: &ContainerOutcome{State: Running, Note: "runtime default profile; see RuntimeDefaultAppArmorProfile"}}),
+			{Name: "annotations are the API", Window: aaBeforeFields, Obs: aaStaticConfined, WithoutAppArmor: &aaStaticBlocked},
+			{Name: "Phases 1-2: kubelet copies static pod annotations", Window: aaPhase12, Obs: aaStaticConfined, WithoutAppArmor: &aaStaticBlocked},
+			{Name: "Phase 3: static pod annotations ignored", Window: aaPhase3, Obs: Observation{Summary: "static pod with annotation localhost/<p> runs with the runtime default profile",
+				Container: &ContainerOutcome{State: Running, AppArmorProfile: RuntimeDefaultMarker}},
+				WithoutAppArmor: &Observation{Summary: "without AppArmor: the annotation is ignored, the static pod runs unenforced (row 6)", Container: &ContainerOutcome{State: Running}}},
 		},
 		Upstream: []Phase{
-			phase("annotations are the API", aaBeforeFields, Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
-			phase("kubelet reads static pod annotations (Phase 3 not shipped)", aaFields, Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+			{Name: "annotations are the API", Window: aaBeforeFields, Obs: aaStaticConfined, WithoutAppArmor: &aaStaticBlocked},
+			{Name: "kubelet reads static pod annotations; without AppArmor blocked (soft admission)", Window: win("1.30", "1.31"), Obs: aaStaticConfined, WithoutAppArmor: &aaStaticBlocked},
+			{Name: "kubelet reads static pod annotations (Phase 3 not shipped); without AppArmor rejected (hard admission)", Window: win("1.31", ""), Obs: aaStaticConfined,
+				WithoutAppArmor: &Observation{Summary: "without AppArmor: the kubelet honours the annotation and rejects the static pod (mirror pod Failed, reason AppArmor)",
+					Container: aaRow5Rejected.Container}},
 		},
 	},
 

@@ -110,7 +110,15 @@ func TestResearchedFacts(t *testing.T) {
 		{"apparmor/create/annotation-to-field", "1.37.2", "1.34.4", DefaultHost, deviation(true)},
 		{"apparmor/static-pod/annotation-copy", "1.37.2", "1.35.4", DefaultHost, deviation(false)},
 		{"apparmor/static-pod/annotation-copy", "1.37.2", "1.36.3", DefaultHost, all(deviation(true), appArmorProfile(aaEnforcedLocal))},
-		{"apparmor/static-pod/annotation-copy", "1.37.2", "1.36.3", HostFacts{Seccomp: true}, skip("host has no AppArmor")},
+		// Without AppArmor the kubelet's answer to the annotation shows it is
+		// honoured (isRequired counts it): blocked up to v1.30, rejected from
+		// v1.31; in the KEP's Phase 3 the annotation would be ignored.
+		{"apparmor/static-pod/annotation-copy", "1.37.2", "1.36.3", HostFacts{Seccomp: true}, all(skip(""), deviation(true), state(RejectedByKubelet))},
+		{"apparmor/static-pod/annotation-copy", "1.33.13", "1.30.14", HostFacts{Seccomp: true}, all(skip(""), deviation(false), state(Blocked))},
+		// "" requires AppArmor (isRequired): row 5 on a host without it.
+		{"apparmor/create/empty-annotation", "1.33.13", "1.30.14", HostFacts{Seccomp: true}, all(skip(""), deviation(false), state(Blocked))},
+		{"apparmor/create/empty-annotation", "1.37.2", "1.37.2", HostFacts{Seccomp: true}, all(skip(""), deviation(true), state(RejectedByKubelet))},
+		{"apparmor/create/empty-annotation", "1.37.2", "1.37.2", DefaultHost, all(deviation(false), appArmorProfile("cri-containerd.apparmor.d (enforce)"))},
 		// Row 5: soft admission (blocked) up to v1.30, hard admission from v1.31.
 		{"apparmor/failure/row-5", "1.30.14", "1.30.14", HostFacts{Seccomp: true}, all(deviation(false), state(Blocked))},
 		{"apparmor/failure/row-5", "1.34.4", "1.31.14", HostFacts{Seccomp: true}, all(deviation(true), state(RejectedByKubelet), skip(""))},
