@@ -93,6 +93,20 @@ var (
 	aaStaticBlocked  = Observation{Summary: "without AppArmor: the kubelet honours the annotation and blocks the static pod (row 5)", Container: aaRow5Blocked.Container}
 )
 
+// aaTemplate is what a Deployment whose template has a pod-level Localhost
+// <p> field and the matching container annotation localhost/<p> shows:
+// stored as sent (no container field added), with or without a warning.
+func aaTemplate(warns bool, what string) Observation {
+	o := Observation{Summary: "Deployment with pod-level Localhost <p> field and container annotation localhost/<p>: stored as sent, " + what, Admission: Accepted,
+		Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{PodAppArmorType: "Localhost"}, AbsentFields: []string{ContainerAppArmorType}}
+	if warns {
+		o.Warnings = []string{AppArmorAnnotationWarning("spec.template.", ContainerName)}
+	} else {
+		o.NoWarnings = true
+	}
+	return o
+}
+
 func runtimeProfileInvalidRule(id, ref string, sameAs string) Rule {
 	return Rule{
 		ID: id, Title: "annotation runtime/default-audit rejected: must be a valid AppArmor profile",
@@ -186,7 +200,8 @@ var appArmorRules = []Rule{
 	aaRule("apparmor/create/mismatch", "field and annotation both set and different: rejected (all phases)",
 		appArmorKEP+" §Proposal › Validation (1); §Removing annotation support (Phase 3: validation persists)", Apiserver, HostCondition{},
 		"pkg/apis/core/validation/validation.go: validateAppArmorAnnotationsAndFieldsMatchOnCreate", true,
-		Observation{Summary: "rejected", Admission: Rejected, MessageContains: []string{"apparmor type in annotation and field must match"}}),
+		Observation{Summary: "rejected, for a different type and for a different localhost profile (texts not fixed by the KEP; upstream texts)", Admission: Rejected,
+			MessageContains: []string{"apparmor type in annotation and field must match", "apparmor profile in annotation and field must match"}}),
 
 	{
 		ID: "apparmor/create/empty-annotation", Title: "\"\" annotation: the runtime default profile is used",
@@ -233,18 +248,20 @@ var appArmorRules = []Rule{
 
 	{
 		ID: "apparmor/template/no-sync", Title: "templates and workloads stored as sent; warnings on create and update",
-		KEPRef: appArmorKEP + " §Version Skew Strategy › PodTemplates, › Warnings; §Removing annotation support (Phase 2)", Component: Apiserver,
-		KEPWindow: aaPhase23, UpstreamWindow: aaPhase23,
-		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (Phase 1 condition in v1.30.14…v1.33.13, Phase 2 condition from v1.34.4)",
+		KEPRef: appArmorKEP + " §Version Skew Strategy › PodTemplates, › Warnings; §Removing annotation support (Phases 1, 2)", Component: Apiserver,
+		KEPWindow: aaPhase1, UpstreamWindow: win("1.30", "1.34"),
+		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (v1.30.14…v1.33.13: warns for a container annotation without a container field; " +
+			"v1.34.4…v1.37.2: only when the annotation differs from the pod-level profile); pkg/apis/core/validation/validation.go: ValidatePodTemplateSpec " +
+			"(validateAppArmorAnnotationsAndFieldsMatchOnCreate also on templates, so a container annotation differing from the pod-level field is rejected there)",
 		KEP: []Phase{
 			phase("before AppArmor fields", aaBeforeFields, aaNoField),
-			phase("Phase 1: warn only when no field at all", aaPhase1, Observation{
-				Summary: "Deployment with pod-level RuntimeDefault field and container annotation localhost/<p>: stored as sent, no warning", Admission: Accepted,
-				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{PodAppArmorType: "RuntimeDefault"}, AbsentFields: []string{ContainerAppArmorType}, NoWarnings: true}),
-			phase("Phase 2+: warn when no container field", aaPhase23, Observation{
-				Summary: "Deployment with pod-level RuntimeDefault field and container annotation localhost/<p>: stored as sent, one warning", Admission: Accepted,
-				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{PodAppArmorType: "RuntimeDefault"}, AbsentFields: []string{ContainerAppArmorType},
-				Warnings: []string{AppArmorAnnotationWarning("spec.template.", ContainerName)}}),
+			phase("Phase 1: warn only when no field at all", aaPhase1, aaTemplate(false, "no warning (a pod-level field is set)")),
+			phase("Phase 2+: warn when no container field", aaPhase23, aaTemplate(true, "one warning (no container field)")),
+		},
+		Upstream: []Phase{
+			phase("before AppArmor fields", aaBeforeFields, aaNoField),
+			phase("warn for every container annotation without a container field", win("1.30", "1.34"), aaTemplate(true, "one warning (no container field)")),
+			phase("warn only when the annotation differs from the pod-level profile", win("1.34", ""), aaTemplate(false, "no warning (the annotation equals the pod-level profile)")),
 		},
 	},
 

@@ -56,9 +56,9 @@ var _ = Describe("[apparmor] API validation", Label("apparmor", "api"), func() {
 	localhostInvalid := func(ctx context.Context, t *h.Scenario) {
 		empty, padded := "", " "+profile+" "
 		t.Judge(
-			h.Sub{Name: "container Localhost without localhostProfile", Obs: t.Create(ctx, fx.Pod("missing", fx.Unschedulable(),
+			h.Sub{Name: "container Localhost without localhostProfile", Want: h.Fragment(0), Obs: t.Create(ctx, fx.Pod("missing", fx.Unschedulable(),
 				fx.ContainerAppArmor(fx.AppArmor(localhost, nil))))},
-			h.Sub{Name: "pod Localhost with a whitespace-padded name", Obs: t.Create(ctx, fx.Pod("padded", fx.Unschedulable(),
+			h.Sub{Name: "pod Localhost with a whitespace-padded name", Want: h.Fragment(1), Obs: t.Create(ctx, fx.Pod("padded", fx.Unschedulable(),
 				fx.PodAppArmor(fx.AppArmor(localhost, &padded))))},
 			h.Sub{Name: "container Localhost with an empty name", Want: h.Fragment(0), Obs: t.Create(ctx, fx.Pod("empty", fx.Unschedulable(),
 				fx.ContainerAppArmor(fx.AppArmor(localhost, &empty))))},
@@ -69,7 +69,7 @@ var _ = Describe("[apparmor] API validation", Label("apparmor", "api"), func() {
 
 	h.APIRule("apparmor/api/windows", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(
-			h.Sub{Name: "windows pod with a container field", Obs: t.Create(ctx, fx.Pod("windows-field", fx.Unschedulable(), fx.Windows(),
+			h.Sub{Name: "windows pod with a container field", Want: h.AdmissionOnly, Obs: t.Create(ctx, fx.Pod("windows-field", fx.Unschedulable(), fx.Windows(),
 				fx.ContainerAppArmor(fx.AppArmor(runtimeDefault, nil))))},
 			h.Sub{Name: "windows pod with a container annotation", Want: windowsAnnotation, Obs: t.Create(ctx, fx.Pod("windows-annotation", fx.Unschedulable(), fx.Windows(),
 				fx.Annotation(ctrAnn, "runtime/default")))},

@@ -39,12 +39,15 @@ var _ = Describe("[apparmor] pod creation", Label("apparmor", "create"), func() 
 			fx.Annotation(ctrAnn, "localhost/"+profile), fx.ContainerAppArmor(fx.LocalhostAppArmor(profile))))})
 	})
 
+	// Only a container's own field corresponds to its annotation (KEP-24
+	// §Proposal › Validation (1)); a container annotation differing from the
+	// pod-level field is a container-level override, not a mismatch.
 	h.APIRule("apparmor/create/mismatch", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(
 			h.Sub{Name: "container annotation runtime/default + container field Localhost", Obs: t.Create(ctx, fx.Pod("mismatch", fx.Unschedulable(),
 				fx.Annotation(ctrAnn, "runtime/default"), fx.ContainerAppArmor(fx.LocalhostAppArmor(profile))))},
-			h.Sub{Name: "container annotation unconfined + pod field RuntimeDefault", Want: h.AdmissionOnly, Obs: t.Create(ctx, fx.Pod("pod-mismatch", fx.Unschedulable(),
-				fx.Annotation(ctrAnn, "unconfined"), fx.PodAppArmor(fx.AppArmor(runtimeDefault, nil))))},
+			h.Sub{Name: "container annotation localhost/other + container field Localhost <p>", Obs: t.Create(ctx, fx.Pod("profile-mismatch", fx.Unschedulable(),
+				fx.Annotation(ctrAnn, "localhost/other"), fx.ContainerAppArmor(fx.LocalhostAppArmor(profile))))},
 		)
 	})
 

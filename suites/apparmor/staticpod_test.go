@@ -46,7 +46,8 @@ func writeStaticPod(ctx context.Context, t *h.Scenario, pod *corev1.Pod) {
 	writer.Spec.Volumes = []corev1.Volume{{Name: "manifests", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}}}}
 	writer.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "manifests", MountPath: "/manifests"}}
 	t.MustCreate(ctx, writer)
-	Expect(e2epod.WaitForPodRunningInNamespace(ctx, t.F.ClientSet, writer)).To(Succeed())
+	c := t.ObserveContainer(ctx, writer.Name, skew.ContainerName, false)
+	Expect(c.State).To(Equal(skew.Running), "the pod that writes the manifest must run: %s", c)
 	b, err := yaml.Marshal(pod)
 	Expect(err).NotTo(HaveOccurred())
 	file := fmt.Sprintf("/manifests/skewproof-%s.yaml", t.NS)
@@ -68,24 +69,43 @@ var _ = Describe("[apparmor] static pods", Label("apparmor", "static-pod"), func
 		static := fx.StaticPod("static", t.NS, fx.Annotation(ctrAnn, "localhost/"+profile))
 		writeStaticPod(ctx, t, static)
 		mirror := static.Name + "-" + t.NodeName()
-		var obs observe.Observation
+		obs := observe.Observation{Admission: skew.Accepted}
+		// The kubelet creates the mirror pod once it runs the static pod; a
+		// static pod its admission rejects gets no mirror pod, only the
+		// kubelet's event on the static pod (pkg/kubelet/kubelet.go, rejectPod).
+		var rejected *corev1.Event
 		Eventually(ctx, func() error {
-			p, err := t.F.ClientSet.CoreV1().Pods(t.NS).Get(ctx, mirror, metav1.GetOptions{})
+			if p, err := t.F.ClientSet.CoreV1().Pods(t.NS).Get(ctx, mirror, metav1.GetOptions{}); err == nil {
+				obs.Object, err = observe.ToUnstructured(p)
+				return err
+			}
+			el, err := t.F.ClientSet.CoreV1().Events(t.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + mirror})
 			if err != nil {
 				return err
 			}
-			obs.Object, err = observe.ToUnstructured(p)
-			return err
-		}).WithTimeout(h.PodTimeout).WithPolling(time.Second).Should(Succeed(), "the kubelet's mirror pod %s", mirror)
-		obs.Admission = skew.Accepted
-		obs.Container = t.ObserveContainer(ctx, mirror, skew.ContainerName, false)
-		// Which component wrote what: the manifest holds only the
-		// annotation; a container field on the mirror pod was added by the
-		// API server's create strategy (the kubelet sends the manifest as is).
-		if _, ok := observe.Lookup(obs.Object, skew.ContainerAppArmorType); ok {
-			obs.Container.Behaviour = "mirror pod: container field set by the API server's create strategy from the annotation"
-		} else {
-			obs.Container.Behaviour = "mirror pod: no container field (annotation only)"
+			for i, e := range el.Items {
+				if e.Type == corev1.EventTypeWarning && e.Source.Component == "kubelet" {
+					rejected = &el.Items[i]
+					return nil
+				}
+			}
+			return fmt.Errorf("neither the mirror pod %s nor a kubelet warning event for it", mirror)
+		}).WithTimeout(h.PodTimeout).WithPolling(time.Second).Should(Succeed(), "what the kubelet made of static pod %s", mirror)
+		switch {
+		case rejected != nil:
+			obs.Container = &observe.Container{State: skew.RejectedByKubelet, Reason: rejected.Reason, Message: rejected.Message,
+				Behaviour: "no mirror pod: rejected by the kubelet's admission (its event)"}
+		default:
+			obs.Container = t.ObserveContainer(ctx, mirror, skew.ContainerName, false)
+			// Which component wrote what: the manifest holds only the
+			// annotation; a container field on the mirror pod was added by
+			// the API server's create strategy (the kubelet sends the
+			// manifest as is).
+			if _, ok := observe.Lookup(obs.Object, skew.ContainerAppArmorType); ok {
+				obs.Container.Behaviour = "mirror pod: container field set by the API server's create strategy from the annotation"
+			} else {
+				obs.Container.Behaviour = "mirror pod: no container field (annotation only)"
+			}
 		}
 		t.Judge(h.Sub{Name: "static pod with annotation localhost/<p>", Obs: obs, Want: containerOnly})
 	})

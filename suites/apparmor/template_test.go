@@ -21,7 +21,7 @@ import (
 var _ = Describe("[apparmor] pod templates", Label("apparmor", "template"), func() {
 	h.SetUp()
 	h.APIRule("apparmor/template/no-sync", func(ctx context.Context, t *h.Scenario) {
-		tmpl := fx.Template("nosync", fx.PodAppArmor(fx.AppArmor(runtimeDefault, nil)), fx.Annotation(ctrAnn, "localhost/"+profile))
+		tmpl := fx.Template("nosync", fx.PodAppArmor(fx.LocalhostAppArmor(profile)), fx.Annotation(ctrAnn, "localhost/"+profile))
 		var subs []h.Sub
 		for _, w := range fx.InertWorkloads("nosync", tmpl) {
 			subs = append(subs, h.Sub{Name: w.Kind, Obs: t.ObserveWorkload(ctx, w.Object), Want: h.RePrefix(w.TemplatePrefix)})
