@@ -61,6 +61,25 @@ func writeStaticPod(ctx context.Context, t *h.Scenario, pod *corev1.Pod) {
 	})
 }
 
+// kubeletPod reads a pod from the kubelet's own pod list (/pods through the
+// API server's node proxy); nil when it is not there or cannot be read.
+func kubeletPod(ctx context.Context, t *h.Scenario, name string) *corev1.Pod {
+	b, err := t.F.ClientSet.CoreV1().RESTClient().Get().Resource("nodes").Name(t.NodeName()).SubResource("proxy", "pods").DoRaw(ctx)
+	if err != nil {
+		return nil
+	}
+	var l corev1.PodList
+	if json.Unmarshal(b, &l) != nil {
+		return nil
+	}
+	for i := range l.Items {
+		if l.Items[i].Name == name && l.Items[i].Namespace == t.NS {
+			return &l.Items[i]
+		}
+	}
+	return nil
+}
+
 // KEP-24 §Version Skew Strategy › Kubelet fallback; §Removing annotation
 // support (Phase 3).
 var _ = Describe("[apparmor] static pods", Label("apparmor", "static-pod"), func() {
@@ -74,6 +93,7 @@ var _ = Describe("[apparmor] static pods", Label("apparmor", "static-pod"), func
 		// static pod its admission rejects gets no mirror pod, only the
 		// kubelet's event on the static pod (pkg/kubelet/kubelet.go, rejectPod).
 		var rejected *corev1.Event
+		var viaKubelet *corev1.Pod
 		Eventually(ctx, func() error {
 			if p, err := t.F.ClientSet.CoreV1().Pods(t.NS).Get(ctx, mirror, metav1.GetOptions{}); err == nil {
 				obs.Object, err = observe.ToUnstructured(p)
@@ -89,9 +109,22 @@ var _ = Describe("[apparmor] static pods", Label("apparmor", "static-pod"), func
 					return nil
 				}
 			}
-			return fmt.Errorf("neither the mirror pod %s nor a kubelet warning event for it", mirror)
+			// A static pod the kubelet's soft admission blocks (v1.30 and
+			// before) gets neither: its status is in the kubelet's own pod
+			// list (GetPods adds static pods' status from the status manager).
+			if kp := kubeletPod(ctx, t, mirror); kp != nil && kp.Status.Reason != "" {
+				viaKubelet = kp
+				return nil
+			}
+			return fmt.Errorf("neither the mirror pod %s, a kubelet warning event for it, nor a reason in the kubelet's pod list", mirror)
 		}).WithTimeout(h.PodTimeout).WithPolling(time.Second).Should(Succeed(), "what the kubelet made of static pod %s", mirror)
 		switch {
+		case viaKubelet != nil:
+			obs.Container = &observe.Container{State: skew.RejectedByKubelet, Reason: viaKubelet.Status.Reason, Message: viaKubelet.Status.Message,
+				Behaviour: "no mirror pod; status from the kubelet's pod list"}
+			if cs, ok := h.PodStatus(viaKubelet, skew.ContainerName); ok && cs.State.Waiting != nil && cs.State.Waiting.Reason == "Blocked" {
+				obs.Container.State = skew.Blocked
+			}
 		case rejected != nil:
 			obs.Container = &observe.Container{State: skew.RejectedByKubelet, Reason: rejected.Reason, Message: rejected.Message,
 				Behaviour: "no mirror pod: rejected by the kubelet's admission (its event)"}
