@@ -52,17 +52,23 @@ type Profile struct {
 
 // Seccomp returns every seccomp profile of this package, sorted by name.
 func Seccomp() []Profile {
-	entries, err := seccompFiles.ReadDir("seccomp")
+	return embedded(seccompFiles, "seccomp", func(file string) string { return Dir + "/" + file })
+}
+
+// embedded reads every file of dir in fsys as a Profile named name(file),
+// sorted by name.
+func embedded(fsys embed.FS, dir string, name func(file string) string) []Profile {
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		panic(err) // embedded at build time
 	}
 	var out []Profile
 	for _, e := range entries {
-		b, err := seccompFiles.ReadFile("seccomp/" + e.Name())
+		b, err := fsys.ReadFile(dir + "/" + e.Name())
 		if err != nil {
 			panic(err)
 		}
-		out = append(out, Profile{Name: Dir + "/" + e.Name(), Content: b})
+		out = append(out, Profile{Name: name(e.Name()), Content: b})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -81,18 +87,5 @@ func SeccompByName(name string) (Profile, bool) {
 // AppArmor returns the AppArmor profiles of this package (named after their
 // files, which is the profile name they declare), sorted by name.
 func AppArmor() []Profile {
-	entries, err := appArmorFiles.ReadDir("apparmor")
-	if err != nil {
-		panic(err) // embedded at build time
-	}
-	var out []Profile
-	for _, e := range entries {
-		b, err := appArmorFiles.ReadFile("apparmor/" + e.Name())
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, Profile{Name: e.Name(), Content: b})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return embedded(appArmorFiles, "apparmor", func(file string) string { return file })
 }

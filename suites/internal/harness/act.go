@@ -7,13 +7,17 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"time"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/retry"
+	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
@@ -172,4 +176,18 @@ func (t *Scenario) RunOnNode(ctx context.Context, name string, retries bool, opt
 // ObserveContainer observes it later, so several pods start together.
 func (t *Scenario) StartOnNode(ctx context.Context, name string, opts ...fx.PodOption) observe.Observation {
 	return t.MustCreate(ctx, fx.Pod(name, append([]fx.PodOption{fx.OnNode(t.NodeName())}, opts...)...))
+}
+
+// ObserveInstantiation creates a ReplicaSet of one replica from tmpl (its
+// labels select it) and observes the pod the controller makes of it: the
+// template instantiation of KEP-135 and KEP-24 §PodTemplates.
+func (t *Scenario) ObserveInstantiation(ctx context.Context, name string, tmpl corev1.PodTemplateSpec) observe.Observation {
+	_, err := t.CreateWorkload(ctx, fx.ReplicaSet(name, 1, tmpl))
+	Expect(err).NotTo(HaveOccurred(), "creating the ReplicaSet")
+	pl, err := e2epod.WaitForPods(ctx, t.F.ClientSet, t.NS, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(tmpl.Labels).String()},
+		e2epod.Range{MinFound: 1}, time.Minute, "exist", func(*corev1.Pod) bool { return true })
+	Expect(err).NotTo(HaveOccurred(), "waiting for the ReplicaSet's pod")
+	u, err := observe.ToUnstructured(&pl.Items[0])
+	Expect(err).NotTo(HaveOccurred())
+	return observe.Observation{Admission: skew.Accepted, Object: u}
 }
