@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/kubernetes"
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
@@ -15,8 +16,8 @@ import (
 
 // featureEnabled reads the API server's kubernetes_feature_enabled metric
 // for a gate: "1", "0", or "" when the server does not report the gate.
-func featureEnabled(ctx context.Context, t *h.Scenario, gate string) (string, error) {
-	b, err := t.F.ClientSet.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+func featureEnabled(ctx context.Context, c kubernetes.Interface, gate string) (string, error) {
+	b, err := c.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return "", fmt.Errorf("reading the API server's /metrics: %w", err)
 	}
@@ -38,7 +39,7 @@ func featureEnabled(ctx context.Context, t *h.Scenario, gate string) (string, er
 var _ = Describe("[apparmor] feature gate", Label("apparmor", "feature-gate"), func() {
 	h.SetUp()
 	h.APIRule("apparmor/feature-gate", func(ctx context.Context, t *h.Scenario) {
-		on, err := featureEnabled(ctx, t, "AppArmor")
+		on, err := featureEnabled(ctx, t.F.ClientSet, "AppArmor")
 		Expect(err).NotTo(HaveOccurred())
 		if on != "0" {
 			t.Skip(fmt.Sprintf("the AppArmor gate is not disabled on this API server v%s (kubernetes_feature_enabled=%q): run a cluster with --feature-gates AppArmor=false",

@@ -1,6 +1,9 @@
 package apparmor
 
 import (
+	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +27,27 @@ var smoke = map[string]bool{
 }
 
 func TestAppArmor(t *testing.T) {
-	h.Run(t, h.Suite{Family: "apparmor", Smoke: smoke})
+	h.Run(t, h.Suite{Family: "apparmor", Smoke: smoke, Precondition: gateDefault})
+}
+
+// gateOff says, once per process, whether the API server runs with the
+// AppArmor gate disabled (its kubernetes_feature_enabled metric is 0).
+var gateOff = sync.OnceValues(func() (bool, error) {
+	on, err := featureEnabled(context.Background(), h.Env.Client, "AppArmor")
+	return on == "0", err
+})
+
+// gateDefault: every rule but apparmor/feature-gate assumes the AppArmor
+// gate at its default (enabled); on a cluster with it disabled they skip,
+// saying so.
+func gateDefault(ctx context.Context, id string) string {
+	if id == "apparmor/feature-gate" {
+		return ""
+	}
+	if off, err := gateOff(); err == nil && off {
+		return fmt.Sprintf("the AppArmor feature gate is disabled on this API server v%s: the rule assumes it enabled (only apparmor/feature-gate applies)", h.Env.APIServer)
+	}
+	return ""
 }
 
 var _ = h.SuiteNodes(nil)

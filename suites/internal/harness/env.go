@@ -75,6 +75,10 @@ type Suite struct {
 	Family string
 	// Smoke lists the ids of the quick subset (label "smoke").
 	Smoke map[string]bool
+	// Precondition, when set, is asked before each spec (after the oracle):
+	// a non-empty answer skips the spec with that reason (e.g. a cluster
+	// configured unlike the rules assume).
+	Precondition func(ctx context.Context, id string) string
 }
 
 var suite Suite

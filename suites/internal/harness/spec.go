@@ -203,6 +203,9 @@ func prepare(r SpecReport) *Scenario {
 	if skip == "" && e.Expected.NotApplicable != "" {
 		skip = e.Expected.NotApplicable
 	}
+	if skip == "" && suite.Precondition != nil && Connected() {
+		skip = suite.Precondition(context.Background(), id)
+	}
 	if skip != "" {
 		t.Skip(skip)
 	}
