@@ -132,11 +132,11 @@ func TestResearchedFacts(t *testing.T) {
 		{"seccomp/template/no-sync", "1.37.2", "1.37.2", DefaultHost, warning(`spec.template.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the "seccompProfile" field instead`)},
 		{"apparmor/create/warning", "1.30.14", "1.30.14", DefaultHost, all(deviation(false), warning(`metadata.annotations[container.apparmor.security.beta.kubernetes.io/app]: deprecated since v1.30; use the "appArmorProfile" field instead`))},
 		{"apparmor/create/warning", "1.29.6", "1.29.6", DefaultHost, noWarnings()},
-		// pkg/api/pod/warnings.go: v1.33.13 warns for a container annotation
-		// without a container field; v1.34.4 only when it differs from the
-		// pod-level profile (the template's pod-level field matches it). Both
-		// differ from the KEP's phase for that version.
-		{"apparmor/template/no-sync", "1.33.13", "1.33.13", DefaultHost, all(deviation(true), warning(`spec.template.metadata.annotations[container.apparmor.security.beta.kubernetes.io/app]: deprecated since v1.30; use the "appArmorProfile" field instead`))},
+		// pkg/api/pod/warnings.go: v1.33.13 warns only when neither the
+		// container nor the pod has a field (as the KEP's Phase 1 plans);
+		// v1.34.4 only when the annotation differs from the pod-level profile
+		// (the KEP's Phase 2 would warn: the container has no field).
+		{"apparmor/template/no-sync", "1.33.13", "1.33.13", DefaultHost, all(deviation(false), noWarnings())},
 		{"apparmor/template/no-sync", "1.34.4", "1.34.4", DefaultHost, all(deviation(true), noWarnings())},
 		// Seccomp sync was removed in v1.27 upstream, v1.23 in the plan: no sync in any served release.
 		{"seccomp/create/field-to-annotation", "1.29.6", "1.29.6", DefaultHost, all(deviation(false), noAnnotation(seccompPodAnnKey))},
