@@ -249,7 +249,7 @@ var appArmorRules = []Rule{
 	{
 		ID: "apparmor/template/no-sync", Title: "templates and workloads stored as sent; warnings on create and update",
 		KEPRef: appArmorKEP + " §Version Skew Strategy › PodTemplates, › Warnings; §Removing annotation support (Phases 1, 2)", Component: Apiserver,
-		KEPWindow: aaPhase1, UpstreamWindow: win("1.30", "1.34"),
+		KEPWindow: aaPhase1, UpstreamWindow: aaFields,
 		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (v1.30.14…v1.33.13: warns for a container annotation when neither the container nor the pod has a field, hasPodAppArmorProfile; " +
 			"v1.34.4…v1.37.2: only when the annotation differs from the pod-level profile); pkg/apis/core/validation/validation.go: ValidatePodTemplateSpec " +
 			"(validateAppArmorAnnotationsAndFieldsMatchOnCreate also on templates, so a container annotation differing from the pod-level field is rejected there)",
@@ -260,8 +260,8 @@ var appArmorRules = []Rule{
 		},
 		Upstream: []Phase{
 			phase("before AppArmor fields", aaBeforeFields, aaNoField),
-			phase("warn only when neither the container nor the pod has a field (as planned)", win("1.30", "1.34"), aaTemplate(false, "no warning (a pod-level field is set)")),
-			phase("warn only when the annotation differs from the pod-level profile", win("1.34", ""), aaTemplate(false, "no warning (the annotation equals the pod-level profile)")),
+			phase("no warning for this template in any release (to v1.33: a pod-level field is set; from v1.34: the annotation equals the pod-level profile)", aaFields,
+				aaTemplate(false, "no warning (a pod-level field that the annotation equals)")),
 		},
 	},
 
