@@ -4,12 +4,10 @@ import (
 	"context"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
 
 	fx "github.com/skewproof/skewproof/fixtures"
-	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -31,12 +29,7 @@ var _ = Describe("[apparmor] ephemeral containers", Label("apparmor", "ephemeral
 		{"apparmor/ephemeral/override", fx.AppArmor(unconfined, nil), "pod Localhost, ephemeral container Unconfined"},
 	} {
 		h.KubeletRule(c.id, func(ctx context.Context, t *h.Scenario) {
-			t.MustCreate(ctx, fx.Pod("target", fx.OnNode(t.NodeName()), fx.PodAppArmor(fx.LocalhostAppArmor(profile))))
-			app := t.ObserveContainer(ctx, "target", skew.ContainerName, false)
-			Expect(app.State).To(Equal(skew.Running), "the target pod must run first: %s", app)
-			obs := t.AddEphemeral(ctx, "target", fx.EphemeralContainerAppArmor(c.profile))
-			Expect(obs.Admission).To(Equal(skew.Accepted), "adding the ephemeral container: %v", obs.Errors)
-			obs.Container = t.ObserveContainer(ctx, "target", skew.EphemeralContainerName, false)
+			obs := t.ObserveEphemeral(ctx, fx.Pod("target", fx.PodAppArmor(fx.LocalhostAppArmor(profile))), fx.EphemeralContainerAppArmor(c.profile))
 			t.Judge(h.Sub{Name: c.what, Obs: obs})
 		})
 	}

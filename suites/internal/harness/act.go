@@ -191,3 +191,16 @@ func (t *Scenario) ObserveInstantiation(ctx context.Context, name string, tmpl c
 	Expect(err).NotTo(HaveOccurred())
 	return observe.Observation{Admission: skew.Accepted, Object: u}
 }
+
+// ObserveEphemeral runs target on the scenario's node, adds ec to it once
+// it runs, and observes the answer and the ephemeral container.
+func (t *Scenario) ObserveEphemeral(ctx context.Context, target *corev1.Pod, ec corev1.EphemeralContainer) observe.Observation {
+	target.Spec.NodeName = t.NodeName()
+	t.MustCreate(ctx, target)
+	app := t.ObserveContainer(ctx, target.Name, skew.ContainerName, false)
+	Expect(app.State).To(Equal(skew.Running), "the target pod must run first: %s", app)
+	obs := t.AddEphemeral(ctx, target.Name, ec)
+	Expect(obs.Admission).To(Equal(skew.Accepted), "adding the ephemeral container: %v", obs.Errors)
+	obs.Container = t.ObserveContainer(ctx, target.Name, ec.Name, false)
+	return obs
+}
