@@ -72,7 +72,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.parallel, "parallel", true, "run the API server rules and each worker's kubelet rules in concurrent suite processes")
 	ids := fs.String("ids", "", "comma-separated catalogue ids to run, e.g. seccomp/kubelet/enforce,seccomp/failure/row-4 (ANDed with --label-filter)")
 	rerun := fs.String("rerun-failed", "", "a JUnit file of an earlier run: run only the specs that failed there, on the nodes they failed on")
-	suites := fs.String("suites", "seccomp", "comma-separated suites (packages under suites/) to run one after the other, e.g. seccomp,profiles")
+	suites := fs.String("suites", "seccomp,apparmor", "comma-separated suites (packages under suites/) to run one after the other: seccomp, apparmor, profiles")
 	fs.StringVar(&o.suite, "suite", "", "compiled binary of the one suite of --suites (default: built with 'go test -c ./suites/NAME' from the source tree)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "limit for the suite run")
 	fs.StringVar(&o.agentImg, "agent-image", "", "node agent image present on every node (default: built from this binary and loaded into the kind node containers; required with --kubeconfig when the nodes are not local containers)")
