@@ -1,6 +1,6 @@
 package profiles
 
-// Profile distribution through the cluster's API (spec/004_ef29f3f25d7f54d5.txt):
+// Profile distribution through the cluster's API (the security-profiles-operator scalable-status design):
 // SeccompProfile and AppArmorProfile objects, a node agent DaemonSet that
 // puts them on every node and reports one ProfileNodeStatus per profile and
 // node, and an aggregator that keeps each profile's aggregated status. This

@@ -1,8 +1,8 @@
 // Package profiles holds the seccomp profile fixtures the suites use and
 // puts them on the nodes of a cluster, under the kubelet's seccomp root
-// (<kubelet root-dir>/seccomp, spec/000_62e800f079270549.txt §Seccomp root
+// (<kubelet root-dir>/seccomp, KEP-135 §Seccomp root
 // path configuration), through the node agent and its per-node status
-// objects (spec/004_ef29f3f25d7f54d5.txt): no access to the nodes other
+// objects (the security-profiles-operator scalable-status design): no access to the nodes other
 // than through the API is needed.
 package profiles
 

@@ -63,9 +63,9 @@ func TestRulesAreComplete(t *testing.T) {
 		if r.Title == "" || r.Source == "" {
 			t.Errorf("%s: title and source citation are required", r.ID)
 		}
-		spec := "spec/000_62e800f079270549.txt"
+		spec := "KEP-135"
 		if strings.HasPrefix(r.ID, "apparmor/") {
-			spec = "spec/002_00c50a867dfb8770.txt"
+			spec = "KEP-24"
 		}
 		if !strings.HasPrefix(r.KEPRef, spec+" §") {
 			t.Errorf("%s: kepRef %q must cite %s and a section", r.ID, r.KEPRef, spec)

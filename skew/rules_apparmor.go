@@ -1,6 +1,6 @@
 package skew
 
-// AppArmor rules: spec/002_00c50a867dfb8770.txt (KEP-24 "Add AppArmor Support").
+// AppArmor rules: KEP-24 (KEP-24 "Add AppArmor Support").
 //
 // KEP phases (§Removing annotation support): Phase 1 v1.30, Phase 2 v1.34,
 // Phase 3 v1.36.
@@ -30,7 +30,7 @@ package skew
 // only) because every kube-apiserver those kubelets may run against
 // (v1.32 at most, by the skew policy) still copies fields to annotations.
 
-const appArmorKEP = "spec/002_00c50a867dfb8770.txt"
+const appArmorKEP = "KEP-24"
 
 var (
 	aaBeforeFields = win("", "1.30")

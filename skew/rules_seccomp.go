@@ -1,6 +1,6 @@
 package skew
 
-// Seccomp rules: spec/000_62e800f079270549.txt (KEP-135 "Seccomp to GA").
+// Seccomp rules: KEP-135 (KEP-135 "Seccomp to GA").
 //
 // Upstream findings (k8s.io/kubernetes v1.29.6 … v1.37.2, all served releases):
 //   - pkg/registry/core/pod/strategy.go and pkg/api/pod/util.go hold no seccomp
@@ -17,7 +17,7 @@ package skew
 //     (ValidatePodTemplateSpec); validateSeccompProfileField and
 //     validateLocalDescendingPath validate the field.
 
-const seccompKEP = "spec/000_62e800f079270549.txt"
+const seccompKEP = "KEP-135"
 
 var (
 	// KEP: "If this feature is implemented in v1.19, I propose v1.23 as a

@@ -3,7 +3,7 @@
 // every AppArmorProfile with apparmor_parser where the node has AppArmor
 // (Unsupported where it has not), removes the files and unloads the
 // AppArmor profiles of deleted profiles, and creates and updates the status
-// objects of its own node only (spec/004_ef29f3f25d7f54d5.txt: each node's status is
+// objects of its own node only (the security-profiles-operator scalable-status design: each node's status is
 // written by that node alone, so nothing flaps). Node-specific events go on
 // the profile, with the node name in the message.
 package agent

@@ -1,7 +1,7 @@
 // Package api holds the profiles.skewproof.io/v1alpha1 API: seccomp and
 // AppArmor profile objects whose content a node agent puts on every node, and
 // the per-node status objects of the security-profiles-operator "scalable
-// status" design (spec/004_ef29f3f25d7f54d5.txt).
+// status" design (the security-profiles-operator scalable-status design).
 //
 // Every object is namespaced. A ProfileNodeStatus lives in the namespace of
 // its profile, is named <profile>-<node> (see NodeStatusName), is labelled

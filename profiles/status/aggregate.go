@@ -1,6 +1,6 @@
 // Package status aggregates the per-node statuses of a profile into the
 // profile's status: the lowest common status of its nodes
-// (spec/004_ef29f3f25d7f54d5.txt), with Failed and Unsupported ranked lowest
+// (the security-profiles-operator scalable-status design), with Failed and Unsupported ranked lowest
 // so that one such node determines the aggregate (api.Status.Rank).
 //
 // Aggregate is pure. Reconcile and Controller read node statuses with a

@@ -69,7 +69,7 @@ type BenchResult struct {
 	GC     time.Duration
 	GCLeft int
 	// Single-object alternative: every node's status in a map in the
-	// profile's status (what spec/004 rejects).
+	// profile's status (what the scalable-status design rejects).
 	SingleObjectBytes    int     // the profile with a map of Nodes entries
 	SingleObjectPerNode  float64 // bytes per node entry
 	SingleObjectMaxNodes int     // node count at which the object passes EtcdLimit

@@ -1,6 +1,6 @@
 // Package profiles is the Ginkgo suite for the profiles/* ids of the
 // catalogue: profile distribution to nodes with per-node status objects and
-// an aggregated status (spec/004_ef29f3f25d7f54d5.txt, the
+// an aggregated status (the security-profiles-operator scalable-status design, the
 // security-profiles-operator "scalable status" design).
 //
 // The specs run against a real cluster only when SKEWPROOF_KUBECONFIG names

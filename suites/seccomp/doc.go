@@ -1,5 +1,5 @@
 // Package seccomp is the Ginkgo suite for every seccomp/* scenario of the
-// catalogue (spec/000_62e800f079270549.txt, KEP-135 "Seccomp to GA").
+// catalogue (KEP-135, KEP-135 "Seccomp to GA").
 //
 // The specs live in the package's test files and run against a real
 // cluster only when SKEWPROOF_KUBECONFIG names its kubeconfig; without it
