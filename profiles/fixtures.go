@@ -45,25 +45,6 @@ func InstallAppArmorFixtures(ctx context.Context, c *Cluster, timeout time.Durat
 	return appArmorNodes(reps), nil
 }
 
-// AppArmorNodes reads back, per node, whether the installed AppArmor
-// fixtures are loaded there (true) or the node has no AppArmor (false);
-// nil when the fixtures are not installed.
-func AppArmorNodes(ctx context.Context, c *Cluster) map[string]bool {
-	var reps []NodeReport
-	for _, m := range AppArmorFixtureManifests() {
-		p, _, err := status.GetProfile(ctx, c.Dynamic, m.Kind, c.Namespace, m.Name)
-		if err != nil {
-			return nil
-		}
-		states, err := status.ListNodeStates(ctx, c.Dynamic, p)
-		if err != nil {
-			return nil
-		}
-		reps = append(reps, NodeReport{Manifest: m, Nodes: states})
-	}
-	return appArmorNodes(reps)
-}
-
 func appArmorNodes(reps []NodeReport) map[string]bool {
 	out := map[string]bool{}
 	for _, r := range reps {

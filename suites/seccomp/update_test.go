@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
-	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
@@ -42,23 +41,12 @@ var _ = Describe("[seccomp] pod update", Label("seccomp", "update"), func() {
 		Expect(before.State).To(Equal(skew.Running), "the pod must run before its annotations change: %s", before)
 
 		// Update the annotations to unconfined, then restart the container.
-		p, err := t.UpdatePod(ctx, "annotated", func(p *corev1.Pod) {
-			if p.Annotations == nil {
-				p.Annotations = map[string]string{}
-			}
-			p.Annotations[skew.SeccompPodAnnotation] = "unconfined"
-			p.Annotations[skew.SeccompContainerAnnotation(skew.ContainerName)] = "unconfined"
+		obs := t.Change(ctx, "annotated", func(p *corev1.Pod) {
+			fx.Annotation(skew.SeccompPodAnnotation, "unconfined")(p)
+			fx.Annotation(skew.SeccompContainerAnnotation(skew.ContainerName), "unconfined")(p)
 		})
-		obs := t.ObserveWrite(ctx, p, err)
 		if obs.Admission == skew.Accepted {
-			restarts := t.RestartCount(ctx, "annotated")
-			_, _, _ = t.Exec(ctx, "annotated", skew.ContainerName, "kill", "1")
-			err := e2epod.WaitForPodCondition(ctx, t.F.ClientSet, t.NS, "annotated", "restarted and running", h.PodTimeout, func(p *corev1.Pod) (bool, error) {
-				s, _ := h.PodStatus(p, skew.ContainerName)
-				return s.RestartCount > restarts && s.State.Running != nil, nil
-			})
-			Expect(err).NotTo(HaveOccurred(), "waiting for the container to restart after kill 1")
-			obs.Container = t.ObserveContainer(ctx, "annotated", skew.ContainerName, false)
+			obs.Container = t.RestartAndObserve(ctx, "annotated")
 			obs.Container.Behaviour = "restarted after the annotation update"
 		}
 		t.Judge(h.Sub{Name: "annotations → unconfined, container restarted", Obs: obs})

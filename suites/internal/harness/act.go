@@ -139,13 +139,13 @@ func (t *Scenario) ObserveWorkload(ctx context.Context, obj runtime.Object) obse
 	o.Admission = skew.Accepted
 	st, err := fx.TemplateOf(stored)
 	Expect(err).NotTo(HaveOccurred())
-	o.Object = TemplateAsPod(st)
+	o.Object = templateAsPod(st)
 	return o
 }
 
-// TemplateAsPod renders a pod template as a pod (metadata and spec), so the
+// templateAsPod renders a pod template as a pod (metadata and spec), so the
 // oracle's pod field paths apply to it.
-func TemplateAsPod(tmpl *corev1.PodTemplateSpec) map[string]any {
+func templateAsPod(tmpl *corev1.PodTemplateSpec) map[string]any {
 	u, err := observe.ToUnstructured(&corev1.Pod{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec})
 	Expect(err).NotTo(HaveOccurred())
 	return u

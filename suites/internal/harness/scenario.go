@@ -82,9 +82,6 @@ type Scenario struct {
 	result reports.Result
 }
 
-// Warnings returns and forgets the warnings of the requests made so far.
-func (t *Scenario) Warnings() []string { return t.warn.take() }
-
 // NodeName is the scenario's node ("" for API rules).
 func (t *Scenario) NodeName() string {
 	if t.Node == nil {
