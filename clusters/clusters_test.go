@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,7 +68,11 @@ func TestContainerdConfigNeverPullsAndClampsOOM(t *testing.T) {
 		"restrict_oom_score_adj = true",
 		`config_path = "/etc/containerd/certs.d"`,
 		"runtimes." + NoSeccompHandler + "]",
+		"runtimes." + NoSeccompHandler + ".options]",
 		`BinaryName = "/usr/local/sbin/runc-no-seccomp"`,
+		"runtimes." + NoAppArmorHandler + "]",
+		"runtimes." + NoAppArmorHandler + ".options]",
+		`BinaryName = "/usr/local/sbin/runc-no-apparmor"`,
 	} {
 		if !strings.Contains(c, want) {
 			t.Errorf("containerd config lacks %q", want)
@@ -76,8 +81,90 @@ func TestContainerdConfigNeverPullsAndClampsOOM(t *testing.T) {
 	if !strings.Contains(closedRegistryHosts, `server = "http://127.0.0.1:1"`) {
 		t.Error("registry hosts do not point at the closed loopback port")
 	}
-	if !strings.Contains(noSeccompRuntime, "del(.linux.seccomp)") {
-		t.Error("the no-seccomp runtime does not drop linux.seccomp")
+	if n := strings.Count(c, "BinaryName"); n != len(restrictedRuntimes) {
+		t.Errorf("containerd config names %d runtime binaries, want %d (one per restricted handler)", n, len(restrictedRuntimes))
+	}
+}
+
+// The restricted runtimes run with sh against a bundle, with a fake runc
+// that records its arguments and the config.json it was handed.
+func TestRestrictedRuntimesDropTheirFieldAndExecRunc(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("jq is not installed: the runtimes' text is checked by TestRestrictedRuntimesText")
+	}
+	spec := `{"ociVersion":"1.2.0","process":{"args":["sh"],"apparmorProfile":"localhost-p"},"linux":{"seccomp":{"defaultAction":"SCMP_ACT_ERRNO"},"namespaces":[{"type":"pid"}]}}`
+	for _, r := range restrictedRuntimes {
+		t.Run(r.handler, func(t *testing.T) {
+			dir := t.TempDir()
+			bundle := filepath.Join(dir, "bundle")
+			if err := os.Mkdir(bundle, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			fake := filepath.Join(dir, "runc")
+			if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"$@\" > "+dir+"/args\ncp "+bundle+"/config.json "+dir+"/seen.json\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			wrapper := filepath.Join(dir, "wrapper")
+			if err := os.WriteFile(wrapper, []byte(fieldDroppingRuntime(r.field, r.lacks, fake)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"--root", "/run/x", "create", "--bundle", bundle, "ctr1"},
+				{"run", "--bundle=" + bundle, "ctr2"},
+			} {
+				if err := os.WriteFile(filepath.Join(bundle, "config.json"), []byte(spec), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if out, err := exec.Command("sh", append([]string{wrapper}, args...)...).CombinedOutput(); err != nil {
+					t.Fatalf("%v: %v: %s", args, err, out)
+				}
+				gotArgs, _ := os.ReadFile(filepath.Join(dir, "args"))
+				if strings.TrimSpace(string(gotArgs)) != strings.Join(args, " ") {
+					t.Errorf("runc got %q, want %q", gotArgs, strings.Join(args, " "))
+				}
+				var seen map[string]any
+				raw, _ := os.ReadFile(filepath.Join(dir, "seen.json"))
+				if err := json.Unmarshal(raw, &seen); err != nil {
+					t.Fatalf("runc saw %q: %v", raw, err)
+				}
+				process, linux := seen["process"].(map[string]any), seen["linux"].(map[string]any)
+				_, hasAppArmor := process["apparmorProfile"]
+				_, hasSeccomp := linux["seccomp"]
+				if want := r.field != ".process.apparmorProfile"; hasAppArmor != want {
+					t.Errorf("%v: process.apparmorProfile present = %v, want %v", args, hasAppArmor, want)
+				}
+				if want := r.field != ".linux.seccomp"; hasSeccomp != want {
+					t.Errorf("%v: linux.seccomp present = %v, want %v", args, hasSeccomp, want)
+				}
+				if process["args"] == nil || linux["namespaces"] == nil {
+					t.Errorf("%v: the rest of the spec was not kept: %s", args, raw)
+				}
+			}
+			// Any other subcommand leaves the bundle alone.
+			if err := os.WriteFile(filepath.Join(bundle, "config.json"), []byte(spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("sh", wrapper, "state", "ctr1").CombinedOutput(); err != nil {
+				t.Fatalf("state: %v: %s", err, out)
+			}
+			if raw, _ := os.ReadFile(filepath.Join(bundle, "config.json")); string(raw) != spec {
+				t.Errorf("state changed config.json: %s", raw)
+			}
+		})
+	}
+}
+
+func TestRestrictedRuntimesText(t *testing.T) {
+	if got := RestrictedRuntimeHandlers(); len(got) != 2 || got[0] != NoSeccompHandler || got[1] != NoAppArmorHandler {
+		t.Errorf("RestrictedRuntimeHandlers() = %v", got)
+	}
+	for _, r := range restrictedRuntimes {
+		s := r.script()
+		for _, want := range []string{"#!/bin/sh\n", "jq 'del(" + r.field + ")'", "exec " + nodeRunc + ` "$@"`} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s: runtime lacks %q", r.handler, want)
+			}
+		}
 	}
 }
 

@@ -51,8 +51,9 @@ const NodeImageRepo = "skewproof-node"
 // containerdConfig is the node's containerd configuration: kind's, with
 // restrict_oom_score_adj (the kubelet asks for -998 on every sandbox, which a
 // host without CAP_SYS_RESOURCE cannot grant), the sandbox image that is
-// preloaded, and a registry configuration that sends every pull to a closed
-// loopback port, so no pull can leave the node.
+// preloaded, the restricted runtime handlers (restrictedRuntimes), and a
+// registry configuration that sends every pull to a closed loopback port, so
+// no pull can leave the node.
 func containerdConfig(pause string) string {
 	return `# written by skewproof
 version = 2
@@ -79,18 +80,7 @@ version = 2
   [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler.options]
     SystemdCgroup = true
 
-# A runtime handler that does not apply seccomp (its runtime drops
-# linux.seccomp from the OCI spec), for the "runtime without seccomp support"
-# rows of the failure tables; selected with a RuntimeClass whose handler is
-# ` + NoSeccompHandler + `.
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.` + NoSeccompHandler + `]
-  runtime_type = "io.containerd.runc.v2"
-  base_runtime_spec = "/etc/containerd/cri-base.json"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.` + NoSeccompHandler + `.options]
-    SystemdCgroup = true
-    BinaryName = "/usr/local/sbin/runc-no-seccomp"
-
-[plugins."io.containerd.grpc.v1.cri".cni]
+` + restrictedRuntimesConfig() + `[plugins."io.containerd.grpc.v1.cri".cni]
   bin_dir = "/opt/cni/bin"
   conf_dir = "/etc/cni/net.d"
 
@@ -107,14 +97,49 @@ server = "http://127.0.0.1:1"
   capabilities = ["pull", "resolve"]
 `
 
-// NoSeccompHandler is the containerd runtime handler of every node image
-// whose runtime ignores seccomp profiles.
-const NoSeccompHandler = "skewproof-noseccomp"
+// Runtime handlers of every node image whose OCI runtime drops one
+// security setting from the container's OCI spec before runc sees it: the
+// "runtime without seccomp support" rows of KEP-135's failure table and the
+// "runtime without AppArmor support" row of KEP-24's. A RuntimeClass with
+// the handler's name selects one.
+const (
+	NoSeccompHandler  = "skewproof-noseccomp"
+	NoAppArmorHandler = "skewproof-noapparmor"
+)
 
-// noSeccompRuntime is an OCI runtime that removes linux.seccomp from the
-// bundle's config.json before handing it to runc.
-const noSeccompRuntime = `#!/bin/sh
-# written by skewproof: runc without seccomp support
+// RestrictedRuntimeHandlers are the handlers above, in a stable order.
+func RestrictedRuntimeHandlers() []string {
+	hs := make([]string, len(restrictedRuntimes))
+	for i, r := range restrictedRuntimes {
+		hs[i] = r.handler
+	}
+	return hs
+}
+
+// restrictedRuntime is one of those handlers: its containerd runtime is
+// binary, a wrapper around runc that deletes field (a jq path) from the
+// bundle's config.json.
+type restrictedRuntime struct {
+	handler, binary, field, lacks string
+}
+
+var restrictedRuntimes = []restrictedRuntime{
+	{handler: NoSeccompHandler, binary: "/usr/local/sbin/runc-no-seccomp", field: ".linux.seccomp", lacks: "seccomp"},
+	{handler: NoAppArmorHandler, binary: "/usr/local/sbin/runc-no-apparmor", field: ".process.apparmorProfile", lacks: "AppArmor"},
+}
+
+// nodeRunc is the runc of the node images.
+const nodeRunc = "/usr/local/sbin/runc"
+
+// script is the wrapper's text.
+func (r restrictedRuntime) script() string { return fieldDroppingRuntime(r.field, r.lacks, nodeRunc) }
+
+// fieldDroppingRuntime is an OCI runtime that, on "create" and "run",
+// deletes field from the bundle's config.json and then execs runc with the
+// same arguments.
+func fieldDroppingRuntime(field, lacks, runc string) string {
+	return `#!/bin/sh
+# written by skewproof: runc without ` + lacks + ` support (deletes ` + field + ` from the OCI spec)
 bundle=.
 sub=
 prev=
@@ -124,10 +149,23 @@ for a in "$@"; do
 	prev=$a
 done
 if [ -n "$sub" ] && [ -f "$bundle/config.json" ]; then
-	jq 'del(.linux.seccomp)' "$bundle/config.json" > "$bundle/config.json.noseccomp" && mv "$bundle/config.json.noseccomp" "$bundle/config.json"
+	jq 'del(` + field + `)' "$bundle/config.json" > "$bundle/config.json.skewproof" && mv "$bundle/config.json.skewproof" "$bundle/config.json"
 fi
-exec /usr/local/sbin/runc "$@"
+exec ` + runc + ` "$@"
 `
+}
+
+// restrictedRuntimesConfig is the containerd configuration of the handlers.
+func restrictedRuntimesConfig() string {
+	var b strings.Builder
+	for _, r := range restrictedRuntimes {
+		t := `[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.` + r.handler + `]`
+		fmt.Fprintf(&b, "# A runtime without %s support: its runtime deletes %s from the OCI spec.\n", r.lacks, r.field)
+		fmt.Fprintf(&b, "%s\n  runtime_type = \"io.containerd.runc.v2\"\n  base_runtime_spec = \"/etc/containerd/cri-base.json\"\n", t)
+		fmt.Fprintf(&b, "  %s.options]\n    SystemdCgroup = true\n    BinaryName = %q\n\n", strings.TrimSuffix(t, "]"), r.binary)
+	}
+	return b.String()
+}
 
 const defaultStorageManifest = `apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -146,7 +184,11 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		return "", err
 	}
 	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
-	key := cacheKey("node", nodeImageRevision, base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest, noSeccompRuntime)
+	parts := []string{"node", nodeImageRevision, base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest}
+	for _, r := range restrictedRuntimes {
+		parts = append(parts, r.binary, r.script())
+	}
+	key := cacheKey(parts...)
 	ref := NodeImageRepo + ":" + spec.Tag() + "-" + key
 	if imageExists(ctx, ref) {
 		p.Step("node image %s: cached", ref)
@@ -238,8 +280,10 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		Data("/kind/skewproof-kubelet-version", []byte(kl+"\n"), 0o644).
 		Data("/kind/manifests/default-storage.yaml", []byte(defaultStorageManifest), 0o644).
 		Data("/etc/containerd/config.toml", []byte(containerdConfig(pause)), 0o644).
-		Data("/etc/containerd/certs.d/_default/hosts.toml", []byte(closedRegistryHosts), 0o644).
-		Data("/usr/local/sbin/runc-no-seccomp", []byte(noSeccompRuntime), 0o755)
+		Data("/etc/containerd/certs.d/_default/hosts.toml", []byte(closedRegistryHosts), 0o644)
+	for _, r := range restrictedRuntimes {
+		files = files.Data(r.binary, []byte(r.script()), 0o755)
+	}
 	filesTar, err := files.WriteTo(filepath.Join(work, "files.tar"))
 	if err != nil {
 		return "", err

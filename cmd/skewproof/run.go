@@ -15,8 +15,6 @@ import (
 	"sync"
 	"time"
 
-	nodev1 "k8s.io/api/node/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 
@@ -268,12 +266,14 @@ func (o runOptions) run(ctx context.Context) (err error) {
 		sort.Strings(kv)
 		env = append(env, "SKEWPROOF_APPARMOR_NODES="+strings.Join(kv, ","))
 	}
-	// Shared by the processes: created here, so no process deletes it
-	// while another still uses it.
-	if created, err := ensureRuntimeClass(ctx, kubeconfig, runID); err != nil {
+	// The RuntimeClasses of failure row 1, shared by the processes: created
+	// here, so no process deletes them while another still uses them.
+	created, err := ensureRuntimeClasses(ctx, kubeconfig, runID)
+	if len(created) > 0 {
+		defer deleteRuntimeClasses(kubeconfig, created)
+	}
+	if err != nil {
 		return err
-	} else if created {
-		defer deleteRuntimeClass(kubeconfig)
 	}
 	var suites []reports.Suite
 	var suiteErr error
@@ -459,32 +459,25 @@ func partitions(parallel bool, workers []string) []partition {
 	return parts
 }
 
-func ensureRuntimeClass(ctx context.Context, kubeconfig, runID string) (bool, error) {
+// ensureRuntimeClasses creates the RuntimeClasses of the node images'
+// restricted runtime handlers (failure row 1 of both KEPs) that do not exist
+// yet and returns those it created.
+func ensureRuntimeClasses(ctx context.Context, kubeconfig, runID string) ([]string, error) {
 	cs, err := clusters.Clientset(kubeconfig)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	_, err = cs.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
-		ObjectMeta: metav1.ObjectMeta{Name: clusters.NoSeccompHandler, Labels: map[string]string{"skewproof.io/run": runID}},
-		Handler:    clusters.NoSeccompHandler,
-	}, metav1.CreateOptions{})
-	switch {
-	case err == nil:
-		return true, nil
-	case apierrors.IsAlreadyExists(err):
-		return false, nil
-	}
-	return false, fmt.Errorf("creating RuntimeClass %s: %w", clusters.NoSeccompHandler, err)
+	return clusters.EnsureRestrictedRuntimeClasses(ctx, cs, map[string]string{"skewproof.io/run": runID})
 }
 
-func deleteRuntimeClass(kubeconfig string) {
+func deleteRuntimeClasses(kubeconfig string, names []string) {
 	cs, err := clusters.Clientset(kubeconfig)
 	if err != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_ = cs.NodeV1().RuntimeClasses().Delete(ctx, clusters.NoSeccompHandler, metav1.DeleteOptions{})
+	_ = clusters.DeleteRuntimeClasses(ctx, cs, names)
 }
 
 // runOne runs one suite, the seccomp and AppArmor suites split into concurrent processes

@@ -6,19 +6,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
+	"github.com/skewproof/skewproof/clusters"
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
-
-// NoAppArmorHandler is the RuntimeClass (and runtime handler) of a runtime
-// without AppArmor support that failure row 1 runs under, where a cluster
-// offers one.
-const NoAppArmorHandler = "skewproof-noapparmor"
 
 // denyWriteMust checks what the deny-write fixture profile must do to a
 // container it confines in enforce mode: a write fails with EACCES. The
@@ -40,13 +33,9 @@ func denyWriteMust(ctx context.Context, t *h.Scenario, pod string, c *observe.Co
 var _ = Describe("[apparmor] failure and fallback", Label("apparmor", "failure"), func() {
 	h.SetUp()
 	h.KubeletRule("apparmor/failure/row-1", func(ctx context.Context, t *h.Scenario) {
-		_, err := t.F.ClientSet.NodeV1().RuntimeClasses().Get(ctx, NoAppArmorHandler, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			t.Skip("this cluster offers no runtime without AppArmor support (no RuntimeClass " + NoAppArmorHandler + ")")
-		}
-		obs := t.RunOnNode(ctx, "no-apparmor-runtime", false, fx.RuntimeClass(NoAppArmorHandler), fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
+		obs := t.RunUnderHandler(ctx, "no-apparmor-runtime", clusters.NoAppArmorHandler, false, fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
 		obs.Container.Behaviour = h.DescribeOutcome(t.Exp.Expected.AnyOf, obs.Container)
-		t.Judge(h.Sub{Name: "Localhost under runtime handler " + NoAppArmorHandler, Obs: obs})
+		t.Judge(h.Sub{Name: "Localhost under runtime handler " + clusters.NoAppArmorHandler, Obs: obs})
 	})
 
 	h.KubeletRule("apparmor/failure/row-2", func(ctx context.Context, t *h.Scenario) {

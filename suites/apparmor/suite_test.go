@@ -50,4 +50,5 @@ func gateDefault(ctx context.Context, id string) string {
 	return ""
 }
 
-var _ = h.SuiteNodes(nil)
+// Before the specs (first process only): the RuntimeClasses of failure row 1.
+var _ = h.SuiteNodes(h.EnsureRuntimeClasses)

@@ -30,8 +30,7 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), func() {
 	h.SetUp()
 	h.KubeletRule("seccomp/failure/row-1", func(ctx context.Context, t *h.Scenario) {
-		obs := t.RunOnNode(ctx, "no-seccomp-runtime", false,
-			fx.RuntimeClass(clusters.NoSeccompHandler), fx.PodSeccomp(fx.Profile(runtimeDefault, "")))
+		obs := t.RunUnderHandler(ctx, "no-seccomp-runtime", clusters.NoSeccompHandler, false, fx.PodSeccomp(fx.Profile(runtimeDefault, "")))
 		obs.Container.Behaviour = h.DescribeOutcome(t.Exp.Expected.AnyOf, obs.Container)
 		t.Judge(h.Sub{Name: "RuntimeDefault under runtime handler " + clusters.NoSeccompHandler, Obs: obs})
 	})

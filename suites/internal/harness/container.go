@@ -56,7 +56,8 @@ const blockedReason = "Blocked"
 // retried it (restart count or repeated failure events). A running
 // container's Seccomp mode and AppArmor label are read from its PID 1.
 // A pod the kubelet rejects (phase Failed with a reason) or blocks (Pending,
-// containers waiting "Blocked") is reported as such.
+// containers waiting "Blocked") is reported as such, and so is a pod whose
+// RuntimeClass names a handler the node's runtime lacks (SandboxFailed).
 func (t *Scenario) ObserveContainer(ctx context.Context, pod, container string, retries bool) *observe.Container {
 	var last corev1.ContainerStatus
 	var got *observe.Container
@@ -76,6 +77,10 @@ func (t *Scenario) ObserveContainer(ctx context.Context, pod, container string, 
 			return false, nil
 		}
 		last = s
+		if c := t.sandboxFailure(ctx, p, s); c != nil {
+			got = c
+			return true, nil
+		}
 		switch {
 		case s.State.Waiting != nil && s.State.Waiting.Reason == blockedReason:
 			got = &observe.Container{State: skew.Blocked, Reason: p.Status.Reason, Message: p.Status.Message}

@@ -3,6 +3,8 @@ package harness
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -54,6 +56,28 @@ func TestRePrefixAndLabels(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+func TestMissingHandlerEvent(t *testing.T) {
+	ev := func(reason, msg string) corev1.Event { return corev1.Event{Reason: reason, Message: msg} }
+	containerd := `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "skewproof-noapparmor" is configured`
+	crio := `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to find runtime handler skewproof-noapparmor from runtime list map[runc:...]`
+	for _, tc := range []struct {
+		events []corev1.Event
+		want   string
+	}{
+		{nil, ""},
+		{[]corev1.Event{ev("Scheduled", "assigned"), ev(SandboxFailed, containerd)}, containerd},
+		{[]corev1.Event{ev(SandboxFailed, crio)}, crio},
+		// Another sandbox failure (e.g. the network not ready yet) is not
+		// a missing handler.
+		{[]corev1.Event{ev(SandboxFailed, "plugin type=\"ptp\" failed (add): failed to allocate")}, ""},
+		{[]corev1.Event{ev("Failed", containerd)}, ""},
+	} {
+		if got := missingHandlerEvent(tc.events); got != tc.want {
+			t.Errorf("missingHandlerEvent(%v) = %q, want %q", tc.events, got, tc.want)
 		}
 	}
 }

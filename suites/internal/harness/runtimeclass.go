@@ -1,0 +1,105 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skewproof/skewproof/clusters"
+	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/suites/internal/observe"
+)
+
+// EnsureRuntimeClasses creates the RuntimeClasses of the node images'
+// restricted runtime handlers (clusters.RestrictedRuntimeHandlers: failure
+// row 1 of KEP-135 and KEP-24) that do not exist yet, and deletes those it
+// created after the suite. The runner creates them before its suite
+// processes start, so this only creates them when a suite runs on its own.
+// Call it from the function given to SuiteNodes.
+func EnsureRuntimeClasses(ctx SpecContext) {
+	created, err := clusters.EnsureRestrictedRuntimeClasses(ctx, Env.Client,
+		map[string]string{SuiteLabel: suite.Family, RunLabel: RunID()})
+	if len(created) > 0 {
+		DeferCleanup(func(ctx SpecContext) { _ = clusters.DeleteRuntimeClasses(ctx, Env.Client, created) })
+	}
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// SandboxFailed is the waiting reason ObserveContainer reports for a
+// container whose pod sandbox cannot be created because the node's runtime
+// has no handler of the pod's RuntimeClass (the kubelet's event reason).
+const SandboxFailed = "FailedCreatePodSandBox"
+
+// missingHandlerMessages are how runtimes say that a RuntimeClass names a
+// handler they do not have: containerd ("no runtime for \"h\" is
+// configured") and CRI-O ("failed to find runtime handler h from runtime
+// list").
+var missingHandlerMessages = []string{"no runtime for", "failed to find runtime handler"}
+
+// missingHandler returns the kubelet's event saying that the pod's sandbox
+// cannot be created for want of its runtime handler, or "".
+func (t *Scenario) missingHandler(ctx context.Context, pod string) string {
+	el, err := t.F.ClientSet.CoreV1().Events(t.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
+	if err != nil {
+		return ""
+	}
+	return missingHandlerEvent(el.Items)
+}
+
+// missingHandlerEvent returns the message of the first event that says a
+// sandbox could not be created for want of a runtime handler, or "".
+func missingHandlerEvent(events []corev1.Event) string {
+	for _, e := range events {
+		if e.Reason != SandboxFailed {
+			continue
+		}
+		for _, m := range missingHandlerMessages {
+			if strings.Contains(e.Message, m) {
+				return e.Message
+			}
+		}
+	}
+	return ""
+}
+
+// RunUnderHandler runs a pod on the scenario's node under the RuntimeClass
+// named handler and observes its container. The spec is skipped, saying
+// why, when the cluster has no such RuntimeClass or the node's runtime has
+// no such handler: the scenario cannot be set up there.
+func (t *Scenario) RunUnderHandler(ctx context.Context, name, handler string, retries bool, opts ...fx.PodOption) observe.Observation {
+	_, err := t.F.ClientSet.NodeV1().RuntimeClasses().Get(ctx, handler, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		t.Skip(fmt.Sprintf("this cluster has no RuntimeClass %s (skewproof's node images carry the runtime handler; on other clusters create the RuntimeClass for a handler of that name)", handler))
+	}
+	Expect(err).NotTo(HaveOccurred(), "reading RuntimeClass %s", handler)
+	obs := t.RunOnNode(ctx, name, retries, append([]fx.PodOption{fx.RuntimeClass(handler)}, opts...)...)
+	if c := obs.Container; c != nil && c.State == skew.Waiting && c.Reason == SandboxFailed {
+		t.Skip(fmt.Sprintf("the container runtime of node %s has no handler %s (RuntimeClass %s): %s", t.NodeName(), handler, handler, firstLine(c.Message)))
+	}
+	return obs
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// sandboxFailure reports a container of a pod with a RuntimeClass whose
+// sandbox the node's runtime cannot create for want of the handler.
+func (t *Scenario) sandboxFailure(ctx context.Context, p *corev1.Pod, s corev1.ContainerStatus) *observe.Container {
+	if p.Spec.RuntimeClassName == nil || s.State.Waiting == nil || s.State.Waiting.Reason != "ContainerCreating" {
+		return nil
+	}
+	if msg := t.missingHandler(ctx, p.Name); msg != "" {
+		return &observe.Container{State: skew.Waiting, Reason: SandboxFailed, Message: msg}
+	}
+	return nil
+}
