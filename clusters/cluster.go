@@ -46,6 +46,11 @@ type UpOptions struct {
 	// AppArmorHost makes the host's AppArmor visible to the nodes' runtimes
 	// (nodeAppArmorMounts); set it when the host kernel has AppArmor.
 	AppArmorHost bool
+	// AppArmorNode, when set, is the kubelet version of one more worker
+	// whose kernel is User-Mode Linux with AppArmor enabled (the worker
+	// image of that version on a UML kernel, joined with kubeadm), for hosts
+	// whose own kernel has no AppArmor.
+	AppArmorNode string
 	// ReadyTimeout bounds the wait for nodes and kube-system pods.
 	ReadyTimeout time.Duration
 	Progress     *Progress
@@ -119,9 +124,18 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		}
 	}
 
+	if o.AppArmorNode != "" {
+		if err := AppArmorNodeReady(); err != nil {
+			return nil, err
+		}
+	}
+
 	// Node images: the control plane, then one per distinct kubelet version.
 	images := map[string]string{}
 	need := append([]string{""}, o.Kubelets...)
+	if o.AppArmorNode != "" {
+		need = append(need, o.AppArmorNode)
+	}
 	for _, kl := range need {
 		if _, done := images[kl]; done {
 			continue
@@ -222,7 +236,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	p.Step("kind create done in %.1fs", time.Since(start).Seconds())
 	os.Chmod(o.Kubeconfig, 0o600)
 
-	c, err := finishUp(ctx, prov, o)
+	c, err := finishUp(ctx, prov, o, images[o.AppArmorNode])
 	if err != nil {
 		reason := "bring-up failed"
 		if ctx.Err() != nil {
@@ -242,7 +256,7 @@ func flattenKindError(err error) string {
 	return s
 }
 
-func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions) (*Cluster, error) {
+func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmorImage string) (*Cluster, error) {
 	p := o.Progress
 	cs, err := Clientset(o.Kubeconfig)
 	if err != nil {
@@ -262,6 +276,14 @@ func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions) (*Cluste
 		return setupNetworking(kn, infos)
 	}); err != nil {
 		return nil, err
+	}
+	if o.AppArmorNode != "" {
+		if err := p.Timed("AppArmor node (User-Mode Linux) joined", func() error {
+			return bootAppArmorNode(ctx, o, appArmorImage, cs, infos)
+		}); err != nil {
+			return nil, err
+		}
+		want++
 	}
 	if err := p.Timed("waiting for nodes Ready and kube-system pods ready", func() error {
 		return WaitReady(ctx, cs, want, o.ReadyTimeout)
@@ -459,6 +481,9 @@ func Down(ctx context.Context, name, kubeconfig string, p *Progress) error {
 		kubeconfig = DefaultKubeconfig(name)
 	}
 	os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", NetworkName(name))
+	if err := removeAppArmorNodes(name); err != nil {
+		errs = append(errs, fmt.Errorf("removing the AppArmor node of %s: %w", name, err))
+	}
 	if err := provider(p).Delete(name, kubeconfig); err != nil {
 		errs = append(errs, fmt.Errorf("deleting nodes of %s: %w", name, err))
 	}
@@ -497,6 +522,12 @@ func List(ctx context.Context) ([]string, error) {
 		}
 		seen[f[0]] = true
 		names = append(names, f[0])
+	}
+	for _, c := range appArmorNodeClusters() {
+		if !seen[c] {
+			seen[c] = true
+			names = append(names, c)
+		}
 	}
 	sort.Strings(names)
 	return names, nil

@@ -9,7 +9,8 @@ import (
 
 // LoadBinaryImage makes an image named ref that holds one static binary at
 // inImage (with /tmp, /etc/passwd) on top of the extra layers, and imports
-// it, pinned, into the containerd of each named kind node container.
+// it, pinned, into the containerd of each named node (a kind node container
+// or a UML node, through NodeExec).
 // Nothing is pulled or pushed.
 func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoint []string, nodes []string, extra ...ExtraLayer) error {
 	dir, err := os.MkdirTemp("", "skewproof-image-")
@@ -26,12 +27,12 @@ func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoin
 		if err != nil {
 			return err
 		}
-		_, err = dockerIn(ctx, af, "exec", "-i", n, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "-")
+		_, err = NodeExec(ctx, n, af, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "-")
 		af.Close()
 		if err != nil {
 			return fmt.Errorf("loading %s into node %s: %w", ref, n, err)
 		}
-		if _, err := docker(ctx, "exec", n, "ctr", "-n", "k8s.io", "images", "label", ref, "io.cri-containerd.pinned=pinned"); err != nil {
+		if _, err := NodeExec(ctx, n, nil, "ctr", "-n", "k8s.io", "images", "label", ref, "io.cri-containerd.pinned=pinned"); err != nil {
 			return fmt.Errorf("pinning %s on node %s: %w", ref, n, err)
 		}
 	}

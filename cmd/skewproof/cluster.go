@@ -41,6 +41,7 @@ func clusterUp(ctx context.Context, args []string) error {
 	timeout := fs.Duration("wait", 5*time.Minute, "how long to wait for nodes and kube-system pods to be ready")
 	images := nodeImageFlag{}
 	gates := featureGatesFlag{}
+	appArmorNode := fs.String("apparmor-node", "", appArmorNodeUsage)
 	fs.Var(gates, "feature-gates", "feature gates for every component of the cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.Var(images, "node-image", "prebuilt node image for the control plane (REF), or for one kubelet version (VERSION=REF); repeatable")
 	if err := fs.Parse(args); err != nil {
@@ -65,6 +66,9 @@ func clusterUp(ctx context.Context, args []string) error {
 			needSources = true
 		}
 	}
+	if err := checkAppArmorNode(ctx, *apiserver, *appArmorNode); err != nil {
+		return err
+	}
 	if err := checkPair(ctx, *apiserver, kl, needSources); err != nil {
 		return err
 	}
@@ -78,7 +82,7 @@ func clusterUp(ctx context.Context, args []string) error {
 	c, err := clusters.Up(ctx, clusters.UpOptions{
 		Name: *name, APIServer: strings.TrimPrefix(*apiserver, "v"), Kubelets: kl, Kubeconfig: *kubeconfig,
 		NodeImages: images, CgroupV1: clusters.DetectHost().CgroupVersion == 1, ReadyTimeout: *timeout, Progress: p,
-		FeatureGates: gates, AppArmorHost: clusters.DetectHost().AppArmor,
+		FeatureGates: gates, AppArmorHost: clusters.DetectHost().AppArmor, AppArmorNode: strings.TrimPrefix(*appArmorNode, "v"),
 	})
 	if err != nil {
 		return err
@@ -91,6 +95,23 @@ func clusterUp(ctx context.Context, args []string) error {
 	}
 	tw.Flush()
 	fmt.Printf("kubeconfig: %s\n", c.Kubeconfig)
+	return nil
+}
+
+const appArmorNodeUsage = "kubelet version of one more worker whose kernel is User-Mode Linux with AppArmor enabled, for hosts without AppArmor (needs Debian's user-mode-linux: 'sudo hack/setup-host.sh --uml')"
+
+// checkAppArmorNode validates --apparmor-node: a version the skew policy
+// allows with the apiserver, and a host that can run User-Mode Linux.
+func checkAppArmorNode(ctx context.Context, apiserver, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := checkPair(ctx, apiserver, []string{strings.TrimPrefix(v, "v")}, true); err != nil {
+		return fmt.Errorf("--apparmor-node: %w", err)
+	}
+	if err := clusters.AppArmorNodeReady(); err != nil {
+		return usagef("--apparmor-node: %v", err)
+	}
 	return nil
 }
 

@@ -48,7 +48,7 @@ func init() {
 
 type runOptions struct {
 	name, apiserver, kubeconfig, labelFilter, junitDir, suite string
-	agentImg                                                  string
+	agentImg, appArmorNode                                    string
 	suites                                                    []string
 	kubelets                                                  []string
 	keep, parallel                                            bool
@@ -74,6 +74,7 @@ func runSuite(ctx context.Context, args []string) error {
 	fs.StringVar(&o.suite, "suite", "", "compiled binary of the one suite of --suites (default: built with 'go test -c ./suites/NAME' from the source tree)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "limit for the suite run")
 	fs.StringVar(&o.agentImg, "agent-image", "", "node agent image present on every node (default: built from this binary and loaded into the kind node containers; required with --kubeconfig when the nodes are not local containers)")
+	fs.StringVar(&o.appArmorNode, "apparmor-node", "", appArmorNodeUsage)
 	fs.Var(o.gates, "feature-gates", "feature gates for every component of a new cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.Var(o.images, "node-image", "prebuilt node image for the control plane (REF), or for one kubelet version (VERSION=REF); repeatable")
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +117,8 @@ func runSuite(ctx context.Context, args []string) error {
 		return usagef("--suites: give at least one suite, e.g. seccomp")
 	case o.suite != "" && len(o.suites) > 1:
 		return usagef("--suite names one binary; give a single suite in --suites")
+	case o.kubeconfig != "" && o.appArmorNode != "":
+		return usagef("--apparmor-node adds a node to a new cluster; it cannot join an existing one (--kubeconfig)")
 	case o.kubeconfig != "" && len(o.gates) > 0:
 		return usagef("--feature-gates applies to a new cluster; an existing cluster (--kubeconfig) keeps its own")
 	case o.kubeconfig != "" && (o.apiserver != "" || len(o.kubelets) > 0):
@@ -139,6 +142,9 @@ func runSuite(ctx context.Context, args []string) error {
 			if _, ok := o.images[k]; !ok {
 				needSources = true
 			}
+		}
+		if err := checkAppArmorNode(ctx, o.apiserver, o.appArmorNode); err != nil {
+			return err
 		}
 		if err := checkPair(ctx, o.apiserver, o.kubelets, needSources); err != nil {
 			return err
@@ -199,7 +205,7 @@ func (o runOptions) run(ctx context.Context) (err error) {
 		}()
 		c, err := clusters.Up(ctx, clusters.UpOptions{Name: o.name, APIServer: o.apiserver, Kubelets: o.kubelets,
 			Kubeconfig: kubeconfig, NodeImages: o.images, CgroupV1: clusters.DetectHost().CgroupVersion == 1, Progress: p,
-			FeatureGates: o.gates, AppArmorHost: clusters.DetectHost().AppArmor})
+			FeatureGates: o.gates, AppArmorHost: clusters.DetectHost().AppArmor, AppArmorNode: o.appArmorNode})
 		if err != nil {
 			return fmt.Errorf("bringing up cluster %s: %w", o.name, err)
 		}
@@ -367,6 +373,17 @@ func allDockerContainers(ctx context.Context, nodes []string) bool {
 		}
 	}
 	return true
+}
+
+// allLocal reports whether commands can run on every node from this host
+// (kind node containers and User-Mode Linux nodes).
+func allLocal(ctx context.Context, nodes []string) bool {
+	for _, n := range nodes {
+		if !clusters.IsLocalNode(ctx, n) {
+			return false
+		}
+	}
+	return len(nodes) > 0
 }
 
 // runSuiteBinary runs the compiled suite, prints one progress line per
@@ -596,7 +613,7 @@ func (o runOptions) agentImage(ctx context.Context, p *clusters.Progress, nodes 
 	if o.agentImg != "" {
 		return profiles.AgentImage{Ref: o.agentImg}, nil
 	}
-	if nodeAccess != "docker" {
+	if nodeAccess != "docker" && !allLocal(ctx, nodes) {
 		return profiles.AgentImage{}, usagef("the nodes are not local containers: pass --agent-image with a skewproof agent image present on every node (see docs/profiles/README.md)")
 	}
 	var img profiles.AgentImage

@@ -1,0 +1,199 @@
+package clusters
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/skewproof/skewproof/clusters/internal/uml"
+)
+
+// AppArmorKernelLabel is set to "true" on a node whose kernel enforces
+// AppArmor because skewproof made it so (the User-Mode Linux node).
+const AppArmorKernelLabel = "skewproof.io/apparmor-kernel"
+
+// AppArmorNodeName is the Kubernetes node name of a cluster's User-Mode
+// Linux node.
+func AppArmorNodeName(cluster string) string { return cluster + "-uml-worker" }
+
+// AppArmorNodeReady says what this host lacks to run an AppArmor node (one
+// line with the remedy), nil when nothing.
+func AppArmorNodeReady() error { return uml.HostReady() }
+
+func umlStateRoot() (string, error) {
+	dir, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return uml.StateRoot(dir), nil
+}
+
+// bootAppArmorNode builds (or reuses) the disk of the worker image, starts
+// the UML node on the cluster's Docker bridge, waits until the node has
+// registered with a podCIDR and routes that range from every kind node.
+// The caller waits for Ready. On error the node is removed.
+func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kubernetes.Interface, infos []NodeInfo) (err error) {
+	p := o.Progress
+	cache, err := CacheDir()
+	if err != nil {
+		return err
+	}
+	imageID, err := docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
+	if err != nil {
+		return err
+	}
+	var disk string
+	if err := p.Timed("AppArmor node disk from "+image, func() (err error) {
+		disk, err = uml.Disk(ctx, cache, image, imageID, p.Step)
+		return err
+	}); err != nil {
+		return err
+	}
+	net := NetworkName(o.Name)
+	out, err := docker(ctx, "network", "inspect", "--format", "{{json .}}", net)
+	if err != nil {
+		return err
+	}
+	var nw struct {
+		ID      string            `json:"Id"`
+		Options map[string]string `json:"Options"`
+		IPAM    struct {
+			Config []struct{ Subnet, Gateway string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &nw); err != nil || len(nw.ID) < 12 {
+		return fmt.Errorf("reading network %s: %v", net, err)
+	}
+	cfg := uml.Config{
+		Name: AppArmorNodeName(o.Name), Cluster: o.Name, Disk: disk,
+		Labels: map[string]string{KubeletVersionLabel: "v" + trimV(o.AppArmorNode), AppArmorKernelLabel: "true"},
+		// Docker names a network's bridge br-<id> unless an option says.
+		Bridge: "br-" + nw.ID[:12],
+	}
+	if b := nw.Options["com.docker.network.bridge.name"]; b != "" {
+		cfg.Bridge = b
+	}
+	for _, c := range nw.IPAM.Config {
+		if strings.Contains(c.Subnet, ".") {
+			cfg.Subnet, cfg.Gateway = c.Subnet, c.Gateway
+		}
+	}
+	if cfg.Subnet == "" || cfg.Gateway == "" {
+		return fmt.Errorf("network %s has no IPv4 subnet and gateway", net)
+	}
+	for _, i := range infos {
+		if i.Role == "control-plane" {
+			cfg.ControlPlaneName, cfg.ControlPlaneIP = i.Name, i.InternalIP
+		}
+	}
+	if cfg.Token, err = docker(ctx, "exec", cfg.ControlPlaneName, "kubeadm", "token", "create", "--ttl", "2h"); err != nil {
+		return fmt.Errorf("a bootstrap token for the AppArmor node: %w", err)
+	}
+	root, err := umlStateRoot()
+	if err != nil {
+		return err
+	}
+	p.Step("booting AppArmor node %s: User-Mode Linux, kubelet v%s, on %s", cfg.Name, trimV(o.AppArmorNode), cfg.Bridge)
+	n, err := uml.Boot(ctx, root, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			p.Step("AppArmor node %s console (end):\n%s", n.Name, n.ConsoleTail(25))
+			n.Remove()
+		}
+	}()
+	mctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go n.Milestones(mctx, p.Step)
+	var node *corev1.Node
+	start := time.Now()
+	err = wait.PollUntilContextTimeout(ctx, time.Second, o.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
+		if !n.Running() {
+			return false, fmt.Errorf("the kernel of AppArmor node %s stopped (console: %s)", n.Name, n.Console())
+		}
+		node, err = cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		return err == nil && node.Spec.PodCIDR != "", nil
+	})
+	if err != nil {
+		return fmt.Errorf("AppArmor node %s did not join within %s: %w", n.Name, o.ReadyTimeout, err)
+	}
+	p.Step("AppArmor node %s registered after %.0fs, pod CIDR %s", n.Name, time.Since(start).Seconds(), node.Spec.PodCIDR)
+	ip := strings.Split(n.Address, "/")[0]
+	for _, i := range infos {
+		if _, err := docker(ctx, "exec", i.Name, "ip", "route", "replace", node.Spec.PodCIDR, "via", ip); err != nil {
+			return fmt.Errorf("routing the AppArmor node's pod CIDR on %s: %w", i.Name, err)
+		}
+	}
+	return nil
+}
+
+// removeAppArmorNodes removes a cluster's UML nodes (process, tap device,
+// state directory).
+func removeAppArmorNodes(cluster string) error {
+	root, err := umlStateRoot()
+	if err != nil {
+		return err
+	}
+	ns, err := uml.Nodes(root, cluster)
+	if err != nil {
+		return err
+	}
+	for _, n := range ns {
+		if err := n.Remove(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appArmorNodeClusters lists the clusters that have UML node state on this
+// host (a killed run may leave one behind).
+func appArmorNodeClusters() []string {
+	root, err := umlStateRoot()
+	if err != nil {
+		return nil
+	}
+	ns, _ := uml.Nodes(root, "")
+	var out []string
+	for _, n := range ns {
+		if n.Cluster != "" {
+			out = append(out, n.Cluster)
+		}
+	}
+	return out
+}
+
+// NodeExec runs a command on a node of a skewproof cluster: docker exec for
+// a kind node, the exec directory for a UML node. stdin may be nil.
+func NodeExec(ctx context.Context, node string, stdin io.Reader, args ...string) (string, error) {
+	if root, err := umlStateRoot(); err == nil {
+		if n := uml.Find(root, node); n != nil {
+			return n.Exec(ctx, stdin, args...)
+		}
+	}
+	da := []string{"exec"}
+	if stdin != nil {
+		da = append(da, "-i")
+	}
+	return dockerIn(ctx, stdin, append(append(da, node), args...)...)
+}
+
+// IsLocalNode reports whether a node is a kind node container or a UML
+// node of this host (commands can run on it through NodeExec).
+func IsLocalNode(ctx context.Context, node string) bool {
+	if root, err := umlStateRoot(); err == nil && uml.Find(root, node) != nil {
+		return true
+	}
+	_, err := docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", node)
+	return err == nil
+}
