@@ -10,8 +10,18 @@
 #    "unable to apply caps: operation not permitted"), installs an OCI runtime
 #    wrapper that drops exactly those capabilities and makes it Docker's
 #    default runtime;
-#  - starts dockerd when it is not running and waits until it answers.
+#  - starts dockerd when it is not running and waits until it answers;
+#  - with --uml (or SKEWPROOF_UML=1), installs Debian's user-mode-linux: the
+#    AppArmor kernel of `--apparmor-node` (a worker on User-Mode Linux).
 set -euo pipefail
+
+uml=${SKEWPROOF_UML:-0}
+for a in "$@"; do
+	case "$a" in
+	--uml) uml=1 ;;
+	*) printf 'setup-host: unknown option %s (known: --uml)\n' "$a" >&2; exit 2 ;;
+	esac
+done
 
 log() { printf 'setup-host: %s\n' "$*" >&2; }
 die() { printf 'setup-host: %s\n' "$*" >&2; exit 1; }
@@ -23,6 +33,10 @@ command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need_pkgs+=(debootstrap)
 command -v jq >/dev/null 2>&1 || need_pkgs+=(jq)
 [ -x /bin/busybox ] || need_pkgs+=(busybox-static)
+if [ "$uml" = 1 ]; then
+	command -v linux.uml >/dev/null 2>&1 || need_pkgs+=(user-mode-linux)
+	command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs+=(e2fsprogs)
+fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	command -v apt-get >/dev/null 2>&1 || die "missing ${need_pkgs[*]} and no apt-get here; install them with your package manager"
 	log "installing ${need_pkgs[*]} (apt-get)"

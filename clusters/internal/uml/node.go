@@ -33,7 +33,7 @@ type Config struct {
 	// cluster-info names the API server by the node's name), Token a
 	// bootstrap token for kubeadm join.
 	ControlPlaneName, ControlPlaneIP, Token string
-	Labels                               map[string]string
+	Labels                                  map[string]string
 	// Memory for the UML kernel, e.g. "2G".
 	Memory string
 }
@@ -347,7 +347,7 @@ func (n *Node) Exec(ctx context.Context, stdin io.Reader, args ...string) (strin
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }

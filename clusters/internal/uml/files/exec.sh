@@ -18,5 +18,5 @@ while :; do
 		[ -e "$id.in" ] && in=$id.in
 		(sh "$id.run" < "$in" > "$id.out" 2> "$id.err"; echo $? > "$id.rc.tmp"; mv "$id.rc.tmp" "$id.rc") &
 	done
-	sleep 0.2
+	sleep 1
 done
