@@ -504,12 +504,12 @@ func allStates(nodes []string, got []status.NodeState) []status.NodeState {
 	return out
 }
 
-// Uninstall deletes profiles; the garbage collector deletes their node
-// statuses and the agents remove their files. It waits until the node
-// statuses are gone.
+// Uninstall deletes profiles (or StaticPods: of ms only Kind and Name are
+// used); the garbage collector deletes their node statuses and the agents
+// remove their files. It waits until the node statuses are gone.
 func Uninstall(ctx context.Context, c *Cluster, ms []Manifest, timeout time.Duration) error {
 	for _, m := range ms {
-		res, ok := api.Resource(m.Kind)
+		res, ok := api.AgentResource(m.Kind)
 		if !ok {
 			return fmt.Errorf("profile %s: unknown kind %q", m.Name, m.Kind)
 		}
@@ -547,11 +547,11 @@ func Uninstall(ctx context.Context, c *Cluster, ms []Manifest, timeout time.Dura
 }
 
 // Teardown removes what Deploy made: the namespace (with the profiles,
-// node statuses and agents), the cluster-scoped RBAC and policy objects,
-// and, with crds, the CRDs.
+// static pods, node statuses and agents), the cluster-scoped RBAC and
+// policy objects, and, with crds, the CRDs.
 //
-// The profiles go first, while the agents still run, so that the agents
-// remove their files from the nodes.
+// The profiles and static pods go first, while the agents still run, so
+// that the agents remove their files from the nodes.
 func (c *Cluster) Teardown(ctx context.Context, crds bool) error {
 	objs, err := agent.Objects(agent.DeployOptions{Namespace: c.Namespace, Image: "unused", OwnNodePolicy: true})
 	if err != nil {
@@ -559,8 +559,8 @@ func (c *Cluster) Teardown(ctx context.Context, crds bool) error {
 	}
 	var errs []error
 	var ms []Manifest
-	for _, kind := range []string{api.KindSeccompProfile, api.KindAppArmorProfile} {
-		res, _ := api.Resource(kind)
+	for _, kind := range api.AgentKinds {
+		res, _ := api.AgentResource(kind)
 		l, err := c.Dynamic.Resource(res).Namespace(c.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			continue // no CRD or no namespace: nothing to remove from nodes

@@ -51,6 +51,8 @@ func runAgent(ctx context.Context, args []string) error {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig (default: in-cluster)")
 	resync := fs.Duration("resync", 10*time.Second, "informer resync period (failed installs are retried, deleted profiles swept)")
 	loadAppArmor := fs.Bool("apparmor-load", true, "load AppArmorProfiles with apparmor_parser where the node has AppArmor (false: the agent has not the privileges; such nodes report Failed)")
+	staticPodDir := fs.String("static-pod-dir", "", "the node's static pod directory as mounted in the agent (empty: StaticPods of this node fail)")
+	staticPodPath := fs.String("static-pod-path", agent.DefaultStaticPodPath, "that directory's path on the node (the kubelet's staticPodPath), for the status")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func runAgent(ctx context.Context, args []string) error {
 	os.Remove(agent.ReadyFile)
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	a, err := agent.New(agent.Config{Node: *node, Namespace: *ns, SeccompRoot: *root, Dynamic: dyn, Core: core,
-		Resync: *resync, Logf: logger.Printf, NoAppArmorLoad: !*loadAppArmor})
+		Resync: *resync, Logf: logger.Printf, NoAppArmorLoad: !*loadAppArmor, StaticPodDir: *staticPodDir, StaticPodPath: *staticPodPath})
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -83,6 +85,9 @@ func runAgent(ctx context.Context, args []string) error {
 		logger.Printf("node %s: AppArmor is enabled; loading AppArmor profiles with %s", *node, p)
 	}
 	logger.Printf("node %s: keeping the profiles of namespace %s under %s", *node, *ns, a.Dir())
+	if *staticPodDir != "" {
+		logger.Printf("node %s: writing the StaticPods of namespace %s into %s", *node, *ns, *staticPodPath)
+	}
 	return a.Run(ctx, func() {
 		if err := os.WriteFile(agent.ReadyFile, []byte("ok\n"), 0o644); err != nil {
 			logger.Printf("writing %s: %v", agent.ReadyFile, err)

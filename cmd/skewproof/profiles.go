@@ -48,6 +48,7 @@ func runProfilesDeploy(ctx context.Context, args []string) error {
 	kubeletRoot := fs.String("kubelet-root", "/var/lib/kubelet", "kubelet --root-dir of the nodes")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for the agent to be Ready on every node")
 	seccompOnly := fs.Bool("seccomp-only", false, "deploy the agent without what loading AppArmor profiles needs (securityfs, CAP_MAC_ADMIN, AppArmor unconfined)")
+	staticPodPath := fs.String("static-pod-path", agent.DefaultStaticPodPath, "the kubelets' staticPodPath on the nodes, where the agent writes the manifests of StaticPods (empty: no static pods)")
 	c, err := connectProfiles(fs, args)
 	if err != nil {
 		return err
@@ -71,7 +72,8 @@ func runProfilesDeploy(ctx context.Context, args []string) error {
 			fmt.Fprintf(os.Stderr, "agent image %s with apparmor_parser from %s\n", img.Ref, img.AppArmorParser)
 		}
 	}
-	if err := c.Deploy(ctx, agent.DeployOptions{Image: *image, KubeletRoot: *kubeletRoot, SeccompOnly: *seccompOnly}, *timeout); err != nil {
+	if err := c.Deploy(ctx, agent.DeployOptions{Image: *image, KubeletRoot: *kubeletRoot, SeccompOnly: *seccompOnly,
+		StaticPodPath: *staticPodPath, NoStaticPods: *staticPodPath == ""}, *timeout); err != nil {
 		return err
 	}
 	fmt.Printf("agent %s Ready on every node (namespace %s)\n", *image, c.Namespace)

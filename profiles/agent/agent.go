@@ -1,9 +1,11 @@
 // Package agent is the node agent: one per node (a DaemonSet), it puts every
 // SeccompProfile of its namespace under the kubelet's seccomp root, loads
 // every AppArmorProfile with apparmor_parser where the node has AppArmor
-// (Unsupported where it has not), removes the files and unloads the
-// AppArmor profiles of deleted profiles, and creates and updates the status
-// objects of its own node only (the security-profiles-operator scalable-status design: each node's status is
+// (Unsupported where it has not), writes the manifest of every StaticPod
+// for its node into the kubelet's static pod directory, removes the files
+// and unloads the AppArmor profiles of deleted objects, and creates and
+// updates the status objects of its own node only (the
+// security-profiles-operator scalable-status design: each node's status is
 // written by that node alone, so nothing flaps). Node-specific events go on
 // the profile, with the node name in the message.
 package agent
@@ -70,8 +72,14 @@ type Config struct {
 	// AppArmor profiles (a seccomp-only deployment): AppArmorProfiles fail on
 	// nodes with AppArmor, with that reason.
 	NoAppArmorLoad bool
-	Dynamic        dynamic.Interface
-	Core           kubernetes.Interface // for events
+	// StaticPodDir is where the node's static pod directory (the kubelet's
+	// staticPodPath) is mounted in the agent; empty when it is not, and
+	// StaticPods for this node then fail, saying so.
+	StaticPodDir string
+	// StaticPodPath is that directory's path on the node (for the status).
+	StaticPodPath string
+	Dynamic       dynamic.Interface
+	Core          kubernetes.Interface // for events
 	// Resync is the informers' resync period (default 10s): every profile is
 	// looked at again, so failed installs are retried, and files and
 	// AppArmor profiles of deleted profiles are swept.
@@ -131,8 +139,8 @@ func New(cfg Config) (*Agent, error) {
 	a.profileFactory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(cfg.Dynamic, cfg.Resync, cfg.Namespace, nil)
 	a.statusFactory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(cfg.Dynamic, cfg.Resync, cfg.Namespace,
 		func(o *metav1.ListOptions) { o.LabelSelector = api.NodeSelector(cfg.Node) })
-	for _, kind := range []string{api.KindSeccompProfile, api.KindAppArmorProfile} {
-		res, _ := api.Resource(kind)
+	for _, kind := range api.AgentKinds {
+		res, _ := api.AgentResource(kind)
 		inf := a.profileFactory.ForResource(res)
 		a.profiles[kind] = inf
 		if _, err := inf.Informer().AddEventHandler(kick.Enqueue(a.queue, func(u *unstructured.Unstructured) []string {
@@ -209,11 +217,12 @@ func (a *Agent) Run(ctx context.Context, ready func()) error {
 }
 
 // Sync does one full pass from the informers' caches: every profile
-// installed (or reported), the files and AppArmor profiles of deleted
-// profiles removed. Start must have been called.
+// installed (or reported) and every static pod of this node written, the
+// files and AppArmor profiles of deleted objects removed. Start must have
+// been called.
 func (a *Agent) Sync(ctx context.Context) error {
 	var errs []error
-	for _, kind := range []string{api.KindSeccompProfile, api.KindAppArmorProfile} {
+	for _, kind := range api.AgentKinds {
 		objs, err := a.profiles[kind].Lister().ByNamespace(a.cfg.Namespace).List(labels.Everything())
 		if err != nil {
 			errs = append(errs, err)
@@ -255,7 +264,16 @@ func (a *Agent) syncKey(ctx context.Context, key string) error {
 	if u.GetDeletionTimestamp() != nil {
 		return a.removeProfile(ctx, kind, name)
 	}
-	p, err := api.ProfileFromUnstructured(u)
+	var p api.Profile
+	if kind == api.KindStaticPod {
+		var node string
+		if p, node, err = api.StaticPodFromUnstructured(u); err == nil && node != a.cfg.Node {
+			// Another node's: nothing of it belongs here.
+			return a.removeProfile(ctx, kind, name)
+		}
+	} else {
+		p, err = api.ProfileFromUnstructured(u)
+	}
 	if err != nil {
 		return err
 	}
@@ -296,9 +314,10 @@ func (a *Agent) currentStatus(profile string) (*unstructured.Unstructured, error
 	return cached.DeepCopy(), nil
 }
 
-// removeProfile undoes a profile that is gone: its seccomp file removed or
-// its AppArmor profile unloaded, and this node's status of it deleted (the
-// garbage collector deletes it too, through the owner reference).
+// removeProfile undoes a profile that is gone: its seccomp file removed, its
+// AppArmor profile unloaded or its static pod manifest removed, and this
+// node's status of it deleted (the garbage collector deletes it too,
+// through the owner reference).
 func (a *Agent) removeProfile(ctx context.Context, kind, name string) error {
 	var err error
 	switch kind {
@@ -311,6 +330,8 @@ func (a *Agent) removeProfile(ctx context.Context, kind, name string) error {
 		}
 	case api.KindAppArmorProfile:
 		err = a.unloadAppArmor(ctx, name)
+	case api.KindStaticPod:
+		err = a.removeStaticPod(name)
 	}
 	if derr := a.deleteStaleStatus(ctx, kind, name); derr != nil {
 		err = errors.Join(err, derr)
@@ -339,24 +360,34 @@ func (a *Agent) deleteStaleStatus(ctx context.Context, kind, name string) error 
 	return nil
 }
 
-// sweep removes the seccomp files and unloads the AppArmor profiles whose
-// profile objects are gone (deleted while the agent was not running, too).
+// sweep removes the seccomp files and static pod manifests and unloads the
+// AppArmor profiles whose objects are gone (deleted while the agent was not
+// running, too).
 func (a *Agent) sweep(ctx context.Context) error {
 	want := map[string]bool{}
-	for _, kind := range []string{api.KindSeccompProfile, api.KindAppArmorProfile} {
+	for _, kind := range api.AgentKinds {
 		objs, err := a.profiles[kind].Lister().ByNamespace(a.cfg.Namespace).List(labels.Everything())
 		if err != nil {
 			return err
 		}
 		for _, o := range objs {
 			u := o.(*unstructured.Unstructured)
-			if u.GetDeletionTimestamp() == nil {
-				want[kind+"/"+u.GetName()] = true
+			if u.GetDeletionTimestamp() != nil {
+				continue
 			}
+			if kind == api.KindStaticPod {
+				if node, _, _ := unstructured.NestedString(u.Object, "spec", "nodeName"); node != a.cfg.Node {
+					continue
+				}
+			}
+			want[kind+"/"+u.GetName()] = true
 		}
 	}
 	var errs []error
 	if err := a.removeStale(want); err != nil {
+		errs = append(errs, err)
+	}
+	if err := a.removeStaleStaticPods(want); err != nil {
 		errs = append(errs, err)
 	}
 	names, err := a.appArmorRecords()
@@ -425,6 +456,9 @@ func (a *Agent) syncProfile(ctx context.Context, p api.Profile, cur *unstructure
 				}
 				a.logf("AppArmor profile %s is no longer loaded: loading it again", p.Name)
 			}
+			if p.Kind == api.KindStaticPod && a.staticPodFileIs(p) {
+				return nil
+			}
 		case api.Unsupported:
 			return nil
 		}
@@ -472,6 +506,15 @@ func (a *Agent) syncProfile(ctx context.Context, p api.Profile, cur *unstructure
 			cur = updated
 		}
 		s, msg = a.loadAppArmor(ctx, p)
+	case api.KindStaticPod:
+		if newWork {
+			updated, err := a.writeStatus(ctx, p, cur, api.Installing, "")
+			if err != nil {
+				return err
+			}
+			cur = updated
+		}
+		s, msg = a.writeStaticPod(p)
 	}
 	_, err := a.writeStatus(ctx, p, cur, s, msg)
 	return err
@@ -789,6 +832,9 @@ const (
 	ReasonInstalled   = "ProfileInstalled"
 	ReasonFailed      = "ProfileInstallFailed"
 	ReasonUnsupported = "ProfileUnsupported"
+	// ReasonStaticPodWritten: a StaticPod's manifest is in the node's static
+	// pod directory (a failure is ReasonFailed).
+	ReasonStaticPodWritten = "StaticPodWritten"
 )
 
 // event records a node-specific event on the profile, the node named in the
@@ -799,6 +845,9 @@ func (a *Agent) event(ctx context.Context, p api.Profile, s api.Status, msg stri
 	}
 	reason, typ := ReasonInstalled, corev1.EventTypeNormal
 	text := fmt.Sprintf("node %s: installed %s", a.cfg.Node, p.LocalhostProfile())
+	if p.Kind == api.KindStaticPod {
+		reason, text = ReasonStaticPodWritten, fmt.Sprintf("node %s: wrote %s", a.cfg.Node, msg)
+	}
 	switch s {
 	case api.Failed:
 		reason, typ = ReasonFailed, corev1.EventTypeWarning

@@ -31,6 +31,11 @@ const (
 	// SecurityFS is the node's securityfs, mounted at the same path in the
 	// agent (apparmor_parser loads through <securityfs>/apparmor).
 	SecurityFS = "/sys/kernel/security"
+	// StaticPodMount is where the node's static pod directory is mounted in
+	// the agent.
+	StaticPodMount = "/host/static-pods"
+	// DefaultStaticPodPath is kubeadm's staticPodPath (kind's too).
+	DefaultStaticPodPath = "/etc/kubernetes/manifests"
 )
 
 // DeployOptions describe one deployment of the agent.
@@ -51,6 +56,13 @@ type DeployOptions struct {
 	// with the beta annotation instead of the securityContext field, for
 	// API servers older than 1.30.
 	AppArmorAnnotation bool
+	// StaticPodPath is the kubelets' staticPodPath on the nodes
+	// (DefaultStaticPodPath when empty), mounted into the agent so that it
+	// writes the manifests of StaticPods there.
+	StaticPodPath string
+	// NoStaticPods leaves the static pod directory out: StaticPods then
+	// fail on every node, saying so.
+	NoStaticPods bool
 }
 
 func (o DeployOptions) withDefaults() DeployOptions {
@@ -59,6 +71,9 @@ func (o DeployOptions) withDefaults() DeployOptions {
 	}
 	if o.KubeletRoot == "" {
 		o.KubeletRoot = "/var/lib/kubelet"
+	}
+	if o.StaticPodPath == "" {
+		o.StaticPodPath = DefaultStaticPodPath
 	}
 	return o
 }
@@ -105,9 +120,10 @@ func Objects(o DeployOptions) ([]Object, error) {
 		}}},
 		&corev1.ServiceAccount{TypeMeta: tm("v1", "ServiceAccount"), ObjectMeta: meta(AgentName, true)},
 		&corev1.ServiceAccount{TypeMeta: tm("v1", "ServiceAccount"), ObjectMeta: meta(AggregatorName, true)},
-		// The agent reads profiles, writes node statuses and events.
+		// The agent reads profiles and static pods, writes node statuses
+		// and events.
 		&rbacv1.Role{TypeMeta: tm("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: meta(AgentName, true), Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{api.Group}, Resources: profileRes, Verbs: read},
+			{APIGroups: []string{api.Group}, Resources: append(profileRes, api.StaticPods.Resource), Verbs: read},
 			{APIGroups: []string{api.Group}, Resources: []string{api.ProfileNodeStatuses.Resource}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}},
 		}},
@@ -241,6 +257,14 @@ func daemonSet(o DeployOptions, _ map[string]string) *appsv1.DaemonSet {
 		{Name: "seccomp-root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: path.Join(o.KubeletRoot, "seccomp"), Type: &hostPathType}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	if !o.NoStaticPods {
+		// The manifests of StaticPods: the agent writes only files of its
+		// namespace's prefix there (api.StaticPodFilePrefix).
+		args = append(args, "--static-pod-dir="+StaticPodMount, "--static-pod-path="+o.StaticPodPath)
+		mounts = append(mounts, corev1.VolumeMount{Name: "static-pods", MountPath: StaticPodMount})
+		volumes = append(volumes, corev1.Volume{Name: "static-pods", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: o.StaticPodPath, Type: &hostPathType}}})
 	}
 	var podAnnotations map[string]string
 	if o.SeccompOnly {

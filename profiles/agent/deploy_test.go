@@ -54,16 +54,17 @@ func hostPaths(ps corev1.PodSpec) map[string]string {
 	return out
 }
 
-// The agent's privileges: what writing seccomp files and loading AppArmor
-// profiles need, nothing more.
+// The agent's privileges: what writing seccomp files, loading AppArmor
+// profiles and writing static pod manifests need, nothing more.
 func TestDaemonSetLeastPrivilege(t *testing.T) {
 	tpl := agentPod(t, DeployOptions{Image: "skewproof.local/skewproof-agent:x"})
 	ps := tpl.Spec
 	if ps.HostNetwork || ps.HostPID || ps.HostIPC {
 		t.Error("no host namespaces")
 	}
-	if got, want := hostPaths(ps), map[string]string{"/var/lib/kubelet/seccomp": SeccompMount, "/sys/kernel/security": "/sys/kernel/security"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("hostPaths %v, want %v (the seccomp root and securityfs only)", got, want)
+	if got, want := hostPaths(ps), map[string]string{"/var/lib/kubelet/seccomp": SeccompMount, "/sys/kernel/security": "/sys/kernel/security",
+		"/etc/kubernetes/manifests": StaticPodMount}; !reflect.DeepEqual(got, want) {
+		t.Errorf("hostPaths %v, want %v (the seccomp root, securityfs and the static pod directory only)", got, want)
 	}
 	c := ps.Containers[0]
 	sc := c.SecurityContext
@@ -90,13 +91,27 @@ func TestDaemonSetLeastPrivilege(t *testing.T) {
 	if strings.Contains(strings.Join(c.Args, " "), "--apparmor-load") {
 		t.Errorf("args %v", c.Args)
 	}
+	if args := strings.Join(c.Args, " "); !strings.Contains(args, "--static-pod-dir="+StaticPodMount) || !strings.Contains(args, "--static-pod-path=/etc/kubernetes/manifests") {
+		t.Errorf("args %v: the static pod directory, as mounted and on the node", c.Args)
+	}
+}
+
+func TestDaemonSetStaticPodPath(t *testing.T) {
+	ps := agentPod(t, DeployOptions{Image: "i", StaticPodPath: "/etc/kubelet.d"}).Spec
+	if hostPaths(ps)["/etc/kubelet.d"] != StaticPodMount || !strings.Contains(strings.Join(ps.Containers[0].Args, " "), "--static-pod-path=/etc/kubelet.d") {
+		t.Errorf("hostPaths %v args %v", hostPaths(ps), ps.Containers[0].Args)
+	}
+	ps = agentPod(t, DeployOptions{Image: "i", NoStaticPods: true}).Spec
+	if _, ok := hostPaths(ps)["/etc/kubernetes/manifests"]; ok || strings.Contains(strings.Join(ps.Containers[0].Args, " "), "--static-pod") {
+		t.Errorf("without static pods: hostPaths %v args %v", hostPaths(ps), ps.Containers[0].Args)
+	}
 }
 
 func TestDaemonSetSeccompOnly(t *testing.T) {
 	tpl := agentPod(t, DeployOptions{Image: "i", SeccompOnly: true})
 	ps := tpl.Spec
-	if got, want := hostPaths(ps), map[string]string{"/var/lib/kubelet/seccomp": SeccompMount}; !reflect.DeepEqual(got, want) {
-		t.Errorf("hostPaths %v, want only the seccomp root", got)
+	if got, want := hostPaths(ps), map[string]string{"/var/lib/kubelet/seccomp": SeccompMount, "/etc/kubernetes/manifests": StaticPodMount}; !reflect.DeepEqual(got, want) {
+		t.Errorf("hostPaths %v, want only the seccomp root and the static pod directory", got)
 	}
 	sc := ps.Containers[0].SecurityContext
 	if len(sc.Capabilities.Add) > 0 || sc.AppArmorProfile != nil || len(tpl.Annotations) != 0 {
@@ -130,7 +145,7 @@ func TestRBACIsNamespacedAndNarrow(t *testing.T) {
 				}
 			}
 			for _, res := range rule.Resources {
-				if (res == "seccompprofiles" || res == "apparmorprofiles") && strings.Contains(strings.Join(rule.Verbs, ","), "update") {
+				if (res == "seccompprofiles" || res == "apparmorprofiles" || res == "staticpods") && strings.Contains(strings.Join(rule.Verbs, ","), "update") {
 					t.Errorf("role %s may change profiles", role.Name)
 				}
 			}

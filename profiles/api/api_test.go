@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -57,7 +58,7 @@ func TestCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"apparmorprofiles." + Group, "profilenodestatuses." + Group, "seccompprofiles." + Group}
+	want := []string{"apparmorprofiles." + Group, "profilenodestatuses." + Group, "seccompprofiles." + Group, "staticpods." + Group}
 	if len(crds) != len(want) {
 		t.Fatalf("%d CRDs, want %d", len(crds), len(want))
 	}
@@ -118,7 +119,7 @@ func TestDeepCopyAndScheme(t *testing.T) {
 	if err := AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{KindSeccompProfile, KindAppArmorProfile, KindProfileNodeStatus, KindSeccompProfile + "List"} {
+	for _, k := range []string{KindSeccompProfile, KindAppArmorProfile, KindProfileNodeStatus, KindSeccompProfile + "List", KindStaticPod, KindStaticPod + "List"} {
 		if !s.Recognizes(GroupVersion.WithKind(k)) {
 			t.Errorf("scheme does not know %s", k)
 		}
@@ -144,4 +145,54 @@ func unstructuredString(obj map[string]any, fields ...string) (string, bool, err
 	}
 	s, ok := cur.(string)
 	return s, ok, nil
+}
+
+func TestStaticPod(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "static", Namespace: "apparmor-1",
+		Annotations: map[string]string{"container.apparmor.security.beta.kubernetes.io/c": "localhost/p"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+	sp, err := StaticPodObject("skewproof-fixtures", "static-apparmor-1", "w", pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := ToUnstructured(sp)
+	if err != nil || u.GetKind() != KindStaticPod {
+		t.Fatalf("ToUnstructured: %v %v", u, err)
+	}
+	p, node, err := StaticPodFromUnstructured(u)
+	if err != nil || node != "w" || p.Kind != KindStaticPod || p.Name != "static-apparmor-1" || p.Namespace != "skewproof-fixtures" {
+		t.Fatalf("StaticPodFromUnstructured: %+v %q %v", p, node, err)
+	}
+	back, err := ParseStaticPodManifest(p.Content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Name != "static" || back.Namespace != "apparmor-1" || back.Annotations["container.apparmor.security.beta.kubernetes.io/c"] != "localhost/p" ||
+		back.APIVersion != "v1" || back.Kind != "Pod" {
+		t.Errorf("manifest round trip: %+v", back)
+	}
+	if pod.APIVersion != "" {
+		t.Error("StaticPodObject changed the pod it was given")
+	}
+	for manifest, want := range map[string]string{
+		"":                                      "want a v1 Pod",
+		"apiVersion: v1\nkind: ConfigMap\n":     "want a v1 Pod",
+		"apiVersion: v1\nkind: Pod\n":           "no metadata.name",
+		"apiVersion: v1\nkind: Pod\nspec: []\n": "not a valid Pod",
+		"apiVersion: v1\nkind: Pod\nspek: {}\n": "not a valid Pod",
+		"{":                                     "not YAML or JSON",
+	} {
+		if _, err := ParseStaticPodManifest(manifest); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseStaticPodManifest(%q) = %v, want an error with %q", manifest, err, want)
+		}
+	}
+	if _, err := StaticPodObject("ns", "Bad_Name", "w", pod); err == nil {
+		t.Error("StaticPodObject accepted an invalid name")
+	}
+	if f := StaticPodFile("skewproof-fixtures", "s.1"); f != "skewproof.skewproof-fixtures.s.1.yaml" || !strings.HasPrefix(f, StaticPodFilePrefix("skewproof-fixtures")) {
+		t.Errorf("StaticPodFile = %q", f)
+	}
+	if strings.HasPrefix(StaticPodFile("skewproof-fixtures", "x"), StaticPodFilePrefix("skewproof")) {
+		t.Error("the file prefix of namespace skewproof covers the files of skewproof-fixtures")
+	}
 }

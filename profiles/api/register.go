@@ -14,6 +14,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		&SeccompProfile{}, &SeccompProfileList{},
 		&AppArmorProfile{}, &AppArmorProfileList{},
 		&ProfileNodeStatus{}, &ProfileNodeStatusList{},
+		&StaticPod{}, &StaticPodList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
@@ -35,6 +36,8 @@ func ToUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 		u.SetKind(KindAppArmorProfile)
 	case *ProfileNodeStatus:
 		u.SetKind(KindProfileNodeStatus)
+	case *StaticPod:
+		u.SetKind(KindStaticPod)
 	default:
 		return nil, fmt.Errorf("%T is not a type of %s", obj, GroupVersion)
 	}

@@ -178,7 +178,8 @@ type ProfileNodeStatus struct {
 
 	// NodeName is the node this status is about.
 	NodeName string `json:"nodeName"`
-	// ProfileKind and ProfileName name the profile (in the same namespace).
+	// ProfileKind and ProfileName name the profile (in the same namespace),
+	// or the StaticPod (ProfileKind StaticPod).
 	ProfileKind string `json:"profileKind"`
 	ProfileName string `json:"profileName"`
 	// Status on that node.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,9 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
-	"sigs.k8s.io/yaml"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 	"github.com/skewproof/skewproof/suites/internal/observe"
@@ -37,28 +38,33 @@ func staticPodPath(ctx context.Context, t *h.Scenario) string {
 	return cfg.KubeletConfig.StaticPodPath
 }
 
-// writeStaticPod puts a manifest into the node's static pod directory
-// through a pod on that node that mounts the directory (no other node
-// access needed) and removes it when the spec ends.
+// writeStaticPod has the node agent of the fixtures namespace put a
+// manifest into the node's static pod directory (a StaticPod object; the
+// agent of that node writes the file and reports it in a node status), and
+// removes it when the spec ends. Nothing but the API is needed: the agent
+// already runs on every node. The spec skips, saying why, where no agent
+// runs on the node or where the agent writes elsewhere than the kubelet
+// reads.
 func writeStaticPod(ctx context.Context, t *h.Scenario, pod *corev1.Pod) {
 	dir := staticPodPath(ctx, t)
-	writer := fx.Pod("manifest-writer", fx.OnNode(t.NodeName()))
-	writer.Spec.Volumes = []corev1.Volume{{Name: "manifests", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}}}}
-	writer.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "manifests", MountPath: "/manifests"}}
-	t.MustCreate(ctx, writer)
-	c := t.ObserveContainer(ctx, writer.Name, skew.ContainerName, false)
-	Expect(c.State).To(Equal(skew.Running), "the pod that writes the manifest must run: %s", c)
-	b, err := yaml.Marshal(pod)
+	c, err := profiles.NewCluster(h.Env.Config, profiles.FixturesNamespace)
 	Expect(err).NotTo(HaveOccurred())
-	file := fmt.Sprintf("/manifests/skewproof-%s.yaml", t.NS)
-	_, stderr, err := t.Exec(ctx, writer.Name, skew.ContainerName, "sh", "-c", `printf '%s' "$1" > "$2"`, "sh", string(b), file)
-	Expect(err).NotTo(HaveOccurred(), "writing %s on %s: %s", file, t.NodeName(), stderr)
+	if err := c.AgentReadyOn(ctx, t.NodeName()); err != nil {
+		t.Skip("static pods are written by the node agent, which does not run here: " + err.Error())
+	}
+	name := "static-" + t.NS
 	DeferCleanup(func(ctx SpecContext) {
-		_, stderr, err := t.Exec(ctx, writer.Name, skew.ContainerName, "rm", "-f", file)
-		Expect(err).NotTo(HaveOccurred(), "removing %s on %s: %s", file, t.NodeName(), stderr)
-		// The kubelet deletes the mirror pod once the manifest is gone.
+		Expect(c.DeleteStaticPod(ctx, name)).To(Succeed())
+		// The agent removes the manifest; the kubelet then deletes the
+		// mirror pod.
 		Expect(e2epod.WaitForPodNotFoundInNamespace(ctx, t.F.ClientSet, pod.Name+"-"+t.NodeName(), t.NS, time.Minute)).To(Succeed())
 	})
+	st, err := c.PutStaticPod(ctx, name, t.NodeName(), pod, time.Minute)
+	Expect(err).NotTo(HaveOccurred(), "writing the static pod manifest through the node agent")
+	if written := path.Dir(st.Message); written != path.Clean(dir) {
+		t.Skip(fmt.Sprintf("the agent on %s writes static pods into %s, but its kubelet reads %s: deploy the agent with 'skewproof profiles deploy --static-pod-path %s'",
+			t.NodeName(), written, dir, dir))
+	}
 }
 
 // kubeletPod reads a pod from the kubelet's own pod list (/pods through the

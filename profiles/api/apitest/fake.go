@@ -28,5 +28,6 @@ func NewDynamic(t testing.TB, objs ...runtime.Object) *dynfake.FakeDynamicClient
 		api.SeccompProfiles:     "SeccompProfileList",
 		api.AppArmorProfiles:    "AppArmorProfileList",
 		api.ProfileNodeStatuses: "ProfileNodeStatusList",
+		api.StaticPods:          "StaticPodList",
 	}, us...)
 }
