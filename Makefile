@@ -9,7 +9,7 @@ APISERVER ?= 1.37.2
 KUBELETS ?= 1.34.4,1.35.4,1.36.3,1.37.2
 CLUSTER ?= conformance
 
-.PHONY: all build host unit integration test conformance images matrix clean
+.PHONY: all build host host-uml unit integration test conformance images matrix clean
 
 all: build
 
@@ -21,6 +21,10 @@ build:
 host:
 	bash hack/setup-host.sh
 
+# The same, plus Debian's user-mode-linux for --apparmor-node.
+host-uml:
+	bash hack/setup-host.sh --uml
+
 unit:
 	$(GO) vet ./...
 	$(GO) test ./...
@@ -28,9 +32,12 @@ unit:
 # A real mixed-version cluster (control plane 1.37.2, worker kubelet 1.34.4)
 # built offline; seccomp RuntimeDefault/Unconfined checked on each node. Then
 # the smoke subsets of the seccomp and AppArmor suites on a cluster of the same pair.
-integration: host build
+# Last, a cluster with an AppArmor node (User-Mode Linux): AppArmor enforced
+# there, row 6 on the kind worker.
+integration: host-uml build
 	$(GO) test -tags integration -count=1 -timeout 80m -v -run Integration ./clusters/
 	$(BIN) run --name smoke --apiserver 1.37.2 --kubelets 1.34.4 --suites seccomp,apparmor --label-filter smoke --junit-dir _artifacts/smoke
+	$(GO) test -tags integration -count=1 -timeout 45m -v -run IntegrationAppArmorNode ./cmd/skewproof/
 
 test: unit integration
 

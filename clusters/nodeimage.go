@@ -116,6 +116,44 @@ func RestrictedRuntimeHandlers() []string {
 	return hs
 }
 
+// iptablesModeWrapper stands for iptables, ip6tables and their -save and
+// -restore in kube-proxy's image: it runs the nf_tables variant when the
+// kernel has nf_tables and the legacy one otherwise (the User-Mode Linux
+// kernel of an AppArmor node has no nf_tables), deciding once per container
+// like the iptables-wrapper of upstream's kube-proxy image.
+const iptablesModeWrapper = `#!/bin/sh
+# written by skewproof: iptables in the mode this kernel supports
+name=${0##*/}
+fam=${name%%-*}
+case "$name" in *-save) op=-save ;; *-restore) op=-restore ;; *) op= ;; esac
+f=/tmp/.skewproof-iptables-mode
+mode=
+[ -f "$f" ] && read -r mode < "$f"
+if [ -z "$mode" ]; then
+	probe=SKEWPROOF-PROBE-$$
+	if /usr/sbin/iptables-nft -w -t mangle -N "$probe" 2>/dev/null; then
+		/usr/sbin/iptables-nft -w -t mangle -X "$probe"
+		mode=nft
+	else
+		mode=legacy
+	fi
+	echo "$mode" > "$f"
+fi
+exec "/usr/sbin/$fam-$mode$op" "$@"
+`
+
+// iptablesWrapperLayer writes the layer that puts iptablesModeWrapper in
+// place of the six iptables commands kube-proxy runs.
+func iptablesWrapperLayer(dst string) (layerFile, error) {
+	l := newLayer().Data("/usr/sbin/skewproof-iptables-wrapper", []byte(iptablesModeWrapper), 0o755)
+	for _, fam := range []string{"iptables", "ip6tables"} {
+		for _, op := range []string{"", "-save", "-restore"} {
+			l.Symlink("/usr/sbin/"+fam+op, "skewproof-iptables-wrapper")
+		}
+	}
+	return l.WriteTo(dst)
+}
+
 // restrictedRuntime is one of those handlers: its containerd runtime is
 // binary, a wrapper around runc that deletes field (a jq path) from the
 // bundle's config.json.
@@ -184,7 +222,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		return "", err
 	}
 	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
-	parts := []string{"node", nodeImageRevision, base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest}
+	parts := []string{"node", nodeImageRevision, base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest, iptablesModeWrapper}
 	for _, r := range restrictedRuntimes {
 		parts = append(parts, r.binary, r.script())
 	}
@@ -233,7 +271,10 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 			}
 			img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil)
 		case "kube-proxy":
-			img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil, base.ToolsLayer)
+			var wrapper layerFile
+			if wrapper, err = iptablesWrapperLayer(filepath.Join(work, "iptables-wrapper.tar")); err == nil {
+				img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil, base.ToolsLayer, wrapper)
+			}
 		case "etcd":
 			if !spec.IsControlPlane() {
 				continue
