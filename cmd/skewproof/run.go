@@ -636,8 +636,13 @@ func (o runOptions) installFixtures(ctx context.Context, p *clusters.Progress, k
 	if err != nil {
 		return nil, err
 	}
+	timeout := 3 * time.Minute
+	if o.appArmorNode != "" {
+		// The agent starts and syncs slowly on a User-Mode Linux node.
+		timeout = 10 * time.Minute
+	}
 	err = p.Timed(fmt.Sprintf("installing %d seccomp profiles through the agent on %d nodes", len(profiles.Seccomp()), nodes), func() error {
-		_, err := profiles.InstallFixtures(ctx, c, image, 3*time.Minute)
+		_, err := profiles.InstallFixtures(ctx, c, image, timeout)
 		return err
 	})
 	if err != nil || !slices.Contains(o.suites, "apparmor") {
@@ -645,7 +650,7 @@ func (o runOptions) installFixtures(ctx context.Context, p *clusters.Progress, k
 	}
 	var loaded map[string]bool
 	err = p.Timed(fmt.Sprintf("installing %d AppArmor profiles through the agent on %d nodes", len(profiles.AppArmor()), nodes), func() (err error) {
-		loaded, err = profiles.InstallAppArmorFixtures(ctx, c, 3*time.Minute)
+		loaded, err = profiles.InstallAppArmorFixtures(ctx, c, timeout)
 		return err
 	})
 	if err == nil {

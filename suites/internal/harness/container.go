@@ -20,8 +20,12 @@ import (
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
-// PodTimeout bounds the wait for a container to run or to show its failure.
-const PodTimeout = 2 * time.Minute
+// PodTimeout bounds the wait for a container to run or to show its failure;
+// slowPodTimeout replaces it in a process whose nodes include an AppArmor
+// node on User-Mode Linux.
+var PodTimeout = 2 * time.Minute
+
+const slowPodTimeout = 8 * time.Minute
 
 // PodStatus returns the status of a container or ephemeral container.
 func PodStatus(p *corev1.Pod, container string) (corev1.ContainerStatus, bool) {

@@ -52,6 +52,7 @@ type Node struct {
 	Name    string
 	Kubelet *version.Version
 	Host    skew.HostFacts
+	slow    bool // a User-Mode Linux node (clusters.AppArmorKernelLabel)
 }
 
 // Env is the cluster under test, discovered before the spec tree is built
@@ -237,7 +238,7 @@ func discover(ctx context.Context) error {
 			return fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
 		}
 		rt, _, _ := strings.Cut(n.Status.NodeInfo.ContainerRuntimeVersion, "://")
-		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, rt)}
+		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, rt), slow: n.Labels[clusters.AppArmorKernelLabel] == "true"}
 		all = append(all, nd)
 		if !IsControlPlane(&n) && schedulable(n) {
 			workers = append(workers, nd)
@@ -263,6 +264,13 @@ func discover(ctx context.Context) error {
 	}
 	sort.Slice(workers, func(i, j int) bool { return workers[i].Name < workers[j].Name })
 	Env.Workers = workers
+	for _, w := range workers {
+		if w.slow {
+			// A User-Mode Linux node (one slow virtual CPU) starts a pod in
+			// tens of seconds, minutes on a busy host.
+			PodTimeout = slowPodTimeout
+		}
+	}
 	Env.NodeAccess = os.Getenv(EnvNodeAccess)
 	if Env.NodeAccess == "" {
 		Env.NodeAccess = "none"
