@@ -119,7 +119,7 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 	start := time.Now()
 	err = wait.PollUntilContextTimeout(ctx, time.Second, o.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
 		if !n.Running() {
-			return false, fmt.Errorf("the kernel of AppArmor node %s stopped (console: %s)", n.Name, n.Console())
+			return false, fmt.Errorf("the kernel of AppArmor node %s stopped (%s)", n.Name, n.ExitStatus())
 		}
 		node, err = cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 		return err == nil && node.Spec.PodCIDR != "", nil
@@ -196,4 +196,14 @@ func IsLocalNode(ctx context.Context, node string) bool {
 	}
 	_, err := docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", node)
 	return err == nil
+}
+
+// AppArmorNodeRunning reports whether a cluster's UML node runs on this host.
+func AppArmorNodeRunning(cluster string) bool {
+	root, err := umlStateRoot()
+	if err != nil {
+		return false
+	}
+	n := uml.Find(root, AppArmorNodeName(cluster))
+	return n != nil && n.Running()
 }

@@ -319,7 +319,9 @@ func daemonSet(o DeployOptions, _ map[string]string) *appsv1.DaemonSet {
 						VolumeMounts:    mounts,
 						ReadinessProbe: &corev1.Probe{
 							ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{BinaryInImage, "agent", "probe"}}},
-							PeriodSeconds: 2, TimeoutSeconds: 5,
+							// The probe execs the agent binary: on a User-Mode
+							// Linux node (one slow CPU) that can take many seconds.
+							PeriodSeconds: 3, TimeoutSeconds: 60,
 						},
 					}},
 					Volumes: volumes,

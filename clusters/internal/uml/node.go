@@ -48,6 +48,11 @@ type Node struct {
 	Tap     string `json:"tap"`
 	Address string `json:"address"`
 	Dir     string `json:"-"`
+
+	// exited is closed when the kernel process that this process started
+	// ends; exitErr is its status.
+	exited  chan struct{}
+	exitErr error
 }
 
 // Console is the node's console log.
@@ -148,7 +153,11 @@ func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) 
 		return n, fmt.Errorf("starting %s: %w", Kernel, err)
 	}
 	n.PID = cmd.Process.Pid
-	go cmd.Wait() // reap it if it ends while this process lives
+	n.exited = make(chan struct{})
+	go func() { // reap it if it ends while this process lives
+		n.exitErr = cmd.Wait()
+		close(n.exited)
+	}()
 	if err := n.save(); err != nil {
 		return n, err
 	}
@@ -178,6 +187,14 @@ func (n *Node) save() error {
 func (n *Node) Running() bool {
 	if n.PID <= 0 {
 		return false
+	}
+	if n.exited != nil {
+		select {
+		case <-n.exited:
+			return false
+		default:
+			return true
+		}
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n.PID))
 	if err != nil {
@@ -279,6 +296,23 @@ func (n *Node) Milestones(ctx context.Context, step func(string, ...any)) {
 		if i := strings.Index(line, "skewproof: "); i >= 0 {
 			step("%s: %s", n.Name, strings.TrimSpace(line[i+len("skewproof: "):]))
 		}
+	}
+}
+
+// ExitStatus describes how the kernel process this process started ended
+// ("" while it runs or when another process started it).
+func (n *Node) ExitStatus() string {
+	if n.exited == nil {
+		return ""
+	}
+	select {
+	case <-n.exited:
+		if n.exitErr == nil {
+			return "exit status 0"
+		}
+		return n.exitErr.Error()
+	default:
+		return ""
 	}
 }
 
