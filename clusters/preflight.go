@@ -110,7 +110,7 @@ func Preflight(ctx context.Context) Report {
 	if r.Facts.AppArmor {
 		add(Check{"apparmor", "enabled", OK, ""})
 	} else {
-		add(Check{"apparmor", "not enabled in this kernel", Warn, "AppArmor enforcement specs will be skipped (reason: host has no AppArmor); run them on an AppArmor host"})
+		add(Check{"apparmor", "not enabled in this kernel", Warn, "AppArmor enforcement specs skip on kind nodes here; add a node that enforces it with --apparmor-node VERSION (User-Mode Linux, see docs/apparmor-node.md)"})
 	}
 	if cache, err := CacheDir(); err == nil {
 		add(diskCheck("free disk (image cache "+cache+")", cache))
