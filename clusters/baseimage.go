@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -78,6 +79,11 @@ rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /usr/share/doc/* /usr/share/man
 busybox --list > /.busybox-applets
 `
 
+// toolsLibraries names how the tools layer gathers libraries (part of the
+// base image's cache key): "2" adds those of the shared objects in listed
+// directories.
+const toolsLibraries = "2"
+
 // toolsPaths are copied (with their shared libraries) into the layer that
 // kube-proxy's image gets.
 var toolsPaths = []string{
@@ -98,7 +104,7 @@ func BuildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading kind's base-image files: %w", err)
 	}
-	key := cacheKey("base", debianSuite, debianMirror, strings.Join(basePackages, ","), kindVer, baseSetupScript, strings.Join(toolsPaths, ","))
+	key := cacheKey("base", debianSuite, debianMirror, strings.Join(basePackages, ","), kindVer, baseSetupScript, strings.Join(toolsPaths, ","), toolsLibraries)
 	cache, err := CacheDir()
 	if err != nil {
 		return nil, err
@@ -250,10 +256,23 @@ func copyFile(src, dst string, mode os.FileMode) error {
 }
 
 // addLibraries adds the shared libraries (per ldd in the chroot) of every
-// ELF file among paths to the layer.
+// ELF file among paths, and of the shared objects in a directory among them
+// (iptables' extensions: libxt_statistic.so needs libm), to the layer.
 func addLibraries(ctx context.Context, root string, l *layerBuilder, paths []string) error {
 	seen := map[string]bool{}
+	var files []string
 	for _, p := range paths {
+		if ents, err := os.ReadDir(filepath.Join(root, p)); err == nil {
+			for _, e := range ents {
+				if strings.HasSuffix(e.Name(), ".so") {
+					files = append(files, path.Join(p, e.Name()))
+				}
+			}
+			continue
+		}
+		files = append(files, p)
+	}
+	for _, p := range files {
 		out, err := exec.CommandContext(ctx, "chroot", root, "ldd", p).CombinedOutput()
 		if err != nil {
 			continue // not a dynamic executable (directory, script, static binary)

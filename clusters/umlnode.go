@@ -129,10 +129,17 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 	}
 	p.Step("AppArmor node %s registered after %.0fs, pod CIDR %s", n.Name, time.Since(start).Seconds(), node.Spec.PodCIDR)
 	ip := strings.Split(n.Address, "/")[0]
+	var routes strings.Builder
 	for _, i := range infos {
 		if _, err := docker(ctx, "exec", i.Name, "ip", "route", "replace", node.Spec.PodCIDR, "via", ip); err != nil {
 			return fmt.Errorf("routing the AppArmor node's pod CIDR on %s: %w", i.Name, err)
 		}
+		if i.PodCIDR != "" {
+			fmt.Fprintf(&routes, "ip route replace %s via %s\n", i.PodCIDR, i.InternalIP)
+		}
+	}
+	if _, err := n.Exec(ctx, nil, "sh", "-c", routes.String()); err != nil {
+		return fmt.Errorf("routing the other nodes' pod CIDRs on %s: %w", n.Name, err)
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # skewproof User-Mode Linux node: join the cluster with kubeadm, then write
-# the CNI configuration for this node's podCIDR and route the other nodes'
-# pod CIDRs (what skewproof does through docker exec on kind nodes).
+# the CNI configuration for this node's podCIDR (what skewproof does through
+# docker exec on kind nodes). The host routes the other nodes' pod CIDRs
+# (a node may read only its own Node object).
 set -eu
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^skewproof\.$1=//p" | tail -1; }
 name=$(hostname)
@@ -20,8 +21,4 @@ cat > /etc/cni/net.d/10-skewproof.conflist.tmp <<CNI
   {"type": "portmap", "capabilities": {"portMappings": true}}]}
 CNI
 mv /etc/cni/net.d/10-skewproof.conflist.tmp /etc/cni/net.d/10-skewproof.conflist
-$k get nodes -o jsonpath='{range .items[*]}{.spec.podCIDR} {.status.addresses[?(@.type=="InternalIP")].address}{"\n"}{end}' |
-	while read -r c ip; do
-		if [ -n "$c" ] && [ "$c" != "$cidr" ]; then ip route replace "$c" via "$ip"; fi
-	done
 echo "skewproof: joined, pod CIDR $cidr"
