@@ -318,7 +318,7 @@ func daemonSet(o DeployOptions, _ map[string]string) *appsv1.DaemonSet {
 						Resources:       resources("5m", "16Mi", "64Mi"),
 						VolumeMounts:    mounts,
 						ReadinessProbe: &corev1.Probe{
-							ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{BinaryInImage, "agent", "probe"}}},
+							ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{BinaryInImage, "agent", "probe"}}},
 							// The probe execs the agent binary: on a User-Mode
 							// Linux node (one slow CPU) that can take many seconds.
 							PeriodSeconds: 3, TimeoutSeconds: 60,
