@@ -51,6 +51,9 @@ type UpOptions struct {
 	// image of that version on a UML kernel, joined with kubeadm), for hosts
 	// whose own kernel has no AppArmor.
 	AppArmorNode string
+	// ArtifactsDir, when set, keeps the console log of an AppArmor node
+	// whose bring-up fails.
+	ArtifactsDir string
 	// ReadyTimeout bounds the wait for nodes and kube-system pods.
 	ReadyTimeout time.Duration
 	Progress     *Progress

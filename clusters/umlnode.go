@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -109,6 +111,11 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 	defer func() {
 		if err != nil {
 			p.Step("AppArmor node %s console (end):\n%s", n.Name, n.ConsoleTail(25))
+			if o.ArtifactsDir != "" {
+				for _, f := range SaveAppArmorNodeConsoles(o.Name, o.ArtifactsDir) {
+					p.Step("console log kept: %s", f)
+				}
+			}
 			n.Remove()
 		}
 	}()
@@ -213,4 +220,26 @@ func AppArmorNodeRunning(cluster string) bool {
 	}
 	n := uml.Find(root, AppArmorNodeName(cluster))
 	return n != nil && n.Running()
+}
+
+// SaveAppArmorNodeConsoles copies the console logs of a cluster's UML nodes
+// into dir (as <node>-console.log) and returns the files written.
+func SaveAppArmorNodeConsoles(cluster, dir string) []string {
+	root, err := umlStateRoot()
+	if err != nil {
+		return nil
+	}
+	ns, _ := uml.Nodes(root, cluster)
+	var out []string
+	for _, n := range ns {
+		b, err := os.ReadFile(n.Console())
+		if err != nil {
+			continue
+		}
+		f := filepath.Join(dir, n.Name+"-console.log")
+		if os.WriteFile(f, b, 0o644) == nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }

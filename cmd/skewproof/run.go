@@ -197,6 +197,11 @@ func (o runOptions) run(ctx context.Context) (err error) {
 				p.Step("keeping cluster %s (--keep); delete it with 'skewproof cluster down --name %s'", o.name, o.name)
 				return
 			}
+			if err != nil {
+				for _, f := range clusters.SaveAppArmorNodeConsoles(o.name, junitDir) {
+					p.Step("AppArmor node console log kept: %s", f)
+				}
+			}
 			dctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			if derr := p.Timed("deleting cluster "+o.name, func() error { return clusters.Down(dctx, o.name, kubeconfig, p) }); derr != nil {
@@ -205,7 +210,7 @@ func (o runOptions) run(ctx context.Context) (err error) {
 		}()
 		c, err := clusters.Up(ctx, clusters.UpOptions{Name: o.name, APIServer: o.apiserver, Kubelets: o.kubelets,
 			Kubeconfig: kubeconfig, NodeImages: o.images, CgroupV1: clusters.DetectHost().CgroupVersion == 1, Progress: p,
-			FeatureGates: o.gates, AppArmorHost: clusters.DetectHost().AppArmor, AppArmorNode: o.appArmorNode})
+			FeatureGates: o.gates, AppArmorHost: clusters.DetectHost().AppArmor, AppArmorNode: o.appArmorNode, ArtifactsDir: junitDir})
 		if err != nil {
 			return fmt.Errorf("bringing up cluster %s: %w", o.name, err)
 		}
