@@ -109,13 +109,15 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 		return err
 	}
 	defer func() {
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			p.Step("AppArmor node %s console (end):\n%s", n.Name, n.ConsoleTail(25))
 			if o.ArtifactsDir != "" {
 				for _, f := range SaveAppArmorNodeConsoles(o.Name, o.ArtifactsDir) {
 					p.Step("console log kept: %s", f)
 				}
 			}
+		}
+		if err != nil {
 			n.Remove()
 		}
 	}()
