@@ -380,12 +380,6 @@ func allDockerContainers(ctx context.Context, nodes []string) bool {
 	return true
 }
 
-// hasAppArmorNode reports whether a cluster of this host has a User-Mode
-// Linux node.
-func hasAppArmorNode(cluster string) bool {
-	return clusters.AppArmorNodeRunning(cluster)
-}
-
 // allLocal reports whether commands can run on every node from this host
 // (kind node containers and User-Mode Linux nodes).
 func allLocal(ctx context.Context, nodes []string) bool {
@@ -648,7 +642,7 @@ func (o runOptions) installFixtures(ctx context.Context, p *clusters.Progress, k
 		return nil, err
 	}
 	timeout := 3 * time.Minute
-	if o.appArmorNode != "" || hasAppArmorNode(o.name) {
+	if o.appArmorNode != "" || clusters.AppArmorNodeRunning(o.name) {
 		// The agent starts and syncs slowly on a User-Mode Linux node.
 		timeout = 10 * time.Minute
 	}

@@ -480,14 +480,21 @@ func (a *Agent) syncProfile(ctx context.Context, p api.Profile, cur *unstructure
 		s   api.Status
 		msg string
 	)
+	// installing reports Installing before new work on this node.
+	installing := func() error {
+		if !newWork {
+			return nil
+		}
+		updated, err := a.writeStatus(ctx, p, cur, api.Installing, "")
+		if err == nil {
+			cur = updated
+		}
+		return err
+	}
 	switch p.Kind {
 	case api.KindSeccompProfile:
-		if newWork {
-			updated, err := a.writeStatus(ctx, p, cur, api.Installing, "")
-			if err != nil {
-				return err
-			}
-			cur = updated
+		if err := installing(); err != nil {
+			return err
 		}
 		s, msg = api.Installed, ""
 		if err := a.writeSeccomp(p); err != nil {
@@ -498,21 +505,13 @@ func (a *Agent) syncProfile(ctx context.Context, p api.Profile, cur *unstructure
 			s, msg = api.Unsupported, why
 			break
 		}
-		if newWork {
-			updated, err := a.writeStatus(ctx, p, cur, api.Installing, "")
-			if err != nil {
-				return err
-			}
-			cur = updated
+		if err := installing(); err != nil {
+			return err
 		}
 		s, msg = a.loadAppArmor(ctx, p)
 	case api.KindStaticPod:
-		if newWork {
-			updated, err := a.writeStatus(ctx, p, cur, api.Installing, "")
-			if err != nil {
-				return err
-			}
-			cur = updated
+		if err := installing(); err != nil {
+			return err
 		}
 		s, msg = a.writeStaticPod(p)
 	}

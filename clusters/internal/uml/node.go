@@ -34,9 +34,10 @@ type Config struct {
 	// bootstrap token for kubeadm join.
 	ControlPlaneName, ControlPlaneIP, Token string
 	Labels                                  map[string]string
-	// Memory for the UML kernel, e.g. "2G".
-	Memory string
 }
+
+// memory is the UML kernel's memory (backed by a file in /dev/shm).
+const memory = "2G"
 
 // Node is a UML node that runs (or ran) on this host. Its state lives in a
 // directory of its own, so that another skewproof process (cluster down,
@@ -117,12 +118,8 @@ func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) 
 	for k, v := range c.Labels {
 		labels = append(labels, k+"="+v)
 	}
-	mem := c.Memory
-	if mem == "" {
-		mem = "2G"
-	}
 	args := []string{
-		"mem=" + mem,
+		"mem=" + memory,
 		"ubd0=" + filepath.Join(n.Dir, "root.cow") + "," + c.Disk,
 		"root=/dev/ubda", "rw", "init=/sbin/init",
 		"con=null", "con0=null,fd:1",
