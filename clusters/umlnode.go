@@ -38,6 +38,15 @@ func umlStateRoot() (string, error) {
 	return uml.StateRoot(dir), nil
 }
 
+// umlNode is the UML node of this host named name, or nil.
+func umlNode(name string) *uml.Node {
+	root, err := umlStateRoot()
+	if err != nil {
+		return nil
+	}
+	return uml.Find(root, name)
+}
+
 // bootAppArmorNode builds (or reuses) the disk of the worker image, starts
 // the UML node on the cluster's Docker bridge, waits until the node has
 // registered with a podCIDR and routes that range from every kind node.
@@ -192,10 +201,8 @@ func appArmorNodeClusters() []string {
 // NodeExec runs a command on a node of a skewproof cluster: docker exec for
 // a kind node, the exec directory for a UML node. stdin may be nil.
 func NodeExec(ctx context.Context, node string, stdin io.Reader, args ...string) (string, error) {
-	if root, err := umlStateRoot(); err == nil {
-		if n := uml.Find(root, node); n != nil {
-			return n.Exec(ctx, stdin, args...)
-		}
+	if n := umlNode(node); n != nil {
+		return n.Exec(ctx, stdin, args...)
 	}
 	da := []string{"exec"}
 	if stdin != nil {
@@ -207,7 +214,7 @@ func NodeExec(ctx context.Context, node string, stdin io.Reader, args ...string)
 // IsLocalNode reports whether a node is a kind node container or a UML
 // node of this host (commands can run on it through NodeExec).
 func IsLocalNode(ctx context.Context, node string) bool {
-	if root, err := umlStateRoot(); err == nil && uml.Find(root, node) != nil {
+	if umlNode(node) != nil {
 		return true
 	}
 	_, err := docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", node)
@@ -216,11 +223,7 @@ func IsLocalNode(ctx context.Context, node string) bool {
 
 // AppArmorNodeRunning reports whether a cluster's UML node runs on this host.
 func AppArmorNodeRunning(cluster string) bool {
-	root, err := umlStateRoot()
-	if err != nil {
-		return false
-	}
-	n := uml.Find(root, AppArmorNodeName(cluster))
+	n := umlNode(AppArmorNodeName(cluster))
 	return n != nil && n.Running()
 }
 
