@@ -1,0 +1,88 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// RecordFile is the name of the run record beside a run's JUnit file.
+const RecordFile = "run.json"
+
+// Record is what a run records beside its JUnit file: the exact command,
+// the versions, the host, node and runtime facts, and the selection. The
+// results bundle (skewproof bundle) carries it.
+type Record struct {
+	// Command is the command line of the run (argv), or of the in-cluster
+	// entrypoint with its E2E_* settings.
+	Command []string `json:"command"`
+	// Skewproof is the version of the skewproof binary (its module version
+	// or VCS revision).
+	Skewproof string `json:"skewproof"`
+	// Mode: "new-cluster", "existing-cluster" or "in-cluster".
+	Mode      string `json:"mode"`
+	Cluster   string `json:"cluster"`
+	APIServer string `json:"apiserver"`
+	// Host is the machine the run started from (empty in-cluster).
+	Host *HostRecord `json:"host,omitempty"`
+	// NodeAccess is "docker" (local node containers) or "none".
+	NodeAccess string       `json:"nodeAccess"`
+	Nodes      []NodeRecord `json:"nodes"`
+	Suites     []string     `json:"suites"`
+	// LabelFilter, Focus and Skip select the specs (Ginkgo syntax).
+	LabelFilter string    `json:"labelFilter,omitempty"`
+	Focus       string    `json:"focus,omitempty"`
+	Skip        string    `json:"skip,omitempty"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished"`
+	// JUnit is the file name of the run's JUnit report in the same directory.
+	JUnit string `json:"junit"`
+	// Logs are the file names (globs allowed) of its logs in the same directory.
+	Logs []string `json:"logs,omitempty"`
+}
+
+// HostRecord describes the machine a run started from.
+type HostRecord struct {
+	Kernel        string `json:"kernel"`
+	Seccomp       bool   `json:"seccomp"`
+	AppArmor      bool   `json:"apparmor"`
+	CgroupVersion int    `json:"cgroupVersion"`
+}
+
+// NodeRecord is one node as the API server and the node agent report it.
+type NodeRecord struct {
+	Name                    string `json:"name"`
+	ControlPlane            bool   `json:"controlPlane,omitempty"`
+	Kubelet                 string `json:"kubelet"`
+	ContainerRuntime        string `json:"containerRuntime"`
+	KernelVersion           string `json:"kernelVersion"`
+	OSImage                 string `json:"osImage"`
+	Architecture            string `json:"architecture"`
+	// AppArmor: whether AppArmor profiles load on the node (from the node
+	// agent's report); nil when unknown.
+	AppArmor *bool `json:"apparmor,omitempty"`
+}
+
+// WriteRecord writes rec as dir/run.json.
+func WriteRecord(dir string, rec Record) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, RecordFile), append(b, '\n'), 0o644)
+}
+
+// ReadRecord reads dir/run.json.
+func ReadRecord(dir string) (Record, error) {
+	var rec Record
+	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("%s: %w", filepath.Join(dir, RecordFile), err)
+	}
+	return rec, nil
+}
