@@ -53,13 +53,13 @@ type HostRecord struct {
 
 // NodeRecord is one node as the API server and the node agent report it.
 type NodeRecord struct {
-	Name                    string `json:"name"`
-	ControlPlane            bool   `json:"controlPlane,omitempty"`
-	Kubelet                 string `json:"kubelet"`
-	ContainerRuntime        string `json:"containerRuntime"`
-	KernelVersion           string `json:"kernelVersion"`
-	OSImage                 string `json:"osImage"`
-	Architecture            string `json:"architecture"`
+	Name             string `json:"name"`
+	ControlPlane     bool   `json:"controlPlane,omitempty"`
+	Kubelet          string `json:"kubelet"`
+	ContainerRuntime string `json:"containerRuntime"`
+	KernelVersion    string `json:"kernelVersion"`
+	OSImage          string `json:"osImage"`
+	Architecture     string `json:"architecture"`
 	// AppArmor: whether AppArmor profiles load on the node (from the node
 	// agent's report); nil when unknown.
 	AppArmor *bool `json:"apparmor,omitempty"`
