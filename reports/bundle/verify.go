@@ -1,0 +1,186 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/skewproof/skewproof/reports"
+)
+
+// Summary is what Verify found in a sound bundle.
+type Summary struct {
+	// Files is the number of files in the bundle, SHA256SUMS included.
+	Files     int
+	APIServer string
+	Cluster   string
+	// Specs is the number of test cases of junit_01.xml; Counts tallies
+	// their verdicts.
+	Specs  int
+	Counts reports.Counts
+}
+
+// String renders the summary as one line, e.g. "8 files, apiserver
+// v1.37.2, 27 pass, 3 deviation, 0 fail, 5 skip".
+func (s Summary) String() string {
+	return fmt.Sprintf("%d files, apiserver %s, %s", s.Files, vprefix(s.APIServer), s.Counts)
+}
+
+var sumLine = regexp.MustCompile(`^([0-9a-fA-F]{64}) [ *](.+)$`)
+
+// keepFiles are read into memory by Verify; every other member is only
+// hashed.
+var keepFiles = map[string]bool{SumsFile: true, JUnitFile: true, RecordFile: true}
+
+// Verify checks a bundle: every file SHA256SUMS lists is present with that
+// SHA-256, no other file is present, every file a bundle holds is there,
+// junit_01.xml parses with the root <testsuites> and run.json parses. The
+// error names the file at fault.
+func Verify(path string) (Summary, error) {
+	var sum Summary
+	f, err := os.Open(path)
+	if err != nil {
+		return sum, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return sum, fmt.Errorf("%s: not a gzip'd tar: %w", path, err)
+	}
+	tr := tar.NewReader(gz)
+	hashes := map[string]string{}
+	kept := map[string][]byte{}
+	var order []string
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return sum, fmt.Errorf("%s: reading the tar: %w", path, err)
+		}
+		name := hdr.Name
+		if hdr.Typeflag != tar.TypeReg {
+			return sum, fmt.Errorf("%s: %s: not a regular file (a bundle holds only files)", path, name)
+		}
+		if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+			return sum, fmt.Errorf("%s: %q: a bundle holds only files at its top level", path, name)
+		}
+		if _, dup := hashes[name]; dup {
+			return sum, fmt.Errorf("%s: %s: present twice", path, name)
+		}
+		h := sha256.New()
+		var r io.Reader = tr
+		var keep bytes.Buffer
+		if keepFiles[name] {
+			r = io.TeeReader(tr, &keep)
+		}
+		if _, err := io.Copy(h, r); err != nil {
+			return sum, fmt.Errorf("%s: %s: %w", path, name, err)
+		}
+		hashes[name] = hex.EncodeToString(h.Sum(nil))
+		if keepFiles[name] {
+			kept[name] = keep.Bytes()
+		}
+		order = append(order, name)
+	}
+	// The gzip trailer (CRC and length) is checked once the stream is read
+	// to its end.
+	if _, err := io.Copy(io.Discard, gz); err != nil {
+		return sum, fmt.Errorf("%s: not a gzip'd tar: %w", path, err)
+	}
+
+	sums, ok := kept[SumsFile]
+	if !ok {
+		return sum, fmt.Errorf("%s: %s is missing: no checksums to verify against", path, SumsFile)
+	}
+	listed, err := parseSums(sums)
+	if err != nil {
+		return sum, fmt.Errorf("%s: %s: %w", path, SumsFile, err)
+	}
+	for _, name := range sortedKeys(listed) {
+		got, present := hashes[name]
+		if !present {
+			return sum, fmt.Errorf("%s: %s is missing: %s lists it", path, name, SumsFile)
+		}
+		if !strings.EqualFold(got, listed[name]) {
+			return sum, fmt.Errorf("%s: %s does not match its SHA-256 in %s: it was changed after bundling", path, name, SumsFile)
+		}
+	}
+	for _, name := range order {
+		if _, ok := listed[name]; !ok && name != SumsFile {
+			return sum, fmt.Errorf("%s: %s is not listed in %s: it was added after bundling", path, name, SumsFile)
+		}
+	}
+	for _, name := range requiredFiles {
+		if _, ok := hashes[name]; !ok {
+			return sum, fmt.Errorf("%s: %s is missing (every bundle holds %s)", path, name, strings.Join(requiredFiles, ", "))
+		}
+	}
+
+	suites, err := reports.ReadJUnit(bytes.NewReader(kept[JUnitFile]))
+	if err != nil {
+		return sum, fmt.Errorf("%s: %s: %w (want one JUnit document with the root <testsuites>)", path, JUnitFile, err)
+	}
+	var rec reports.Record
+	if err := json.Unmarshal(kept[RecordFile], &rec); err != nil {
+		return sum, fmt.Errorf("%s: %s: %w", path, RecordFile, err)
+	}
+	var results []reports.Result
+	for _, s := range suites {
+		results = append(results, s.Results...)
+	}
+	sum = Summary{Files: len(order), APIServer: rec.APIServer, Cluster: rec.Cluster, Specs: len(results), Counts: reports.Count(results)}
+	return sum, nil
+}
+
+// parseSums reads sha256sum lines ("<hex>  <name>" or "<hex> *<name>").
+func parseSums(b []byte) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		m := sumLine.FindStringSubmatch(line)
+		if m == nil {
+			return nil, fmt.Errorf("line %d is not '<sha256>  <name>': %q", n, line)
+		}
+		name := m[2]
+		if name == SumsFile {
+			return nil, fmt.Errorf("line %d lists %s itself", n, SumsFile)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("line %d lists %s a second time", n, name)
+		}
+		out[name] = m[1]
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, errors.New("lists no file")
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
