@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/skewproof
+# The suites, compiled once into one Ginkgo binary (the layout of the
+# Kubernetes e2e tests); 'skewproof run' uses it from beside $(BIN).
+E2E := bin/skewproof-e2e.test
 # The default cluster of `make conformance`: control plane at APISERVER and
 # one worker per kubelet version its skew window allows (newest served patch
 # of each minor).
@@ -15,6 +18,7 @@ all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/skewproof
+	CGO_ENABLED=0 $(GO) test -c -o $(E2E) ./suites/e2e
 
 # Makes a fresh Debian host ready (Docker engine, runtime wrapper when the
 # capability bounding set needs it, dockerd running). Idempotent.

@@ -15,10 +15,8 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/hashicorp/go-version"
 	corev1 "k8s.io/api/core/v1"
@@ -29,22 +27,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/skew"
-)
-
-// Environment names the runner ('skewproof run') sets for a suite process.
-const (
-	EnvKubeconfig = "SKEWPROOF_KUBECONFIG"
-	EnvJUnit      = "SKEWPROOF_JUNIT"
-	EnvCluster    = "SKEWPROOF_CLUSTER"
-	EnvNodeAccess = "SKEWPROOF_NODE_ACCESS"
-	EnvRunID      = "SKEWPROOF_RUN_ID"
-	EnvWorkers    = "SKEWPROOF_WORKERS"
-	EnvNodes      = "SKEWPROOF_NODES"
-	EnvAPIServer  = "SKEWPROOF_APISERVER"
-	// EnvAppArmorNodes overrides the AppArmor host fact per node
-	// (node=true|false,…), e.g. for a dry run or a node whose kernel the
-	// suite process cannot see.
-	EnvAppArmorNodes = "SKEWPROOF_APPARMOR_NODES"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // Node is one worker the kubelet rules run on.
@@ -67,50 +50,6 @@ var Env struct {
 	// NodeAccess says whether node files can be read or changed directly
 	// ("docker": the nodes are local containers) or not ("none").
 	NodeAccess string
-}
-
-// Suite describes one suite binary.
-type Suite struct {
-	// Family is the catalogue family of its ids ("seccomp", "apparmor") and
-	// its first label.
-	Family string
-	// Smoke lists the ids of the quick subset (label "smoke").
-	Smoke map[string]bool
-	// Precondition, when set, is asked before each spec (after the oracle):
-	// a non-empty answer skips the spec with that reason (e.g. a cluster
-	// configured unlike the rules assume).
-	Precondition func(ctx context.Context, id string) string
-}
-
-var suite Suite
-
-// Run is the body of the suite's Go test function: it discovers the cluster
-// (or reads a made-up one from SKEWPROOF_NODES), previews the spec tree
-// and runs the specs.
-func Run(t *testing.T, s Suite) {
-	suite = s
-	Env.Kubeconfig = os.Getenv(EnvKubeconfig)
-	Env.Cluster = os.Getenv(EnvCluster)
-	switch {
-	case os.Getenv(EnvNodes) != "":
-		if err := fakeEnv(os.Getenv(EnvAPIServer), os.Getenv(EnvNodes)); err != nil {
-			t.Fatal(err)
-		}
-	case Env.Kubeconfig == "":
-		t.Skipf("%s is not set: the %s suite needs a cluster (see 'skewproof run')", EnvKubeconfig, s.Family)
-	default:
-		if err := discover(context.Background()); err != nil {
-			t.Fatalf("discovering the cluster of %s: %v", Env.Kubeconfig, err)
-		}
-	}
-	if Env.Cluster == "" {
-		Env.Cluster = "cluster"
-	}
-	// Builds the spec tree (framework.AfterReadingAllFlags previews it to
-	// validate the spec texts), so the workers must be known by now.
-	framework.AfterReadingAllFlags(&framework.TestContext)
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "skewproof "+s.Family)
 }
 
 // configureFramework sets up k8s.io/kubernetes/test/e2e/framework. Its
@@ -173,7 +112,7 @@ func fakeEnv(apiserver, nodes string) error {
 	for _, f := range strings.Split(nodes, ",") {
 		name, ver, ok := strings.Cut(strings.TrimSpace(f), "=")
 		if !ok {
-			return fmt.Errorf("%s: want name=version, got %q", EnvNodes, f)
+			return fmt.Errorf("%s: want name=version, got %q", senv.Nodes, f)
 		}
 		v, err := CleanVersion(ver)
 		if err != nil {
@@ -197,7 +136,7 @@ func fakeEnv(apiserver, nodes string) error {
 func hostFacts(node, runtime string) skew.HostFacts {
 	h := clusters.DetectHost()
 	f := skew.HostFacts{Seccomp: h.Seccomp, AppArmor: h.AppArmor, Runtime: runtime}
-	for _, kv := range strings.Split(os.Getenv(EnvAppArmorNodes), ",") {
+	for _, kv := range strings.Split(os.Getenv(senv.AppArmorNodes), ",") {
 		if n, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && n == node {
 			f.AppArmor = v == "true"
 		}
@@ -247,7 +186,7 @@ func discover(ctx context.Context) error {
 	if len(workers) == 0 {
 		workers = all
 	}
-	if only := os.Getenv(EnvWorkers); only != "" {
+	if only := os.Getenv(senv.Workers); only != "" {
 		want := map[string]bool{}
 		for _, n := range strings.Split(only, ",") {
 			want[strings.TrimSpace(n)] = true
@@ -259,7 +198,7 @@ func discover(ctx context.Context) error {
 			}
 		}
 		if len(workers) == 0 {
-			return fmt.Errorf("%s=%s names no node of the cluster", EnvWorkers, only)
+			return fmt.Errorf("%s=%s names no node of the cluster", senv.Workers, only)
 		}
 	}
 	sort.Slice(workers, func(i, j int) bool { return workers[i].Name < workers[j].Name })
@@ -271,7 +210,7 @@ func discover(ctx context.Context) error {
 			PodTimeout = slowPodTimeout
 		}
 	}
-	Env.NodeAccess = os.Getenv(EnvNodeAccess)
+	Env.NodeAccess = os.Getenv(senv.NodeAccess)
 	if Env.NodeAccess == "" {
 		Env.NodeAccess = "none"
 		if _, err := clusters.Docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", workers[0].Name); err == nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,17 +19,14 @@ import (
 
 // EnsureRuntimeClasses creates the RuntimeClasses of the node images'
 // restricted runtime handlers (clusters.RestrictedRuntimeHandlers: failure
-// row 1 of KEP-135 and KEP-24) that do not exist yet, and deletes those it
-// created after the suite. The runner creates them before its suite
+// row 1 of KEP-135 and KEP-24) that do not exist yet, and returns the
+// removal of those it created. The runner creates them before its suite
 // processes start, so this only creates them when a suite runs on its own.
-// Call it from the function given to SuiteNodes.
-func EnsureRuntimeClasses(ctx SpecContext) {
+// Suites call it from their SetUp.
+func EnsureRuntimeClasses(ctx context.Context, family string) (func(context.Context) error, error) {
 	created, err := clusters.EnsureRestrictedRuntimeClasses(ctx, Env.Client,
-		map[string]string{SuiteLabel: suite.Family, RunLabel: RunID()})
-	if len(created) > 0 {
-		DeferCleanup(func(ctx SpecContext) { _ = clusters.DeleteRuntimeClasses(ctx, Env.Client, created) })
-	}
-	Expect(err).NotTo(HaveOccurred())
+		map[string]string{SuiteLabel: family, RunLabel: RunID()})
+	return func(ctx context.Context) error { return clusters.DeleteRuntimeClasses(ctx, Env.Client, created) }, err
 }
 
 // SandboxFailed is the waiting reason ObserveContainer reports for a

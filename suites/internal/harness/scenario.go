@@ -18,13 +18,14 @@ import (
 
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	senv "github.com/skewproof/skewproof/suites/env"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
 // runID marks the namespaces of this run, so leftovers can be found (the
 // runner passes its own in SKEWPROOF_RUN_ID).
 var runID = func() string {
-	if id := os.Getenv(EnvRunID); id != "" {
+	if id := os.Getenv(senv.RunID); id != "" {
 		return id
 	}
 	return rand.String(6)
@@ -96,7 +97,7 @@ func createTestingNS(ctx context.Context, baseName string, c kubernetes.Interfac
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[SuiteLabel], labels[RunLabel], labels[ProcessLabel] = suite.Family, runID, processID
+	labels[SuiteLabel], labels[RunLabel], labels[ProcessLabel] = strings.TrimPrefix(baseName, "skewproof-"), runID, processID
 	return framework.CreateTestingNS(ctx, baseName, c, labels)
 }
 

@@ -18,32 +18,6 @@ import (
 	"github.com/skewproof/skewproof/skew"
 )
 
-// SuiteNodes registers the suite-level nodes every suite has: before, on
-// the first process only (nil for none), the runner-facing JUnit report,
-// and the removal of what this process left behind. Call it as
-// `var _ = harness.SuiteNodes(…)`.
-func SuiteNodes(before func(ctx SpecContext)) bool {
-	SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-		if Connected() && before != nil {
-			before(ctx)
-		}
-		return nil
-	}, func([]byte) {})
-	SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
-		if Connected() {
-			DeleteLeftovers(ctx)
-		}
-	})
-	ReportAfterSuite("skewproof JUnit", func(r Report) {
-		path := os.Getenv(EnvJUnit)
-		if path == "" || r.SuiteConfig.DryRun {
-			return
-		}
-		Expect(reports.WriteJUnitFile(path, reports.FromGinkgo(r, suite.Family, Env.Cluster))).To(Succeed())
-	})
-	return true
-}
-
 // reportProgress prints one machine-readable line per finished spec; the
 // runner turns them into live progress. SetUp registers it in every
 // top-level Describe: a top-level ReportAfterEach would not survive the
@@ -73,7 +47,7 @@ func SpecLabels(id string, nd *Node, extra ...string) Labels {
 			l = append(l, parts[1])
 		}
 	}
-	if suite.Smoke[id] {
+	if f := registered(familyOf(id)); f != nil && f.Smoke[id] {
 		l = append(l, "smoke")
 	}
 	if nd != nil {
@@ -119,11 +93,11 @@ var declaring *scope
 // before the framework creates the namespace. The namespaces are
 // privileged unless level says otherwise: specs run Unconfined containers
 // and pin pods to nodes.
-func SetUp(level ...admissionapi.Level) {
+func SetUp(family string, level ...admissionapi.Level) {
 	s := &scope{}
-	ReportAfterEach(reportProgress)
 	BeforeEach(func() { s.t = prepare(CurrentSpecReport()) })
-	s.f = framework.NewFramework("skewproof-"+suite.Family, framework.Options{ClientQPS: 50, ClientBurst: 100}, nil)
+	Specs(family)
+	s.f = framework.NewFramework("skewproof-"+family, framework.Options{ClientQPS: 50, ClientBurst: 100}, nil)
 	s.f.NamespacePodSecurityLevel = admissionapi.LevelPrivileged
 	if len(level) > 0 {
 		s.f.NamespacePodSecurityLevel = level[0]
@@ -203,8 +177,8 @@ func prepare(r SpecReport) *Scenario {
 	if skip == "" && e.Expected.NotApplicable != "" {
 		skip = e.Expected.NotApplicable
 	}
-	if skip == "" && suite.Precondition != nil && Connected() {
-		skip = suite.Precondition(context.Background(), id)
+	if f := registered(familyOf(id)); skip == "" && f != nil && f.Precondition != nil && Connected() {
+		skip = f.Precondition(context.Background(), id)
 	}
 	if skip != "" {
 		t.Skip(skip)

@@ -13,7 +13,7 @@ import (
 
 // KEP §Version Skew Strategy › Pod Update (ephemeral containers).
 var _ = Describe("[seccomp] ephemeral containers", Label("seccomp", "ephemeral"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("seccomp/ephemeral/no-annotation-sync", func(ctx context.Context, t *h.Scenario) {
 		t.MustCreate(ctx, fx.Pod("target", fx.Unschedulable(), fx.PodSeccomp(fx.Profile(runtimeDefault, ""))))
 		t.Judge(h.Sub{Name: "ephemeral container with field Unconfined", Obs: t.AddEphemeral(ctx, "target", fx.EphemeralContainer(fx.Profile(unconfined, "")))})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -26,8 +25,15 @@ var smoke = map[string]bool{
 	"apparmor/node/ready-message": true,
 }
 
-func TestAppArmor(t *testing.T) {
-	h.Run(t, h.Suite{Family: "apparmor", Smoke: smoke, Precondition: gateDefault})
+// family is the catalogue family of this suite and its first spec label.
+const family = "apparmor"
+
+func init() {
+	// Before the first spec: the RuntimeClasses of failure row 1.
+	h.Register(h.Suite{Family: family, Smoke: smoke, Precondition: gateDefault,
+		SetUp: func(ctx context.Context) (func(context.Context) error, error) {
+			return h.EnsureRuntimeClasses(ctx, family)
+		}})
 }
 
 // gateOff says, once per process, whether the API server runs with the
@@ -49,6 +55,3 @@ func gateDefault(ctx context.Context, id string) string {
 	}
 	return ""
 }
-
-// Before the specs (first process only): the RuntimeClasses of failure row 1.
-var _ = h.SuiteNodes(h.EnsureRuntimeClasses)

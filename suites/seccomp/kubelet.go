@@ -18,7 +18,7 @@ const userNSProbe = "unshare -U true"
 // KEP §Version Skew Strategy › Kubelet Backwards compatibility; §RuntimeProfile;
 // §LocalhostProfile and §Seccomp root path configuration.
 var _ = Describe("[seccomp] kubelet", Label("seccomp", "kubelet"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.KubeletRule("seccomp/kubelet/precedence", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(h.Sub{Name: "pod field RuntimeDefault + container annotation unconfined", Obs: t.RunOnNode(ctx, "precedence", false,
 			fx.PodSeccomp(fx.Profile(runtimeDefault, "")),

@@ -15,7 +15,7 @@ import (
 
 // KEP-24 §Proposal › Node Status.
 var _ = Describe("[apparmor] node status", Label("apparmor", "node"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.KubeletRule("apparmor/node/ready-message", func(ctx context.Context, t *h.Scenario) {
 		n, err := t.F.ClientSet.CoreV1().Nodes().Get(ctx, t.NodeName(), metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())

@@ -21,7 +21,7 @@ const (
 
 // KEP §Proposal › API › Pod API; failure rows 5 and 6.
 var _ = Describe("[seccomp] API validation", Label("seccomp", "api"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("seccomp/api/types", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(
 			h.Sub{Name: "pod RuntimeDefault + container Localhost", Obs: t.Create(ctx, fx.Pod("types", fx.Unschedulable(),

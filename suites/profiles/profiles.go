@@ -19,6 +19,7 @@ import (
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/profiles/status"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
 const denyMkdir = `{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO"}]}`
@@ -81,6 +82,7 @@ func breakSeccompDir(ctx context.Context, nd node) {
 }
 
 var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func() {
+	h.Specs(family)
 	It("[profiles/agent/ready] the agent DaemonSet is Ready on every node, whatever its kubelet version [LinuxOnly]", Label("profiles-agent-ready"), func(ctx SpecContext) {
 		pods, err := env.Cluster.AgentPods(ctx)
 		Expect(err).NotTo(HaveOccurred())
@@ -117,6 +119,7 @@ var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func()
 })
 
 var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), func() {
+	h.Specs(family)
 	It("[profiles/node-status/per-node] one status object per profile and node, named profile+node, labelled with the profile, owned by it and garbage-collected with it [LinuxOnly]",
 		Label("profiles-node-status-per-node"), func(ctx SpecContext) {
 			m := seccompManifest("per-node")

@@ -11,7 +11,7 @@ import (
 
 // KEP-24 §Proposal › API (container overrides pod); §Monitoring requirements.
 var _ = Describe("[apparmor] kubelet", Label("apparmor", "kubelet"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.KubeletRule("apparmor/kubelet/precedence", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(h.Sub{Name: "pod Unconfined + container Localhost", Obs: t.RunOnNode(ctx, "precedence", false,
 			fx.PodAppArmor(fx.AppArmor(unconfined, nil)), fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))})

@@ -12,7 +12,7 @@ import (
 
 // KEP §Version Skew Strategy › PodTemplates.
 var _ = Describe("[seccomp] pod templates", Label("seccomp", "template"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("seccomp/template/no-sync", func(ctx context.Context, t *h.Scenario) {
 		tmpl := fx.Template("nosync", fx.Annotation(skew.SeccompPodAnnotation, "runtime/default"))
 		var subs []h.Sub

@@ -14,7 +14,7 @@ import (
 // KEP-24 §Version Skew Strategy › Pod Update (ephemeral containers);
 // §Proposal › Validation (1: not for ephemeral containers).
 var _ = Describe("[apparmor] ephemeral containers", Label("apparmor", "ephemeral"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("apparmor/ephemeral/no-annotation-sync", func(ctx context.Context, t *h.Scenario) {
 		t.MustCreate(ctx, fx.Pod("target", fx.Unschedulable(), fx.PodAppArmor(fx.LocalhostAppArmor(profile))))
 		t.Judge(h.Sub{Name: "ephemeral container with field Unconfined", Obs: t.AddEphemeral(ctx, "target", fx.EphemeralContainerAppArmor(fx.AppArmor(unconfined, nil)))})

@@ -10,14 +10,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/remotecommand"
@@ -26,6 +26,8 @@ import (
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/reports"
+	senv "github.com/skewproof/skewproof/suites/env"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
 // Namespace of the suite's agent, profiles and node statuses.
@@ -38,41 +40,23 @@ type node struct {
 }
 
 var env struct {
-	Kubeconfig  string
-	ClusterName string
-	Cluster     *profiles.Cluster
-	APIServer   string
-	Nodes       []node
-	NodeAccess  string
-	DryRun      bool
-	ScaleNodes  int
+	Kubeconfig string
+	Cluster    *profiles.Cluster
+	APIServer  string
+	Nodes      []node
+	NodeAccess string
+	ScaleNodes int
 	// NoParser says why the agent image has no apparmor_parser (empty: it
 	// has one; for an image from SKEWPROOF_AGENT_IMAGE the reason comes
 	// from SKEWPROOF_AGENT_IMAGE_NOTE).
 	NoParser string
 }
 
-func TestProfiles(t *testing.T) {
-	env.Kubeconfig = os.Getenv("SKEWPROOF_KUBECONFIG")
-	env.ClusterName = os.Getenv("SKEWPROOF_CLUSTER")
-	if env.ClusterName == "" {
-		env.ClusterName = "cluster"
-	}
-	env.ScaleNodes = 500
-	if s := os.Getenv("SKEWPROOF_SCALE_NODES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("SKEWPROOF_SCALE_NODES=%q: want a positive number", s)
-		}
-		env.ScaleNodes = n
-	}
-	cfg, _ := GinkgoConfiguration()
-	env.DryRun = cfg.DryRun
-	if env.Kubeconfig == "" && !env.DryRun {
-		t.Skip("SKEWPROOF_KUBECONFIG is not set: the profiles suite needs a cluster")
-	}
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "skewproof profiles")
+// family is the catalogue family of this suite and its first spec label.
+const family = "profiles"
+
+func init() {
+	h.Register(h.Suite{Family: family, SetUp: setUp})
 }
 
 func discover(ctx context.Context) error {
@@ -98,7 +82,7 @@ func discover(ctx context.Context) error {
 		env.Nodes = append(env.Nodes, node{Name: n.Name, Kubelet: n.Status.NodeInfo.KubeletVersion, Worker: !cp})
 	}
 	sort.Slice(env.Nodes, func(i, j int) bool { return env.Nodes[i].Name < env.Nodes[j].Name })
-	env.NodeAccess = os.Getenv("SKEWPROOF_NODE_ACCESS")
+	env.NodeAccess = os.Getenv(senv.NodeAccess)
 	if env.NodeAccess == "" {
 		env.NodeAccess = "none"
 		if len(env.Nodes) > 0 {
@@ -118,43 +102,66 @@ func nodeNames() []string {
 	return out
 }
 
-// agentBinary returns a static skewproof binary for the agent image.
-func agentBinary(ctx context.Context) (string, error) {
-	if b := os.Getenv("SKEWPROOF_BINARY"); b != "" {
-		return b, nil
+// agentBinary returns a static skewproof binary for the agent image: the
+// one SKEWPROOF_BINARY names, or one built from the source tree (built
+// says so: the caller removes it).
+func agentBinary(ctx context.Context) (bin string, built bool, err error) {
+	if b := os.Getenv(senv.Binary); b != "" {
+		return b, false, nil
 	}
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("finding the module: %w", err)
+	if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
+		return "", false, fmt.Errorf("set %s to a static skewproof binary, or run from the source tree with Go installed (go env GOMOD: %v)", senv.Binary, err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(out)))
-	bin := filepath.Join(os.TempDir(), fmt.Sprintf("skewproof-agent-%d", os.Getpid()))
+	bin = filepath.Join(os.TempDir(), fmt.Sprintf("skewproof-agent-%d", os.Getpid()))
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/skewproof")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the agent binary: %v: %s", err, b)
+		return "", false, fmt.Errorf("building the agent binary: %v: %s", err, b)
 	}
-	return bin, nil
+	return bin, true, nil
 }
 
-var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	if env.DryRun {
-		return nil
+// setUp runs before the suite's first spec: it discovers the cluster, loads
+// the agent image into the nodes unless one is given, and deploys the agent
+// and the aggregator into the suite's namespace. The cleanup removes them
+// (the CRDs stay unless SKEWPROOF_PROFILES_DELETE_CRDS is set: deleting and
+// re-creating CRDs makes the garbage collector rebuild its monitors, which
+// stalls it for a while on a cluster other suites use; 'skewproof profiles
+// teardown --crds' removes them).
+func setUp(ctx context.Context) (func(context.Context) error, error) {
+	env.Kubeconfig = os.Getenv(senv.Kubeconfig)
+	env.ScaleNodes = 500
+	if s := os.Getenv(senv.ScaleNodes); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s=%q: want a positive number", senv.ScaleNodes, s)
+		}
+		env.ScaleNodes = n
 	}
-	Expect(discover(ctx)).To(Succeed())
-	image := os.Getenv("SKEWPROOF_AGENT_IMAGE")
+	if err := discover(ctx); err != nil {
+		return nil, err
+	}
+	image := os.Getenv(senv.AgentImage)
 	// Set by the runner when the image it built has no apparmor_parser.
-	env.NoParser = os.Getenv("SKEWPROOF_AGENT_IMAGE_NOTE")
+	env.NoParser = os.Getenv(senv.AgentImageNote)
 	if image == "" {
-		Expect(env.NodeAccess).To(Equal("docker"), "without docker access to the nodes, set SKEWPROOF_AGENT_IMAGE to an agent image present on every node")
-		bin, err := agentBinary(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		if os.Getenv("SKEWPROOF_BINARY") == "" {
-			DeferCleanup(os.Remove, bin)
+		if env.NodeAccess != "docker" {
+			return nil, fmt.Errorf("without docker access to the nodes, set %s to an agent image present on every node", senv.AgentImage)
+		}
+		bin, built, err := agentBinary(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if built {
+			defer os.Remove(bin)
 		}
 		img, err := profiles.LoadAgentImage(ctx, bin, nodeNames())
-		Expect(err).NotTo(HaveOccurred())
+		if err != nil {
+			return nil, err
+		}
 		image = img.Ref
 		if img.Note != "" {
 			GinkgoWriter.Printf("warning: %s\n", img.Note)
@@ -164,47 +171,21 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		}
 	}
 	By("deploying the agent image " + image)
-	Expect(env.Cluster.Deploy(ctx, agent.DeployOptions{Image: image}, 3*time.Minute)).To(Succeed())
-	return []byte(env.NoParser)
-}, func(ctx SpecContext, noParser []byte) {
-	if env.DryRun || env.Cluster != nil {
-		return
+	if err := env.Cluster.Deploy(ctx, agent.DeployOptions{Image: image}, 3*time.Minute); err != nil {
+		return nil, err
 	}
-	env.NoParser = string(noParser)
-	Expect(discover(ctx)).To(Succeed())
-}, NodeTimeout(6*time.Minute))
+	return teardown, nil
+}
 
-var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
-	if env.DryRun || env.Cluster == nil || os.Getenv("SKEWPROOF_KEEP") != "" {
-		return
+func teardown(ctx context.Context) error {
+	if err := env.Cluster.Teardown(ctx, os.Getenv(senv.ProfilesDeleteCRDs) != ""); err != nil {
+		return err
 	}
-	// The CRDs stay unless asked: deleting and re-creating CRDs makes the
-	// garbage collector rebuild its monitors, which stalls it for a while
-	// on a cluster other suites use. 'skewproof profiles teardown --crds'
-	// removes them.
-	Expect(env.Cluster.Teardown(ctx, os.Getenv("SKEWPROOF_PROFILES_DELETE_CRDS") != "")).To(Succeed())
-	Eventually(func(ctx context.Context) bool {
+	return wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := env.Cluster.Core.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
-		return err != nil
-	}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeTrue(), "namespace %s is still there", Namespace)
-}, NodeTimeout(3*time.Minute))
-
-var _ = ReportAfterEach(func(r SpecReport) {
-	if env.DryRun {
-		return
-	}
-	if res, ok := reports.FromSpec(r); ok {
-		fmt.Fprintln(os.Stdout, reports.FormatProgress(res))
-	}
-})
-
-var _ = ReportAfterSuite("skewproof JUnit", func(r Report) {
-	path := os.Getenv("SKEWPROOF_JUNIT")
-	if path == "" || env.DryRun {
-		return
-	}
-	Expect(reports.WriteJUnitFile(path, reports.FromGinkgo(r, "profiles", env.ClusterName))).To(Succeed())
-})
+		return apierrors.IsNotFound(err), nil
+	})
+}
 
 // record attaches the skewproof result entry of a spec.
 func record(id, node, kubelet, outcome string) {

@@ -12,7 +12,7 @@ import (
 
 // KEP §Version Skew Strategy › Pod Creation.
 var _ = Describe("[seccomp] pod creation", Label("seccomp", "create"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	podAnn := skew.SeccompPodAnnotation
 	ctrAnn := skew.SeccompContainerAnnotation(skew.ContainerName)
 

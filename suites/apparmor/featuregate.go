@@ -37,7 +37,7 @@ func featureEnabled(ctx context.Context, c kubernetes.Interface, gate string) (s
 // §Feature enablement and rollback. Where the gate is locked or gone the
 // oracle makes the spec skip with that reason.
 var _ = Describe("[apparmor] feature gate", Label("apparmor", "feature-gate"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("apparmor/feature-gate", func(ctx context.Context, t *h.Scenario) {
 		on, err := featureEnabled(ctx, t.F.ClientSet, "AppArmor")
 		Expect(err).NotTo(HaveOccurred())

@@ -13,7 +13,7 @@ import (
 
 // KEP-24 §Version Skew Strategy › Pod Update; §Proposal › Validation.
 var _ = Describe("[apparmor] pod update", Label("apparmor", "update"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("apparmor/update/immutable", func(ctx context.Context, t *h.Scenario) {
 		t.MustCreate(ctx, fx.Pod("plain", fx.Unschedulable()))
 		t.MustCreate(ctx, fx.Pod("annotated", fx.Unschedulable(), fx.Annotation(ctrAnn, "runtime/default")))

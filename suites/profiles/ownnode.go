@@ -16,6 +16,7 @@ import (
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/profiles/status"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
 // agentClient is a client with the credentials the agent pod on nd has: a
@@ -40,6 +41,7 @@ func agentClient(ctx context.Context, nd node) dynamic.Interface {
 }
 
 var _ = Describe("[profiles] least privilege", Label("profiles", "LinuxOnly"), func() {
+	h.Specs(family)
 	It("[profiles/agent/own-node] an agent's credentials write the status of its own node only [LinuxOnly]", Label("profiles-agent-own-node"), func(ctx SpecContext) {
 		if len(env.Nodes) < 2 {
 			Skip("needs two nodes")

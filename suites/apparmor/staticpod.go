@@ -89,7 +89,7 @@ func kubeletPod(ctx context.Context, t *h.Scenario, name string) *corev1.Pod {
 // KEP-24 §Version Skew Strategy › Kubelet fallback; §Removing annotation
 // support (Phase 3).
 var _ = Describe("[apparmor] static pods", Label("apparmor", "static-pod"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.KubeletRule("apparmor/static-pod/annotation-copy", func(ctx context.Context, t *h.Scenario) {
 		static := fx.StaticPod("static", t.NS, fx.Annotation(ctrAnn, "localhost/"+profile))
 		writeStaticPod(ctx, t, static)

@@ -11,7 +11,7 @@ import (
 
 // KEP-24 §Version Skew Strategy › PodTemplates, › Warnings.
 var _ = Describe("[apparmor] pod templates", Label("apparmor", "template"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("apparmor/template/no-sync", func(ctx context.Context, t *h.Scenario) {
 		tmpl := fx.Template("nosync", fx.PodAppArmor(fx.LocalhostAppArmor(profile)), fx.Annotation(ctrAnn, "localhost/"+profile))
 		var subs []h.Sub

@@ -13,7 +13,7 @@ import (
 // KEP-24 §Version Skew Strategy › Pod Creation, › Warnings; §Proposal ›
 // Validation (1); §Removing annotation support.
 var _ = Describe("[apparmor] pod creation", Label("apparmor", "create"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("apparmor/create/none", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(h.Sub{Name: "nothing set", Obs: t.Create(ctx, fx.Pod("none", fx.Unschedulable()))})
 	})

@@ -32,7 +32,7 @@ func setEnforce(ctx context.Context, t *h.Scenario, level admissionapi.Level) {
 
 // KEP-24 §Version Skew Strategy › Pod Security Admission.
 var _ = Describe("[apparmor] Pod Security admission", Label("apparmor", "psa"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("apparmor/psa", func(ctx context.Context, t *h.Scenario) {
 		var subs []h.Sub
 		for _, level := range []admissionapi.Level{admissionapi.LevelBaseline, admissionapi.LevelRestricted} {

@@ -31,7 +31,7 @@ func denyWriteMust(ctx context.Context, t *h.Scenario, pod string, c *observe.Co
 // KEP-24 §Failure and Fallback Strategy, rows 1-3, 5 and 6 (rows 4 and 7
 // are API rules, in api_test.go).
 var _ = Describe("[apparmor] failure and fallback", Label("apparmor", "failure"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.KubeletRule("apparmor/failure/row-1", func(ctx context.Context, t *h.Scenario) {
 		obs := t.RunUnderHandler(ctx, "no-apparmor-runtime", clusters.NoAppArmorHandler, false, fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
 		obs.Container.Behaviour = h.DescribeOutcome(t.Exp.Expected.AnyOf, obs.Container)

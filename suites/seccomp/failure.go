@@ -28,7 +28,7 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 // 6 are API rules: seccomp/api/runtime-profile-invalid and
 // seccomp/api/localhost-path-invalid).
 var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.KubeletRule("seccomp/failure/row-1", func(ctx context.Context, t *h.Scenario) {
 		obs := t.RunUnderHandler(ctx, "no-seccomp-runtime", clusters.NoSeccompHandler, false, fx.PodSeccomp(fx.Profile(runtimeDefault, "")))
 		obs.Container.Behaviour = h.DescribeOutcome(t.Exp.Expected.AnyOf, obs.Container)

@@ -17,7 +17,7 @@ var (
 
 // KEP-24 §Proposal › API, › Validation; failure rows 4 and 7.
 var _ = Describe("[apparmor] API validation", Label("apparmor", "api"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("apparmor/api/types", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(
 			h.Sub{Name: "pod RuntimeDefault + container Localhost", Obs: t.Create(ctx, fx.Pod("types", fx.Unschedulable(),

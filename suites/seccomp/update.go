@@ -16,7 +16,7 @@ import (
 
 // KEP §Version Skew Strategy › Pod Update.
 var _ = Describe("[seccomp] pod update", Label("seccomp", "update"), func() {
-	h.SetUp()
+	h.SetUp(family)
 	h.APIRule("seccomp/update/field-immutable", func(ctx context.Context, t *h.Scenario) {
 		t.MustCreate(ctx, fx.Pod("immutable", fx.Unschedulable(),
 			fx.PodSeccomp(fx.Profile(runtimeDefault, "")),

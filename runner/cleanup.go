@@ -1,0 +1,53 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/skewproof/skewproof/clusters"
+)
+
+// RunLabel marks what a run creates (namespaces, RuntimeClasses).
+const RunLabel = "skewproof.io/run"
+
+// deleteRunNamespaces removes namespaces a suite run left behind on an
+// existing cluster (the suites remove their own; this covers a crash) and
+// waits until they are gone.
+func deleteRunNamespaces(c *cluster, runID string, p *clusters.Progress) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sel := metav1.ListOptions{LabelSelector: RunLabel + "=" + runID}
+	nl, err := c.cs.CoreV1().Namespaces().List(ctx, sel)
+	if err != nil {
+		return
+	}
+	for _, ns := range nl.Items {
+		if ns.DeletionTimestamp == nil {
+			p.Step("deleting leftover namespace %s", ns.Name)
+			_ = c.cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
+		}
+	}
+	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		nl, err := c.cs.CoreV1().Namespaces().List(ctx, sel)
+		return err == nil && len(nl.Items) == 0, nil
+	})
+	if err != nil {
+		p.Step("namespaces labelled %s=%s are still terminating", RunLabel, runID)
+	}
+}
+
+// ensureRuntimeClasses creates the RuntimeClasses of the node images'
+// restricted runtime handlers (failure row 1 of both KEPs) that do not
+// exist yet and returns those it created.
+func ensureRuntimeClasses(ctx context.Context, c *cluster, runID string) ([]string, error) {
+	return clusters.EnsureRestrictedRuntimeClasses(ctx, c.cs, map[string]string{RunLabel: runID})
+}
+
+func deleteRuntimeClasses(c *cluster, names []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = clusters.DeleteRuntimeClasses(ctx, c.cs, names)
+}

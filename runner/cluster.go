@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/reports"
+)
+
+// cluster is the cluster under test as the API server describes it.
+type cluster struct {
+	cs        kubernetes.Interface
+	apiserver string
+	nodes     []corev1.Node
+}
+
+func connect(ctx context.Context, kubeconfig string) (*cluster, error) {
+	cs, err := clusters.Clientset(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	sv, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("asking the API server of %s its version: %w", kubeconfig, err)
+	}
+	nl, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the nodes of %s: %w", kubeconfig, err)
+	}
+	sort.Slice(nl.Items, func(i, j int) bool { return nl.Items[i].Name < nl.Items[j].Name })
+	return &cluster{cs: cs, apiserver: sv.GitVersion, nodes: nl.Items}, nil
+}
+
+func controlPlane(n *corev1.Node) bool {
+	_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
+	return cp
+}
+
+func (c *cluster) names() []string {
+	var out []string
+	for _, n := range c.nodes {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+// workers are the nodes that are not control-plane nodes.
+func (c *cluster) workers() []string {
+	var out []string
+	for i := range c.nodes {
+		if !controlPlane(&c.nodes[i]) {
+			out = append(out, c.nodes[i].Name)
+		}
+	}
+	return out
+}
+
+// records describes the nodes for run.json; appArmor is the node agent's
+// report of whether AppArmor profiles load on each node.
+func (c *cluster) records(appArmor map[string]bool) []reports.NodeRecord {
+	var out []reports.NodeRecord
+	for i := range c.nodes {
+		n := &c.nodes[i]
+		r := reports.NodeRecord{Name: n.Name, ControlPlane: controlPlane(n), Kubelet: n.Status.NodeInfo.KubeletVersion,
+			ContainerRuntime: n.Status.NodeInfo.ContainerRuntimeVersion, KernelVersion: n.Status.NodeInfo.KernelVersion,
+			OSImage: n.Status.NodeInfo.OSImage, Architecture: n.Status.NodeInfo.Architecture}
+		if on, ok := appArmor[n.Name]; ok {
+			r.AppArmor = &on
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func joinFacts(m map[string]bool) string {
+	var kv []string
+	for n, on := range m {
+		kv = append(kv, fmt.Sprintf("%s=%v", n, on))
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ",")
+}
+
+func kernelRelease() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return strings.TrimSpace(string(b))
+}
+
+func allDockerContainers(ctx context.Context, nodes []string) bool {
+	if len(nodes) == 0 {
+		return false
+	}
+	for _, n := range nodes {
+		if _, err := clusters.Docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", n); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// allLocal reports whether commands can run on every node from this host
+// (kind node containers and User-Mode Linux nodes).
+func allLocal(ctx context.Context, nodes []string) bool {
+	for _, n := range nodes {
+		if !clusters.IsLocalNode(ctx, n) {
+			return false
+		}
+	}
+	return len(nodes) > 0
+}

@@ -1,0 +1,88 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/profiles"
+)
+
+// agentImage is the node agent image: Options.AgentImage, or one built from
+// the static skewproof binary and loaded into local nodes.
+func (o Options) agentImage(ctx context.Context, p *clusters.Progress, nodes []string, nodeAccess string) (profiles.AgentImage, error) {
+	if o.AgentImage != "" {
+		return profiles.AgentImage{Ref: o.AgentImage, Note: o.AgentImageNote}, nil
+	}
+	if nodeAccess != "docker" && !allLocal(ctx, nodes) {
+		return profiles.AgentImage{}, fmt.Errorf("the nodes are not local containers: pass --agent-image with a skewproof agent image present on every node (see docs/vendor.md)")
+	}
+	var img profiles.AgentImage
+	err := p.Timed(fmt.Sprintf("loading the agent image into %d nodes", len(nodes)), func() (err error) {
+		img, err = profiles.LoadAgentImage(ctx, o.AgentBinary, nodes)
+		if err != nil {
+			return fmt.Errorf("%w (the skewproof binary must be static: build it with 'make build'); or pass --agent-image", err)
+		}
+		return nil
+	})
+	if img.Note != "" {
+		p.Step("warning: %s; nodes with AppArmor will report Failed for AppArmorProfiles", img.Note)
+	}
+	return img, err
+}
+
+// installFixtures deploys the agent of the fixtures namespace and installs
+// the seccomp fixtures and, when the AppArmor suite runs, the AppArmor ones;
+// it returns their removal and per node whether AppArmor profiles load
+// there (the agent reports Unsupported on a node without AppArmor). The
+// removal takes the CRDs too when they were not there before.
+func (o Options) installFixtures(ctx context.Context, p *clusters.Progress, kubeconfig, image string, nodes int) (func() error, map[string]bool, error) {
+	c, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	hadCRDs, err := c.CRDsInstalled(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("looking for the profile CRDs: %w", err)
+	}
+	remove := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		what := "removing the fixture profiles and their agent"
+		if !hadCRDs {
+			what += " (and the CRDs this run added)"
+		}
+		return p.Timed(what, func() error { return c.Teardown(ctx, !hadCRDs) })
+	}
+	timeout := 3 * time.Minute
+	if o.Up.AppArmorNode != "" || clusters.AppArmorNodeRunning(o.Name) {
+		// The agent starts and syncs slowly on a User-Mode Linux node.
+		timeout = 10 * time.Minute
+	}
+	err = p.Timed(fmt.Sprintf("installing %d seccomp profiles through the agent on %d nodes", len(profiles.Seccomp()), nodes), func() error {
+		_, err := profiles.InstallFixtures(ctx, c, image, timeout)
+		return err
+	})
+	if err != nil || !slices.Contains(o.Suites, "apparmor") {
+		return remove, nil, err
+	}
+	var loaded map[string]bool
+	err = p.Timed(fmt.Sprintf("installing %d AppArmor profiles through the agent on %d nodes", len(profiles.AppArmor()), nodes), func() (err error) {
+		loaded, err = profiles.InstallAppArmorFixtures(ctx, c, timeout)
+		return err
+	})
+	if err == nil {
+		var on []string
+		for n, l := range loaded {
+			if l {
+				on = append(on, n)
+			}
+		}
+		sort.Strings(on)
+		p.Step("nodes with AppArmor (profiles loaded): %d of %d %v", len(on), len(loaded), on)
+	}
+	return remove, loaded, err
+}

@@ -1,0 +1,221 @@
+// Package runner runs skewproof's conformance suites against a cluster: a
+// new one it brings up and deletes, or an existing one (a kubeconfig). It
+// plans the suite processes (the API server rules in one, each worker's
+// kubelet rules in another), installs the fixture profiles through the
+// node agent, creates the RuntimeClasses of failure row 1, runs the
+// prebuilt e2e binary (bin/skewproof-e2e.test) once per process with the
+// environment of package suites/env, turns its output into live progress,
+// merges the JUnit files, writes the run record and removes what it
+// created.
+//
+// cmd/skewproof ('skewproof run') and the conformance image's entrypoint
+// (package runner/incluster) are thin layers of flags over Run.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/reports"
+	senv "github.com/skewproof/skewproof/suites/env"
+)
+
+// Suites are the suites of the e2e binary, in the order they run.
+var Suites = []string{"seccomp", "apparmor", "profiles"}
+
+// Options configure one run.
+type Options struct {
+	// Name is the cluster's name: the new cluster's, or the name recorded
+	// in the report for an existing one.
+	Name string
+	// Kubeconfig is an existing cluster's kubeconfig; empty: Up is the new
+	// cluster to bring up (and delete afterwards unless Keep).
+	Kubeconfig string
+	Up         clusters.UpOptions
+	// Suites to run, one after the other (they change the same nodes).
+	Suites []string
+	// SuiteBinary is the e2e binary (see FindSuiteBinary).
+	SuiteBinary string
+	// LabelFilter, Focus and Skip select specs (Ginkgo syntax), on top of
+	// the suite and the partition.
+	LabelFilter, Focus, Skip string
+	// JUnitDir receives junit-<name>.xml, the logs and run.json.
+	JUnitDir string
+	// Keep keeps the new cluster and what the suites created.
+	Keep bool
+	// Parallel runs the API server rules and each worker's kubelet rules in
+	// concurrent processes.
+	Parallel bool
+	Timeout  time.Duration
+	// AgentImage is a node agent image present on every node; empty: one
+	// is built from AgentBinary and loaded into local node containers.
+	AgentImage, AgentImageNote string
+	// AgentBinary is a static skewproof binary (the running executable).
+	AgentBinary string
+	// Mode and Command are recorded in run.json.
+	Mode    string
+	Command []string
+	// Progress receives the steps; OnSpec each finished spec (default: a
+	// progress line).
+	Progress *clusters.Progress
+	OnSpec   func(reports.Result)
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	JUnit   string
+	Logs    []string
+	Results []reports.Result
+}
+
+// Run runs the suites and returns their results. It fails when a spec
+// failed, when a suite failed outside its specs, when no spec ran, and on
+// interrupt (ctx cancelled), after cleaning up in every case.
+func Run(ctx context.Context, o Options) (out Outcome, err error) {
+	p := o.Progress
+	if p == nil {
+		p = clusters.NewProgress(os.Stderr)
+	}
+	if o.OnSpec == nil {
+		o.OnSpec = func(r reports.Result) { p.Step("%s", reports.ProgressLine(r)) }
+	}
+	// The suite processes run concurrently; OnSpec sees one spec at a time.
+	var mu sync.Mutex
+	onSpec := o.OnSpec
+	o.OnSpec = func(r reports.Result) { mu.Lock(); defer mu.Unlock(); onSpec(r) }
+	if err := os.MkdirAll(o.JUnitDir, 0o755); err != nil {
+		return out, fmt.Errorf("creating the results directory: %w", err)
+	}
+	junitDir, _ := filepath.Abs(o.JUnitDir)
+	rec := reports.Record{Command: o.Command, Skewproof: Version(), Mode: o.Mode, Cluster: o.Name, Suites: o.Suites,
+		LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip, Started: time.Now().UTC()}
+
+	kubeconfig := o.Kubeconfig
+	if kubeconfig == "" {
+		kubeconfig = clusters.DefaultKubeconfig(o.Name)
+		// Deleted on success, failure and interrupt (ctx is cancelled on
+		// SIGINT/SIGTERM), unless Keep.
+		defer func() {
+			if o.Keep {
+				p.Step("keeping cluster %s (--keep); delete it with 'skewproof cluster down --name %s'", o.Name, o.Name)
+				return
+			}
+			if err != nil {
+				for _, f := range clusters.SaveAppArmorNodeConsoles(o.Name, junitDir) {
+					p.Step("AppArmor node console log kept: %s", f)
+				}
+			}
+			dctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			if derr := p.Timed("deleting cluster "+o.Name, func() error { return clusters.Down(dctx, o.Name, kubeconfig, p) }); derr != nil {
+				err = errors.Join(err, derr)
+			}
+		}()
+		up := o.Up
+		up.Name, up.Kubeconfig, up.Progress, up.ArtifactsDir = o.Name, kubeconfig, p, junitDir
+		if _, err := clusters.Up(ctx, up); err != nil {
+			return out, fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
+		}
+		h := clusters.DetectHost()
+		rec.Host = &reports.HostRecord{Kernel: kernelRelease(), Seccomp: h.Seccomp, AppArmor: h.AppArmor, CgroupVersion: h.CgroupVersion}
+	}
+	c, err := connect(ctx, kubeconfig)
+	if err != nil {
+		return out, err
+	}
+	rec.APIServer = c.apiserver
+	rec.NodeAccess = "none"
+	if allDockerContainers(ctx, c.names()) {
+		rec.NodeAccess = "docker"
+	}
+	image, err := o.agentImage(ctx, p, c.names(), rec.NodeAccess)
+	if err != nil {
+		return out, err
+	}
+	var appArmorNodes map[string]bool
+	if slices.Contains(o.Suites, "seccomp") || slices.Contains(o.Suites, "apparmor") {
+		remove, loaded, err := o.installFixtures(ctx, p, kubeconfig, image.Ref, len(c.nodes))
+		if remove != nil && !o.Keep && o.Kubeconfig != "" {
+			// A new cluster goes as a whole; on an existing one the agent
+			// removes the files when their profiles go.
+			defer func() { err = errors.Join(err, remove()) }()
+		}
+		if err != nil {
+			return out, err
+		}
+		appArmorNodes = loaded
+	}
+	rec.Nodes = c.records(appArmorNodes)
+
+	out.JUnit = filepath.Join(junitDir, "junit-"+o.Name+".xml")
+	_ = os.Remove(out.JUnit)
+	runID := rand.String(6)
+	env := []string{senv.Kubeconfig + "=" + kubeconfig, senv.Cluster + "=" + o.Name, senv.NodeAccess + "=" + rec.NodeAccess,
+		senv.RunID + "=" + runID, senv.AgentImage + "=" + image.Ref, senv.AgentImageNote + "=" + image.Note}
+	if o.Keep {
+		env = append(env, senv.Keep+"=1")
+	}
+	if len(appArmorNodes) > 0 {
+		env = append(env, senv.AppArmorNodes+"="+joinFacts(appArmorNodes))
+	}
+	// The RuntimeClasses of failure row 1, shared by the processes: created
+	// here, so no process deletes them while another still uses them.
+	created, err := ensureRuntimeClasses(ctx, c, runID)
+	if len(created) > 0 {
+		defer deleteRuntimeClasses(c, created)
+	}
+	if err != nil {
+		return out, err
+	}
+	var suites []reports.Suite
+	var suiteErr error
+	for _, name := range o.Suites {
+		if ctx.Err() != nil {
+			break
+		}
+		s, logGlob, err := o.runOne(ctx, p, name, junitDir, c.workers(), env)
+		out.Logs = append(out.Logs, logGlob)
+		suiteErr = errors.Join(suiteErr, err)
+		suites = append(suites, s...)
+	}
+	if o.Kubeconfig != "" && !o.Keep {
+		deleteRunNamespaces(c, runID, p)
+	}
+	if len(suites) > 0 {
+		if err := reports.WriteJUnitFile(out.JUnit, suites...); err != nil {
+			return out, err
+		}
+	}
+	for _, s := range suites {
+		out.Results = append(out.Results, s.Results...)
+	}
+	rec.Finished = time.Now().UTC()
+	rec.JUnit = filepath.Base(out.JUnit)
+	for _, l := range out.Logs {
+		rec.Logs = append(rec.Logs, filepath.Base(l))
+	}
+	if err := reports.WriteRecord(junitDir, rec); err != nil {
+		return out, err
+	}
+	switch {
+	case ctx.Err() != nil:
+		return out, fmt.Errorf("interrupted; partial report in %s", out.JUnit)
+	case reports.Count(out.Results)[reports.Fail] > 0:
+		return out, fmt.Errorf("%d of %d specs failed; see %s", reports.Count(out.Results)[reports.Fail], len(out.Results), out.JUnit)
+	case suiteErr != nil:
+		return out, fmt.Errorf("a suite failed outside the specs: %w (logs: %s)", suiteErr, strings.Join(out.Logs, " "))
+	case len(out.Results) == 0:
+		return out, fmt.Errorf("no spec ran (label filter %q, focus %q, skip %q)", o.LabelFilter, o.Focus, o.Skip)
+	}
+	return out, nil
+}

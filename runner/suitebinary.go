@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/skewproof/skewproof/clusters"
+)
+
+// SuiteBinaryName is the e2e binary's file name; 'make build' puts it
+// beside bin/skewproof.
+const SuiteBinaryName = "skewproof-e2e.test"
+
+// SuitePackage is the e2e binary's Go package, relative to the module root.
+const SuitePackage = "./suites/e2e"
+
+// FindSuiteBinary returns the e2e binary beside the executable exe, or an
+// error naming the remedies.
+func FindSuiteBinary(exe string) (string, error) {
+	p := filepath.Join(filepath.Dir(exe), SuiteBinaryName)
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+		return p, nil
+	}
+	return "", fmt.Errorf("no %s beside %s: build it with 'make build', pass --suite-binary PATH, or --build-suites from the source tree", SuiteBinaryName, exe)
+}
+
+// BuildSuiteBinary compiles the e2e binary with 'go test -c' from the
+// source tree (development) into dir.
+func BuildSuiteBinary(ctx context.Context, p *clusters.Progress, dir string) (string, error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", fmt.Errorf("%w; run from the skewproof source tree or use the prebuilt %s", err, SuiteBinaryName)
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return "", fmt.Errorf("compiling the suites needs Go: %w; use the prebuilt %s ('make build')", err, SuiteBinaryName)
+	}
+	bin := filepath.Join(dir, SuiteBinaryName)
+	err = p.Timed("compiling the suites ("+SuitePackage+")", func() error {
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, SuitePackage)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go test -c %s: %v\n%s", SuitePackage, err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	})
+	return bin, err
+}
+
+// ModuleRoot is the skewproof source tree above the working directory.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/skewproof/skewproof\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("the skewproof source tree (go.mod) was not found above the current directory")
+		}
+		dir = parent
+	}
+}
+
+// Version is the skewproof binary's version: its module version, else its
+// VCS revision (with "+dirty" for a modified tree), else "devel".
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return rev + dirty
+}

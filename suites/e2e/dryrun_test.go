@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	h "github.com/skewproof/skewproof/suites/internal/harness"
+)
+
+// TestDryRunListsTheCatalogue checks that the binary lists exactly the
+// catalogue's seccomp/* and apparmor/* ids under their family's label (API
+// rules once, kubelet rules per worker).
+func TestDryRunListsTheCatalogue(t *testing.T) {
+	for _, family := range []string{"seccomp", "apparmor"} {
+		t.Run(family, func(t *testing.T) { h.CheckDryRunListsTheCatalogue(t, family, "TestE2E") })
+	}
+}
+
+// TestEverySpecBelongsToOneSuite checks that each spec of the binary
+// carries exactly one registered family as its label: the runner selects
+// suites by it, so a spec without one would never run.
+func TestEverySpecBelongsToOneSuite(t *testing.T) {
+	families := h.Families()
+	if want := []string{"apparmor", "profiles", "seccomp"}; !slices.Equal(families, want) {
+		t.Fatalf("registered suites %q, want %q", families, want)
+	}
+	report := filepath.Join(t.TempDir(), "report.json")
+	out, err := h.RunFakeSuite("TestE2E", "w1=1.34.4", "-ginkgo.dry-run", "-ginkgo.json-report", report)
+	if err != nil {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []types.Report
+	if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 1 {
+		t.Fatalf("reading the dry run's report: %v", err)
+	}
+	per := map[string]int{}
+	for _, s := range rs[0].SpecReports {
+		if s.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		var in []string
+		for _, f := range families {
+			if slices.Contains(s.Labels(), f) {
+				in = append(in, f)
+			}
+		}
+		if len(in) != 1 {
+			t.Errorf("spec %q has families %q, want exactly one", s.FullText(), in)
+			continue
+		}
+		if !strings.HasPrefix(s.LeafNodeText, "["+in[0]+"/") {
+			t.Errorf("spec %q is labelled %s but its id is not", s.FullText(), in[0])
+		}
+		per[in[0]]++
+	}
+	for _, f := range families {
+		if per[f] == 0 {
+			t.Errorf("no spec of the %s suite in the binary", f)
+		}
+	}
+}
+
+// TestProgressLinePerSpec checks that one spec run gives exactly one
+// progress line, with its catalogue id, as the runner expects.
+func TestProgressLinePerSpec(t *testing.T) {
+	for _, id := range []string{"seccomp/api/types", "apparmor/api/types"} {
+		t.Run(id, func(t *testing.T) { h.CheckProgressLinePerSpec(t, "TestE2E", id) })
+	}
+}

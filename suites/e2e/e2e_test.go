@@ -1,0 +1,25 @@
+// Package e2e is the test main of skewproof's conformance suites, laid out
+// like the Kubernetes e2e tests: the specs live in ordinary packages
+// (suites/seccomp, suites/apparmor, suites/profiles) that register
+// themselves when imported here, and 'make build' compiles this package
+// once into bin/skewproof-e2e.test, which 'skewproof run' and the
+// conformance image run.
+//
+//	go test -c -o bin/skewproof-e2e.test ./suites/e2e
+//	SKEWPROOF_KUBECONFIG=… bin/skewproof-e2e.test -test.run '^TestE2E$' -ginkgo.label-filter seccomp -ginkgo.v
+//
+// Without SKEWPROOF_KUBECONFIG (and without a made-up cluster in
+// SKEWPROOF_NODES) the binary skips: 'go test ./...' needs no cluster.
+package e2e
+
+import (
+	"testing"
+
+	_ "github.com/skewproof/skewproof/suites/apparmor"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
+	_ "github.com/skewproof/skewproof/suites/profiles"
+	_ "github.com/skewproof/skewproof/suites/seccomp"
+)
+
+// TestE2E runs every registered suite's specs that the Ginkgo filters select.
+func TestE2E(t *testing.T) { h.RunE2E(t) }

@@ -1,0 +1,56 @@
+// Package env names the environment through which the runner ('skewproof
+// run', the in-cluster entrypoint) configures a suite process
+// (bin/skewproof-e2e.test). It is the one place these names are spelled;
+// the runner sets them and the suites read them.
+package env
+
+const (
+	// Kubeconfig is the kubeconfig of the cluster under test (required to
+	// run specs; without it and without Nodes the binary skips).
+	Kubeconfig = "SKEWPROOF_KUBECONFIG"
+	// JUnit is the path of the JUnit file the process writes (optional).
+	JUnit = "SKEWPROOF_JUNIT"
+	// Cluster is the cluster name recorded in the JUnit file (optional).
+	Cluster = "SKEWPROOF_CLUSTER"
+	// NodeAccess is "docker" (the nodes are local containers: node files
+	// can be read and changed directly) or "none"; guessed when unset.
+	NodeAccess = "SKEWPROOF_NODE_ACCESS"
+	// RunID labels every namespace and object the run creates
+	// (skewproof.io/run), so that leftovers can be found and removed.
+	RunID = "SKEWPROOF_RUN_ID"
+	// Workers is node,… : run kubelet rules on these nodes only (default:
+	// every Ready, schedulable node that is not a control plane).
+	Workers = "SKEWPROOF_WORKERS"
+	// Nodes is name=version,… : a made-up cluster instead of asking the API
+	// server (with APIServer), to list the specs without a cluster.
+	Nodes = "SKEWPROOF_NODES"
+	// APIServer is the API server version of the made-up cluster of Nodes.
+	APIServer = "SKEWPROOF_APISERVER"
+	// AppArmorNodes overrides the AppArmor host fact per node
+	// (node=true|false,…), as the node agent reported it.
+	AppArmorNodes = "SKEWPROOF_APPARMOR_NODES"
+	// AgentImage is the node agent image present on every node (the
+	// profiles suite deploys it).
+	AgentImage = "SKEWPROOF_AGENT_IMAGE"
+	// AgentImageNote says why AgentImage has no apparmor_parser (empty: it
+	// has one).
+	AgentImageNote = "SKEWPROOF_AGENT_IMAGE_NOTE"
+	// Binary is a static skewproof binary the profiles suite builds its
+	// agent image from when AgentImage is unset (nodes with docker access).
+	Binary = "SKEWPROOF_BINARY"
+	// Keep: set to keep what the suites created (namespaces, the profiles
+	// suite's agent).
+	Keep = "SKEWPROOF_KEEP"
+	// ScaleNodes is the number of simulated nodes of profiles/node-status/scale
+	// (default 500).
+	ScaleNodes = "SKEWPROOF_SCALE_NODES"
+	// ProfilesDeleteCRDs: set to delete the profile CRDs after the profiles
+	// suite.
+	ProfilesDeleteCRDs = "SKEWPROOF_PROFILES_DELETE_CRDS"
+	// CacheDir is where skewproof keeps its caches (default
+	// $XDG_CACHE_HOME/skewproof).
+	CacheDir = "SKEWPROOF_CACHE_DIR"
+)
+
+// Prefix is what every name above begins with.
+const Prefix = "SKEWPROOF_"
