@@ -248,3 +248,23 @@ func SaveAppArmorNodeConsoles(cluster, dir string) []string {
 	}
 	return out
 }
+
+// NodeNames lists the nodes of a skewproof cluster: its kind node
+// containers and its User-Mode Linux nodes.
+func NodeNames(ctx context.Context, name string) ([]string, error) {
+	ns, err := provider(nil).ListNodes(name)
+	if err != nil {
+		return nil, fmt.Errorf("listing the nodes of %s: %w", name, err)
+	}
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.String())
+	}
+	if AppArmorNodeRunning(name) {
+		out = append(out, AppArmorNodeName(name))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no cluster %s (see 'skewproof cluster list')", name)
+	}
+	return out, nil
+}

@@ -49,8 +49,10 @@ type Options struct {
 	// LabelFilter, Focus and Skip select specs (Ginkgo syntax), on top of
 	// the suite and the partition.
 	LabelFilter, Focus, Skip string
-	// JUnitDir receives junit-<name>.xml, the logs and run.json.
+	// JUnitDir receives the JUnit file, the logs and run.json.
 	JUnitDir string
+	// JUnitName is the JUnit file's name (default junit-<Name>.xml).
+	JUnitName string
 	// Keep keeps the new cluster and what the suites created.
 	Keep bool
 	// Parallel runs the API server rules and each worker's kubelet rules in
@@ -157,7 +159,10 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	}
 	rec.Nodes = c.records(appArmorNodes)
 
-	out.JUnit = filepath.Join(junitDir, "junit-"+o.Name+".xml")
+	if o.JUnitName == "" {
+		o.JUnitName = "junit-" + o.Name + ".xml"
+	}
+	out.JUnit = filepath.Join(junitDir, o.JUnitName)
 	_ = os.Remove(out.JUnit)
 	runID := rand.String(6)
 	env := []string{senv.Kubeconfig + "=" + kubeconfig, senv.Cluster + "=" + o.Name, senv.NodeAccess + "=" + rec.NodeAccess,

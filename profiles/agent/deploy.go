@@ -41,7 +41,7 @@ const (
 // DeployOptions describe one deployment of the agent.
 type DeployOptions struct {
 	Namespace string // DefaultNamespace when empty
-	Image     string // image reference, present on every node (never pulled)
+	Image     string // image reference: loaded into every node, or pulled from a registry (IfNotPresent)
 	// KubeletRoot is the kubelet --root-dir (default /var/lib/kubelet).
 	KubeletRoot string
 	// OwnNodePolicy adds a ValidatingAdmissionPolicy that lets the agent's
@@ -307,7 +307,7 @@ func daemonSet(o DeployOptions, _ map[string]string) *appsv1.DaemonSet {
 					Containers: []corev1.Container{{
 						Name:            "agent",
 						Image:           o.Image,
-						ImagePullPolicy: corev1.PullNever,
+						ImagePullPolicy: corev1.PullIfNotPresent,
 						Command:         []string{BinaryInImage, "agent"},
 						Args:            args,
 						Env: []corev1.EnvVar{
@@ -350,7 +350,7 @@ func aggregator(o DeployOptions) *appsv1.Deployment {
 					Containers: []corev1.Container{{
 						Name:            "aggregator",
 						Image:           o.Image,
-						ImagePullPolicy: corev1.PullNever,
+						ImagePullPolicy: corev1.PullIfNotPresent,
 						Command:         []string{BinaryInImage, "agent", "aggregate"},
 						Args:            []string{"--namespace=$(NAMESPACE)"},
 						Env: []corev1.EnvVar{{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{

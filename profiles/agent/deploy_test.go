@@ -68,7 +68,7 @@ func TestDaemonSetLeastPrivilege(t *testing.T) {
 	}
 	c := ps.Containers[0]
 	sc := c.SecurityContext
-	if c.ImagePullPolicy != corev1.PullNever || c.Image != "skewproof.local/skewproof-agent:x" {
+	if c.ImagePullPolicy != corev1.PullIfNotPresent || c.Image != "skewproof.local/skewproof-agent:x" {
 		t.Errorf("image %s pull %s", c.Image, c.ImagePullPolicy)
 	}
 	if sc.Privileged != nil && *sc.Privileged || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/runner"
+	"github.com/skewproof/skewproof/runner/incluster"
+)
+
+func init() {
+	register(command{name: "images conformance", summary: "write the in-cluster conformance image (--output FILE) or load it into a skewproof cluster's nodes (--cluster NAME), for Hydrophone and Sonobuoy", run: imagesConformance})
+	register(command{name: "conformance-entrypoint", summary: "run the suites inside the cluster: the conformance image's entrypoint (E2E_FOCUS, E2E_SKIP, E2E_EXTRA_ARGS, E2E_DRYRUN)", run: conformanceEntrypoint})
+}
+
+func imagesConformance(ctx context.Context, args []string) error {
+	fs := newFlagSet("images conformance")
+	out := fs.String("output", "", "archive to write (docker-save format), e.g. skewproof-conformance.tar")
+	cluster := fs.String("cluster", "", "load the image into the nodes of this skewproof cluster instead")
+	suite := fs.String("suite-binary", "", "the e2e binary (default: "+runner.SuiteBinaryName+" beside this executable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case (*out == "") == (*cluster == ""):
+		return usagef("give --output FILE or --cluster NAME")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if *suite == "" {
+		if *suite, err = runner.FindSuiteBinary(exe); err != nil {
+			return usagef("%v", err)
+		}
+	} else if _, err := os.Stat(*suite); err != nil {
+		return usagef("--suite-binary: %v", err)
+	}
+	var img incluster.Image
+	if *out != "" {
+		img, err = incluster.SaveImage(ctx, exe, *suite, *out)
+	} else {
+		var nodes []string
+		if nodes, err = clusters.NodeNames(ctx, *cluster); err != nil {
+			return err
+		}
+		img, err = incluster.LoadImage(ctx, exe, *suite, nodes)
+	}
+	if err != nil {
+		return err
+	}
+	if img.Note != "" {
+		fmt.Fprintf(os.Stderr, "warning: %s\n", img.Note)
+	}
+	if *out != "" {
+		fmt.Printf("%s written to %s\nload it (docker load -i %s), tag and push it where the nodes pull from, then:\n  hydrophone --conformance-image REF --busybox-image REF --focus 'seccomp|apparmor|profiles'\n", img.Ref, *out, *out)
+	} else {
+		fmt.Printf("%s loaded into the nodes of %s\n", img.Ref, *cluster)
+	}
+	return nil
+}
+
+func conformanceEntrypoint(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q: the entrypoint reads E2E_FOCUS, E2E_SKIP, E2E_EXTRA_ARGS, E2E_EXTRA_GINKGO_ARGS and E2E_DRYRUN", args[0])
+	}
+	os.Exit(incluster.Main(ctx))
+	return nil
+}

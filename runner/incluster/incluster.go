@@ -1,0 +1,406 @@
+// Package incluster is the conformance image's entrypoint: it runs
+// skewproof's suites inside the cluster it runs in, with the pod's
+// ServiceAccount, and honours the contracts of the two tools vendors run
+// conformance images with.
+//
+// Hydrophone (sigs.k8s.io/hydrophone, pkg/conformance/deploy.go and
+// pkg/conformance/client): the settings come as E2E_FOCUS, E2E_SKIP,
+// E2E_EXTRA_ARGS, E2E_EXTRA_GINKGO_ARGS and E2E_DRYRUN; the results go to
+// /tmp/results/e2e.log and /tmp/results/junit_01.xml; progress is counted
+// from the "Will run X of Y specs" line of e2e.log and one "•" per finished
+// spec after it; completion is the "Ginkgo ran N suite" line at the end of
+// the container log; the container's exit status is the run's.
+//
+// Sonobuoy (package runner/sonobuoy): the results go to its results
+// directory, packed into a tarball whose path the done file names, and
+// progress is posted to the worker after each spec.
+package incluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/runner"
+	"github.com/skewproof/skewproof/runner/sonobuoy"
+	senv "github.com/skewproof/skewproof/suites/env"
+)
+
+// The environment of a conformance image (Hydrophone's names).
+const (
+	EnvFocus            = "E2E_FOCUS"
+	EnvSkip             = "E2E_SKIP"
+	EnvExtraArgs        = "E2E_EXTRA_ARGS"
+	EnvExtraGinkgoArgs  = "E2E_EXTRA_GINKGO_ARGS"
+	EnvDryRun           = "E2E_DRYRUN"
+	DefaultResultsDir   = "/tmp/results"
+	JUnitFile           = "junit_01.xml"
+	LogFile             = "e2e.log"
+	serviceAccountDir   = "/var/run/secrets/kubernetes.io/serviceaccount"
+	conformanceFocusAll = `\[Conformance\]`
+)
+
+// Settings are what the entrypoint runs, read from the environment.
+type Settings struct {
+	Focus, Skip, LabelFilter string
+	DryRun                   bool
+	Suites                   []string
+	AgentImage, Name         string
+	Timeout                  time.Duration
+	// Ignored lists the Ginkgo arguments that do not apply (the runner
+	// plans its own processes).
+	Ignored []string
+}
+
+// ReadSettings reads the E2E_* environment. E2E_EXTRA_ARGS takes
+// skewproof's own flags (--suites, --label-filter, --agent-image,
+// --timeout, --name); E2E_EXTRA_GINKGO_ARGS takes Ginkgo's --focus,
+// --skip, --label-filter and --dry-run.
+func ReadSettings(getenv func(string) string) (Settings, error) {
+	s := Settings{Focus: getenv(EnvFocus), Skip: getenv(EnvSkip), DryRun: getenv(EnvDryRun) == "true"}
+	fs := flag.NewFlagSet(EnvExtraArgs, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	suites := fs.String("suites", strings.Join(runner.Suites, ","), "")
+	fs.StringVar(&s.LabelFilter, "label-filter", "", "")
+	fs.StringVar(&s.AgentImage, "agent-image", "", "")
+	fs.StringVar(&s.Name, "name", "in-cluster", "")
+	fs.DurationVar(&s.Timeout, "timeout", 60*time.Minute, "")
+	if err := fs.Parse(strings.Fields(getenv(EnvExtraArgs))); err != nil {
+		return s, fmt.Errorf("%s: %v (flags: --suites, --label-filter, --agent-image, --timeout, --name)", EnvExtraArgs, err)
+	}
+	for _, n := range strings.Split(*suites, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if !slicesContains(runner.Suites, n) {
+			return s, fmt.Errorf("%s: --suites: %q is not a suite (%s)", EnvExtraArgs, n, strings.Join(runner.Suites, ", "))
+		}
+		s.Suites = append(s.Suites, n)
+	}
+	for _, a := range strings.Fields(getenv(EnvExtraGinkgoArgs)) {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "focus":
+			s.Focus = join(s.Focus, val)
+		case "skip":
+			s.Skip = join(s.Skip, val)
+		case "label-filter":
+			s.LabelFilter = runner.Select(s.LabelFilter, val)
+		case "dry-run", "dryRun":
+			s.DryRun = !hasVal || val == "true"
+		default:
+			s.Ignored = append(s.Ignored, a)
+		}
+	}
+	return s, nil
+}
+
+func slicesContains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// join ORs two Ginkgo regular expressions.
+func join(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return "(" + a + ")|(" + b + ")"
+}
+
+// output is the entrypoint's output: the container log and e2e.log.
+type output struct {
+	mu  sync.Mutex
+	w   io.Writer
+	log *os.File
+}
+
+func (o *output) Write(b []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.w.Write(b)
+}
+
+func (o *output) printf(format string, args ...any) { fmt.Fprintf(o, format+"\n", args...) }
+
+// Main runs the entrypoint and returns the exit status: 0 when every spec
+// passed, deviated or was skipped, 1 otherwise.
+func Main(ctx context.Context) int {
+	start := time.Now()
+	dir := DefaultResultsDir
+	son := sonobuoy.Detected()
+	if son {
+		dir = sonobuoy.ResultsDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "skewproof: results directory %s: %v\n", dir, err)
+		return 1
+	}
+	logf, err := os.Create(filepath.Join(dir, LogFile))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "skewproof: %v\n", err)
+		return 1
+	}
+	defer logf.Close()
+	out := &output{w: io.MultiWriter(os.Stdout, logf), log: logf}
+	res, total, err := run(ctx, dir, out)
+	if err != nil {
+		// e2e.log must name the plan before anything else; an error before
+		// the plan still gets a parseable log.
+		out.printf("skewproof: %v", err)
+	}
+	c := reports.Count(res)
+	passed := c[reports.Pass] + c[reports.Deviation]
+	out.printf("\nRan %d of %d Specs in %.3f seconds", passed+c[reports.Fail], total, time.Since(start).Seconds())
+	status := 0
+	if err != nil || c[reports.Fail] > 0 {
+		status = 1
+		out.printf("FAIL! -- %d Passed | %d Failed | 0 Pending | %d Skipped (%d of the passed deviate from the KEP as documented)", passed, c[reports.Fail], c[reports.Skip], c[reports.Deviation])
+	} else {
+		out.printf("SUCCESS! -- %d Passed | 0 Failed | 0 Pending | %d Skipped (%d of the passed deviate from the KEP as documented)", passed, c[reports.Skip], c[reports.Deviation])
+	}
+	if son {
+		files := []string{LogFile}
+		for _, f := range []string{JUnitFile, reports.RecordFile} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				files = append(files, f)
+			}
+		}
+		logs, _ := filepath.Glob(filepath.Join(dir, "*-"+"*.log"))
+		for _, l := range logs {
+			if filepath.Base(l) != LogFile {
+				files = append(files, filepath.Base(l))
+			}
+		}
+		if tarball, err := sonobuoy.Done(dir, files); err != nil {
+			out.printf("skewproof: telling Sonobuoy the results are done: %v", err)
+			status = 1
+		} else {
+			out.printf("results for Sonobuoy: %s", tarball)
+		}
+	}
+	// Hydrophone waits for this line in the container log.
+	out.printf("\nGinkgo ran 1 suite in %s", time.Since(start).Round(time.Millisecond))
+	if status == 0 {
+		out.printf("Test Suite Passed")
+	} else {
+		out.printf("Test Suite Failed")
+	}
+	return status
+}
+
+// run returns the results and the number of specs in the binary.
+func run(ctx context.Context, dir string, out *output) (_ []reports.Result, total int, err error) {
+	s, err := ReadSettings(os.Getenv)
+	if err != nil {
+		return nil, total, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, total, err
+	}
+	suiteBin, err := runner.FindSuiteBinary(exe)
+	if err != nil {
+		return nil, total, err
+	}
+	kubeconfig, cs, err := inClusterKubeconfig()
+	if err != nil {
+		return nil, total, err
+	}
+	defer os.RemoveAll(filepath.Dir(kubeconfig))
+	if s.AgentImage == "" {
+		if s.AgentImage, err = ownImage(ctx, cs); err != nil {
+			return nil, total, fmt.Errorf("finding this pod's image for the node agent: %w (or pass --agent-image in %s)", err, EnvExtraArgs)
+		}
+	}
+	if s.Focus == conformanceFocusAll {
+		out.printf("note: skewproof's specs are not [Conformance] specs; %s=%s selects none of them (leave it empty to run all)", EnvFocus, s.Focus)
+	}
+	if len(s.Ignored) > 0 {
+		out.printf("note: ignoring %s %q (the runner plans its own processes)", EnvExtraGinkgoArgs, s.Ignored)
+	}
+	// The plan first: Hydrophone reads e2e.log for "Will run X of Y specs".
+	env := append(os.Environ(), senv.Kubeconfig+"="+kubeconfig, senv.Cluster+"="+s.Name)
+	junit := filepath.Join(dir, JUnitFile)
+	var will int
+	will, total, err = plan(ctx, suiteBin, s, env, junit)
+	if err != nil {
+		return nil, total, err
+	}
+	out.printf("Will run %d of %d specs", will, total)
+	if will == 0 {
+		return nil, total, fmt.Errorf("no spec selected (%s=%q, %s=%q, label filter %q)", EnvFocus, s.Focus, EnvSkip, s.Skip, s.LabelFilter)
+	}
+	if s.DryRun {
+		return nil, total, dryRunDone(junit)
+	}
+	son := sonobuoy.NewProgress()
+	var done int
+	var failures []string
+	p := clusters.NewProgress(out)
+	o := runner.Options{Name: s.Name, Kubeconfig: kubeconfig, Suites: s.Suites, SuiteBinary: suiteBin,
+		LabelFilter: s.LabelFilter, Focus: s.Focus, Skip: s.Skip, JUnitDir: dir, JUnitName: JUnitFile,
+		Parallel: true, Timeout: s.Timeout, AgentImage: s.AgentImage, AgentBinary: exe, Mode: "in-cluster",
+		Command: append([]string{exe, "conformance-entrypoint"}, e2eEnv()...), Progress: p,
+		OnSpec: func(r reports.Result) {
+			done++
+			if r.Verdict == reports.Fail {
+				failures = append(failures, r.Name)
+			}
+			// One "•" per finished spec: Hydrophone counts them.
+			out.printf("• %s", reports.ProgressLine(r))
+			if err := son.Update(ctx, r.ID, will, done, failures); err != nil {
+				out.printf("note: progress to Sonobuoy: %v", err)
+			}
+		}}
+	res, err := runner.Run(ctx, o)
+	if len(res.Results) > 0 {
+		fmt.Fprintln(out)
+		reports.WriteSummary(out, res.Results)
+	}
+	return res.Results, total, err
+}
+
+// e2eEnv is the E2E_* settings, recorded with the command.
+func e2eEnv() []string {
+	var out []string
+	for _, k := range []string{EnvFocus, EnvSkip, EnvExtraArgs, EnvExtraGinkgoArgs, EnvDryRun} {
+		if v := os.Getenv(k); v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+// plan lists the specs the settings select with a dry run of the e2e
+// binary; in a dry run of the entrypoint, that run's JUnit report is the
+// result.
+func plan(ctx context.Context, bin string, s Settings, env []string, junit string) (will, total int, err error) {
+	tmp, err := os.MkdirTemp("", "skewproof-plan-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(tmp)
+	report := filepath.Join(tmp, "report.json")
+	args := append(runner.SuiteArgs(strings.Join(s.Suites, " || "), s.LabelFilter, s.Focus, s.Skip),
+		"-ginkgo.dry-run", "-ginkgo.json-report", report)
+	if s.DryRun {
+		args = append(args, "-ginkgo.junit-report", junit)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("listing the specs: %v\n%s", err, tail(string(b), 20))
+	}
+	rb, err := os.ReadFile(report)
+	if err != nil {
+		return 0, 0, err
+	}
+	var rs []types.Report
+	if err := json.Unmarshal(rb, &rs); err != nil || len(rs) != 1 {
+		return 0, 0, fmt.Errorf("reading the spec list: %v", err)
+	}
+	for _, sp := range rs[0].SpecReports {
+		if sp.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		total++
+		if sp.State == types.SpecStatePassed {
+			will++
+		}
+	}
+	return will, total, nil
+}
+
+func tail(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
+
+// dryRunDone checks that the dry run wrote its JUnit report (Ginkgo's,
+// listing the specs).
+func dryRunDone(junit string) error {
+	if _, err := os.Stat(junit); err != nil {
+		return errors.New("the dry run wrote no JUnit report")
+	}
+	return nil
+}
+
+// inClusterKubeconfig writes a kubeconfig for the pod's ServiceAccount: it
+// names the token and CA files, never their content.
+func inClusterKubeconfig() (string, kubernetes.Interface, error) {
+	rc, err := rest.InClusterConfig()
+	if err != nil {
+		return "", nil, fmt.Errorf("not running in a pod with a ServiceAccount: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "skewproof-kubeconfig-")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthority: rc.TLSClientConfig.CAFile}
+	cfg.AuthInfos["in-cluster"] = &clientcmdapi.AuthInfo{TokenFile: rc.BearerTokenFile}
+	cfg.Contexts["in-cluster"] = &clientcmdapi.Context{Cluster: "in-cluster", AuthInfo: "in-cluster"}
+	cfg.CurrentContext = "in-cluster"
+	path := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return path, cs, os.Chmod(path, 0o600)
+}
+
+// ownImage is the image of this container: the pod is found by its name
+// (the hostname) in the ServiceAccount's namespace; the container is
+// Hydrophone's "conformance-container", Sonobuoy's "plugin", or the only
+// one whose image is a skewproof conformance image.
+func ownImage(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	ns, err := os.ReadFile(filepath.Join(serviceAccountDir, "namespace"))
+	if err != nil {
+		return "", err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", err
+	}
+	pod, err := cs.CoreV1().Pods(strings.TrimSpace(string(ns))).Get(ctx, host, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == "conformance-container" || c.Name == "plugin" || strings.Contains(c.Image, ImageName) {
+			return c.Image, nil
+		}
+	}
+	return "", fmt.Errorf("pod %s/%s has no conformance container", pod.Namespace, pod.Name)
+}
