@@ -36,12 +36,15 @@ unit:
 # A real mixed-version cluster (control plane 1.37.2, worker kubelet 1.34.4)
 # built offline; seccomp RuntimeDefault/Unconfined checked on each node. Then
 # the smoke subsets of the seccomp and AppArmor suites on a cluster of the same pair.
-# Last, a cluster with an AppArmor node (User-Mode Linux): AppArmor enforced
-# there, row 6 on the kind worker.
+# Then a cluster with an AppArmor node (User-Mode Linux): AppArmor enforced
+# there, row 6 on the kind worker. Last, vendor mode on an existing cluster:
+# every suite from the prebuilt binaries with no Go on PATH, and Hydrophone
+# (from the module proxy) running the conformance image.
 integration: host-uml build
 	$(GO) test -tags integration -count=1 -timeout 80m -v -run Integration ./clusters/
 	$(BIN) run --name smoke --apiserver 1.37.2 --kubelets 1.34.4 --suites seccomp,apparmor --label-filter smoke --junit-dir _artifacts/smoke
 	$(GO) test -tags integration -count=1 -timeout 45m -v -run IntegrationAppArmorNode ./cmd/skewproof/
+	$(GO) test -tags integration -count=1 -timeout 50m -v -run IntegrationVendorMode ./cmd/skewproof/
 
 test: unit integration
 

@@ -181,6 +181,12 @@ func Main(ctx context.Context) int {
 	} else {
 		out.printf("SUCCESS! -- %d Passed | 0 Failed | 0 Pending | %d Skipped (%d of the passed deviate from the KEP as documented)", passed, c[reports.Skip], c[reports.Deviation])
 	}
+	if _, err := os.Stat(filepath.Join(dir, JUnitFile)); err != nil {
+		// Hydrophone and Sonobuoy expect a report even when nothing ran.
+		if err := reports.WriteJUnitFile(filepath.Join(dir, JUnitFile)); err != nil {
+			out.printf("skewproof: %v", err)
+		}
+	}
 	if son {
 		files := []string{LogFile}
 		for _, f := range []string{JUnitFile, reports.RecordFile} {
@@ -250,6 +256,9 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 		return nil, total, err
 	}
 	out.printf("Will run %d of %d specs", will, total)
+	if v, err := cs.Discovery().ServerVersion(); err == nil {
+		out.printf("kube-apiserver version: %s", v.GitVersion)
+	}
 	if will == 0 {
 		return nil, total, fmt.Errorf("no spec selected (%s=%q, %s=%q, label filter %q)", EnvFocus, s.Focus, EnvSkip, s.Skip, s.LabelFilter)
 	}

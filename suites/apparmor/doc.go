@@ -8,9 +8,10 @@
 // node's host facts (AppArmor enabled or not), a verdict per spec (pass,
 // deviation, fail, skip with reason) in the JUnit properties.
 //
-// The specs live in the package's test files and run against a real
-// cluster only when SKEWPROOF_KUBECONFIG names its kubeconfig; the
-// environment is the one described in suites/seccomp, plus
+// The specs register themselves with the harness when suites/e2e imports
+// the package; they run against a real cluster only when
+// SKEWPROOF_KUBECONFIG names its kubeconfig (package suites/env names the
+// environment), plus
 // SKEWPROOF_APPARMOR_NODES (node=true|false,…) to state a node's AppArmor
 // host fact when this process cannot see that node's kernel.
 package apparmor
