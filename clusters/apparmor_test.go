@@ -3,6 +3,7 @@ package clusters
 import (
 	"context"
 	"errors"
+	senv "github.com/skewproof/skewproof/suites/env"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestParseLdd(t *testing.T) {
 // so (ErrNoAppArmorPackage), and the agent image is built without the layer.
 func TestAppArmorParserLayerWithoutPackageManager(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	t.Setenv("SKEWPROOF_CACHE_DIR", t.TempDir())
+	t.Setenv(senv.CacheDir, t.TempDir())
 	_, err := AppArmorParserLayer(context.Background())
 	if !errors.Is(err, ErrNoAppArmorPackage) || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("err = %v, want ErrNoAppArmorPackage naming the missing tool", err)

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
+	senv "github.com/skewproof/skewproof/suites/env"
 	"io"
 	"os"
 	"os/exec"
@@ -273,7 +274,7 @@ func TestCNIConfigUsesPodCIDR(t *testing.T) {
 
 func TestCacheDirIsCreated(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
-	t.Setenv("SKEWPROOF_CACHE_DIR", dir)
+	t.Setenv(senv.CacheDir, dir)
 	got, err := CacheDir()
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +288,7 @@ func TestCacheDirIsCreated(t *testing.T) {
 // containerd drop-in that lets containerd apply AppArmor (this host may
 // have no AppArmor, so the pieces are checked here, not on a cluster).
 func TestNodeAppArmorMounts(t *testing.T) {
-	t.Setenv("SKEWPROOF_CACHE_DIR", t.TempDir())
+	t.Setenv(senv.CacheDir, t.TempDir())
 	path, err := writeContainerdAppArmorDropIn()
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-version"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // KubernetesModule is the module whose served versions bound what skewproof
@@ -39,7 +40,7 @@ var servedLister = listServedFromProxy
 // CacheDir is where skewproof keeps its caches: $SKEWPROOF_CACHE_DIR if set,
 // otherwise os.UserCacheDir()/skewproof.
 func CacheDir() (string, error) {
-	if d := os.Getenv("SKEWPROOF_CACHE_DIR"); d != "" {
+	if d := os.Getenv(senv.CacheDir); d != "" {
 		return d, nil
 	}
 	d, err := os.UserCacheDir()

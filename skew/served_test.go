@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-version"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // servedForTest is the served list of ENVIRONMENT.md ("Sources").
@@ -41,7 +42,7 @@ func fakeLister(t *testing.T, list []string, err error) *int {
 
 func TestServedVersionsCachesAndWorksOffline(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("SKEWPROOF_CACHE_DIR", dir)
+	t.Setenv(senv.CacheDir, dir)
 	calls := fakeLister(t, append([]string{"v1.37.0-alpha.1", "v1.13.0"}, servedForTest...), nil)
 
 	vs, err := ServedVersions(context.Background())
@@ -70,7 +71,7 @@ func TestServedVersionsCachesAndWorksOffline(t *testing.T) {
 }
 
 func TestServedVersionsNoCacheNoNetwork(t *testing.T) {
-	t.Setenv("SKEWPROOF_CACHE_DIR", t.TempDir())
+	t.Setenv(senv.CacheDir, t.TempDir())
 	fakeLister(t, nil, errors.New("dial tcp: network is unreachable"))
 	_, err := ServedVersions(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "network is unreachable") || !strings.Contains(err.Error(), "cache file") {
@@ -80,7 +81,7 @@ func TestServedVersionsNoCacheNoNetwork(t *testing.T) {
 
 func TestServedVersionsCorruptCache(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("SKEWPROOF_CACHE_DIR", dir)
+	t.Setenv(senv.CacheDir, dir)
 	fakeLister(t, servedForTest, nil)
 	if err := os.WriteFile(filepath.Join(dir, servedCacheFile), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
@@ -92,7 +93,7 @@ func TestServedVersionsCorruptCache(t *testing.T) {
 }
 
 func TestCheckServed(t *testing.T) {
-	t.Setenv("SKEWPROOF_CACHE_DIR", t.TempDir())
+	t.Setenv(senv.CacheDir, t.TempDir())
 	fakeLister(t, servedForTest, nil)
 	ctx := context.Background()
 	if err := CheckServed(ctx, MustParseVersion("1.34.4")); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/skew"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // withServedCache points the served-versions cache at a temporary file
@@ -16,7 +17,7 @@ import (
 func withServedCache(t *testing.T) *bytes.Buffer {
 	t.Helper()
 	dir := t.TempDir()
-	t.Setenv("SKEWPROOF_CACHE_DIR", dir)
+	t.Setenv(senv.CacheDir, dir)
 	path, err := skew.ServedVersionsCachePath()
 	if err != nil {
 		t.Fatal(err)
