@@ -131,6 +131,11 @@ func TestIntegrationVendorMode(t *testing.T) {
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			t.Logf("hydrophone --focus %q: %s, %v", focus, time.Since(start).Round(time.Second), err)
+			if err != nil {
+				// Hydrophone removes its namespace and RBAC itself after a
+				// run, not after a failed deployment.
+				_ = exec.CommandContext(ctx, filepath.Join(gobin, "hydrophone"), "--kubeconfig", kubeconfig, "--cleanup").Run()
+			}
 			for _, f := range []string{"e2e.log", "junit_01.xml"} {
 				if fi, serr := os.Stat(filepath.Join(outDir, f)); serr != nil || fi.Size() == 0 {
 					t.Errorf("Hydrophone fetched no %s: %v\n%s", f, serr, tail(string(out), 40))

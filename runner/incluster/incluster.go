@@ -56,6 +56,7 @@ const (
 	LogFile             = "e2e.log"
 	serviceAccountDir   = "/var/run/secrets/kubernetes.io/serviceaccount"
 	conformanceFocusAll = `\[Conformance\]`
+	minFailingLifetime  = 15 * time.Second
 )
 
 // Settings are what the entrypoint runs, read from the environment.
@@ -206,6 +207,14 @@ func Main(ctx context.Context) int {
 		} else {
 			out.printf("results for Sonobuoy: %s", tarball)
 		}
+	}
+	if d := minFailingLifetime - time.Since(start); status != 0 && d > 0 {
+		// Hydrophone (pkg/common/pod.go, CreatePod and CheckFailedPod)
+		// takes a conformance container that terminated with "Error"
+		// before it saw the pod leave Pending for a failed deployment and
+		// fetches nothing: a run that fails within seconds (nothing
+		// selected, bad settings) stays up long enough to be seen running.
+		time.Sleep(d)
 	}
 	// Hydrophone waits for this line in the container log.
 	out.printf("\nGinkgo ran 1 suite in %s", time.Since(start).Round(time.Millisecond))
