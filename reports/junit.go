@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-// Verdict is the class of a result (DESIGN.md, key decision 2).
+// Verdict is the class of a result (docs/design.md, "Verdicts").
 type Verdict string
 
 const (

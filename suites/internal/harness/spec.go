@@ -33,7 +33,7 @@ func reportProgress(r SpecReport) {
 	}
 }
 
-// SpecLabels are the labels of every spec (DESIGN.md conventions): the
+// SpecLabels are the labels of every spec (docs/design.md conventions): the
 // family, its level, the catalogue id ('/' is not allowed in Ginkgo labels,
 // so "seccomp/kubelet/enforce" becomes "seccomp-kubelet-enforce") and, for
 // kubelet rules, the node.
