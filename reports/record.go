@@ -3,8 +3,10 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -63,6 +65,42 @@ type NodeRecord struct {
 	// AppArmor: whether AppArmor profiles load on the node (from the node
 	// agent's report); nil when unknown.
 	AppArmor *bool `json:"apparmor,omitempty"`
+}
+
+// RecordLogPrefix begins the line of a log that holds the run record as
+// JSON: the in-cluster entrypoint prints it into e2e.log, which is all
+// Hydrophone fetches besides the JUnit file, so that a bundle can be made
+// from what Hydrophone downloaded.
+const RecordLogPrefix = "skewproof run record: "
+
+// RecordLogLine is rec as one RecordLogPrefix line (no newline).
+func RecordLogLine(rec Record) (string, error) {
+	b, err := json.Marshal(rec)
+	return RecordLogPrefix + string(b), err
+}
+
+// RecordFromLog finds the last run record line in a log and returns the
+// record and its JSON; fs.ErrNotExist when there is none.
+func RecordFromLog(path string) (Record, []byte, error) {
+	var rec Record
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return rec, nil, err
+	}
+	var raw string
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimRight(l, "\r"), RecordLogPrefix); ok {
+			raw = rest
+		}
+	}
+	if raw == "" {
+		return rec, nil, fmt.Errorf("%s holds no %q line: %w", path, strings.TrimSpace(RecordLogPrefix), fs.ErrNotExist)
+	}
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		return rec, nil, fmt.Errorf("%s: run record: %w", path, err)
+	}
+	pretty, err := json.MarshalIndent(rec, "", "  ")
+	return rec, append(pretty, '\n'), err
 }
 
 // WriteRecord writes rec as dir/run.json.

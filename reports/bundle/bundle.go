@@ -120,15 +120,20 @@ func collect(dir string, opts Options) ([]file, time.Time, error) {
 	if !st.IsDir() {
 		return nil, time.Time{}, fmt.Errorf("%s is not a directory; give the run directory (the --junit-dir of 'skewproof run')", dir)
 	}
+	var rec reports.Record
 	rawRecord, err := os.ReadFile(filepath.Join(dir, RecordFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, time.Time{}, fmt.Errorf("%s: %w (%s): bundle the directory given as --junit-dir to 'skewproof run' (or the in-cluster results directory)", dir, ErrNoRecord, RecordFile)
-	}
-	if err != nil {
+		// What Hydrophone downloads: e2e.log holds the record.
+		rec, rawRecord, err = reports.RecordFromLog(filepath.Join(dir, LogFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, time.Time{}, fmt.Errorf("%s: %w (%s, or a run record line in %s): bundle the directory given as --junit-dir to 'skewproof run' (or the in-cluster results directory, or Hydrophone's --output-dir)", dir, ErrNoRecord, RecordFile, LogFile)
+		}
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+	} else if err != nil {
 		return nil, time.Time{}, err
-	}
-	rec, err := reports.ReadRecord(dir)
-	if err != nil {
+	} else if rec, err = reports.ReadRecord(dir); err != nil {
 		return nil, time.Time{}, err
 	}
 	if opts.Tool == "" {

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -585,5 +586,38 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// What Hydrophone downloads (e2e.log and junit_01.xml only) bundles: the
+// record comes from its line in e2e.log.
+func TestHydrophoneOutputDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := reports.WriteJUnitFile(filepath.Join(dir, JUnitFile),
+		reports.Suite{Name: "seccomp", Cluster: "t", Results: seccompResults[:2]}); err != nil {
+		t.Fatal(err)
+	}
+	line, err := reports.RecordLogLine(sampleRecord())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, LogFile), "Will run 2 of 64 specs\n"+line+"\nGinkgo ran 1 suite in 3s\n")
+	out := create(t, dir)
+	s, err := Verify(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, _ := members(t, out)
+	var rec reports.Record
+	if err := json.Unmarshal([]byte(member(t, fs, RecordFile)), &rec); err != nil || rec.Cluster != sampleRecord().Cluster {
+		t.Errorf("run.json from e2e.log: %+v, %v", rec, err)
+	}
+	if s.Specs != 2 || s.APIServer != sampleRecord().APIServer {
+		t.Errorf("summary %+v", s)
+	}
+	// Without the line there is no record.
+	write(t, filepath.Join(dir, LogFile), "Will run 2 of 64 specs\n")
+	if err := Create(dir, filepath.Join(t.TempDir(), "b.tar.gz"), Options{}); !errors.Is(err, ErrNoRecord) {
+		t.Errorf("bundled without a record: %v", err)
 	}
 }

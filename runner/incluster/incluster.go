@@ -298,6 +298,13 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 		fmt.Fprintln(out)
 		reports.WriteSummary(out, res.Results)
 	}
+	// Hydrophone downloads e2e.log and junit_01.xml only: the run record
+	// goes into the log too, for 'skewproof bundle'.
+	if rec, rerr := reports.ReadRecord(dir); rerr == nil {
+		if line, rerr := reports.RecordLogLine(rec); rerr == nil {
+			out.printf("%s", line)
+		}
+	}
 	return res.Results, total, err
 }
 
