@@ -107,6 +107,20 @@ func TestIntegrationVendorMode(t *testing.T) {
 		if _, err := reports.ReadRecord(junit); err != nil {
 			t.Errorf("run.json: %v", err)
 		}
+		// The run's bundle verifies; a tampered copy does not.
+		bundle := checkBundle(t, ctx, filepath.Join(dir, "skewproof"), junit)
+		b, err := os.ReadFile(bundle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 0xff
+		tampered := filepath.Join(t.TempDir(), "tampered.tar.gz")
+		if err := os.WriteFile(tampered, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.CommandContext(ctx, filepath.Join(dir, "skewproof"), "bundle", "verify", tampered).CombinedOutput(); err == nil {
+			t.Errorf("a tampered bundle verified: %s", out)
+		}
 	})
 
 	t.Run("Hydrophone", func(t *testing.T) {
@@ -176,6 +190,8 @@ func TestIntegrationVendorMode(t *testing.T) {
 			if c := reports.Count(rs); len(rs) != 2 || c[reports.Pass] != 2 {
 				t.Errorf("junit_01.xml: %d results, %v", len(rs), c)
 			}
+			// What Hydrophone fetched bundles (the record is in e2e.log).
+			checkBundle(t, ctx, filepath.Join(srcBin, "skewproof"), dir)
 		})
 		t.Run("FailingFocus", func(t *testing.T) {
 			out, dir, err := hydrophone(t, `\[Conformance\]`)
@@ -209,6 +225,21 @@ func TestIntegrationVendorMode(t *testing.T) {
 	if rs, err := cs.Discovery().ServerResourcesForGroupVersion(api.GroupVersion.String()); err == nil && len(rs.APIResources) > 0 {
 		t.Errorf("the skewproof CRDs remain: %d resources", len(rs.APIResources))
 	}
+}
+
+// checkBundle bundles a results directory and verifies the bundle.
+func checkBundle(t *testing.T, ctx context.Context, bin, dir string) string {
+	t.Helper()
+	bundle := filepath.Join(t.TempDir(), "results.tar.gz")
+	if out, err := exec.CommandContext(ctx, bin, "bundle", "--from", dir, "--out", bundle).CombinedOutput(); err != nil {
+		t.Fatalf("bundle: %v\n%s", err, out)
+	}
+	out, err := exec.CommandContext(ctx, bin, "bundle", "verify", bundle).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bundle verify: %v\n%s", err, out)
+	}
+	t.Logf("bundle verify: %s", strings.TrimSpace(string(out)))
+	return bundle
 }
 
 // noGoPath is PATH without any directory that holds a go binary.
