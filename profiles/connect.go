@@ -1,0 +1,84 @@
+// Profile distribution through the cluster's API (the security-profiles-operator scalable-status design):
+// SeccompProfile and AppArmorProfile objects, a node agent DaemonSet that
+// puts them on every node and reports one ProfileNodeStatus per profile and
+// node, and an aggregator that keeps each profile's aggregated status. This
+// works on any cluster (no docker exec), given the agent image on its nodes.
+//
+// This file holds the connection to the cluster and the polling its waits
+// share; image.go builds the agent image, deploy.go deploys the agent,
+// install.go installs profiles, staticpods.go puts static pods on nodes and
+// teardown.go removes it all.
+
+package profiles
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/skewproof/skewproof/profiles/agent"
+)
+
+// FieldManager is the field manager of everything skewproof applies.
+const FieldManager = "skewproof"
+
+// Cluster is a connection to the cluster profiles are distributed in.
+type Cluster struct {
+	Config    *rest.Config
+	Core      kubernetes.Interface
+	Dynamic   dynamic.Interface
+	Namespace string // of the agent, the profiles and their node statuses
+}
+
+// Connect connects to the cluster of a kubeconfig; namespace defaults to
+// agent.DefaultNamespace.
+func Connect(kubeconfig, namespace string) (*Cluster, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
+	}
+	return NewCluster(cfg, namespace)
+}
+
+// NewCluster connects with a REST configuration.
+func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
+	if namespace == "" {
+		namespace = agent.DefaultNamespace
+	}
+	core, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Config: cfg, Core: core, Dynamic: dyn, Namespace: namespace}, nil
+}
+
+// poll calls f every 500ms until it is done, fails, or timeout passes.
+func poll(ctx context.Context, timeout time.Duration, f func(ctx context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		ok, err := f(ctx)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,182 @@
+// Deploying the node agent: the CRDs (applied and waited for until
+// established), the agent's objects (agent.Objects) with the options the API
+// server's version allows, and the wait until the agent is Ready on every
+// node it is scheduled to.
+
+package profiles
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/skewproof/skewproof/profiles/agent"
+	"github.com/skewproof/skewproof/profiles/api"
+)
+
+func (c *Cluster) apply(ctx context.Context, o agent.Object) error {
+	r := c.Dynamic.Resource(o.Resource)
+	var ri dynamic.ResourceInterface = r
+	if o.Namespaced() {
+		ri = r.Namespace(o.Object.GetNamespace())
+	}
+	_, err := ri.Apply(ctx, o.Object.GetName(), o.Object, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	if err != nil {
+		return fmt.Errorf("applying %s %s: %w", o.Object.GetKind(), o.Object.GetName(), err)
+	}
+	return nil
+}
+
+// InstallCRDs applies the API's CRDs and waits until they are established.
+func (c *Cluster) InstallCRDs(ctx context.Context) error {
+	crds, err := api.CRDs()
+	if err != nil {
+		return err
+	}
+	for _, crd := range crds {
+		if err := c.apply(ctx, agent.Object{Resource: api.CRDResource, Object: crd}); err != nil {
+			return err
+		}
+	}
+	for _, crd := range crds {
+		err := poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+			u, err := c.Dynamic.Resource(api.CRDResource).Get(ctx, crd.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, cd := range conds {
+				m, _ := cd.(map[string]any)
+				if m["type"] == "Established" && m["status"] == "True" {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s not established: %w", crd.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// Deploy installs the CRDs, the agent DaemonSet and the aggregator, and
+// waits until the agent is Ready on every node it is scheduled to.
+func (c *Cluster) Deploy(ctx context.Context, o agent.DeployOptions, timeout time.Duration) error {
+	o.Namespace = c.Namespace
+	if err := c.InstallCRDs(ctx); err != nil {
+		return err
+	}
+	minor := c.serverMinor()
+	if !o.OwnNodePolicy {
+		// ValidatingAdmissionPolicy v1 (1.30) and the node name in service
+		// account tokens (1.32) are both needed.
+		o.OwnNodePolicy = minor >= 32
+	}
+	if minor > 0 && minor < 30 {
+		// securityContext.appArmorProfile is 1.30+.
+		o.AppArmorAnnotation = true
+	}
+	objs, err := agent.Objects(o)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		if err := c.apply(ctx, obj); err != nil {
+			return err
+		}
+	}
+	return c.WaitAgentReady(ctx, timeout)
+}
+
+// serverMinor is the API server's minor version (1.x), 0 when unknown.
+func (c *Cluster) serverMinor() int {
+	v, err := c.Core.Discovery().ServerVersion()
+	if err != nil || v.Major != "1" {
+		return 0
+	}
+	var minor int
+	fmt.Sscanf(strings.TrimRight(v.Minor, "+"), "%d", &minor)
+	return minor
+}
+
+// WaitAgentReady waits until the agent DaemonSet is rolled out and Ready
+// on every node it is scheduled to; the error names the nodes that are not.
+func (c *Cluster) WaitAgentReady(ctx context.Context, timeout time.Duration) error {
+	var last string
+	err := poll(ctx, timeout, func(ctx context.Context) (bool, error) {
+		ds, err := c.Core.AppsV1().DaemonSets(c.Namespace).Get(ctx, agent.AgentName, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		if ok, why := daemonSetReady(ds); !ok {
+			last = why + "; " + c.notReadyAgents(ctx)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("agent DaemonSet not ready within %s: %s", timeout, last)
+	}
+	return nil
+}
+
+func daemonSetReady(ds *appsv1.DaemonSet) (bool, string) {
+	s := ds.Status
+	switch {
+	case s.ObservedGeneration < ds.Generation:
+		return false, "not observed yet"
+	case s.DesiredNumberScheduled == 0:
+		return false, "scheduled on no node"
+	case s.UpdatedNumberScheduled < s.DesiredNumberScheduled || s.NumberReady < s.DesiredNumberScheduled:
+		return false, fmt.Sprintf("%d/%d updated, %d/%d ready", s.UpdatedNumberScheduled, s.DesiredNumberScheduled, s.NumberReady, s.DesiredNumberScheduled)
+	}
+	return true, ""
+}
+
+// AgentPods maps node name to the agent pod's readiness.
+func (c *Cluster) AgentPods(ctx context.Context) (map[string]bool, error) {
+	pl, err := c.Core.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + agent.AgentName})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, p := range pl.Items {
+		ready := false
+		for _, cd := range p.Status.Conditions {
+			if cd.Type == "Ready" && cd.Status == "True" {
+				ready = true
+			}
+		}
+		if p.DeletionTimestamp == nil {
+			out[p.Spec.NodeName] = out[p.Spec.NodeName] || ready
+		}
+	}
+	return out, nil
+}
+
+func (c *Cluster) notReadyAgents(ctx context.Context) string {
+	m, err := c.AgentPods(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	var bad []string
+	for n, ok := range m {
+		if !ok {
+			bad = append(bad, n)
+		}
+	}
+	sort.Strings(bad)
+	if len(bad) == 0 {
+		return "every agent pod is ready"
+	}
+	return "agent not ready on node(s) " + strings.Join(bad, ", ")
+}

@@ -1,0 +1,108 @@
+// The agent image: named after a hash of the skewproof binary and its extra
+// layers (apparmor_parser when the build host can provide it), built offline
+// and loaded into kind nodes or saved as an archive for a registry.
+
+package profiles
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/profiles/agent"
+)
+
+// AgentImageRef is the agent image name for a skewproof binary and the
+// extra layers under it: its tag hashes both, so a changed binary or layer
+// is a new image.
+func AgentImageRef(binary string, extra ...clusters.ExtraLayer) (string, error) {
+	f, err := os.Open(binary)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	for _, e := range extra {
+		fmt.Fprintf(h, "\nlayer %s", e.Digest)
+	}
+	return "skewproof.local/skewproof-agent:" + hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// AgentImage is an agent image loaded into the nodes.
+type AgentImage struct {
+	Ref string
+	// AppArmorParser is the package apparmor_parser comes from ("apparmor
+	// 3.0.8-3"), empty when the image has none.
+	AppArmorParser string
+	// Note says why the image has no apparmor_parser (nodes with AppArmor
+	// then report Failed for AppArmorProfiles).
+	Note string
+}
+
+// agentImage names the agent image of a binary and gathers its extra
+// layers: apparmor_parser with its libraries when the build host's package
+// manager provides Debian's apparmor package (clusters.AppArmorParserLayer);
+// without it the image still builds.
+func agentImage(ctx context.Context, binary string) (AgentImage, []clusters.ExtraLayer, error) {
+	var (
+		img   AgentImage
+		extra []clusters.ExtraLayer
+	)
+	l, err := clusters.AppArmorParserLayer(ctx)
+	switch {
+	case err == nil:
+		extra = append(extra, l)
+		img.AppArmorParser = l.Version
+	case errors.Is(err, clusters.ErrNoAppArmorPackage):
+		img.Note = "the agent image has no apparmor_parser: " + err.Error()
+	default:
+		return img, nil, fmt.Errorf("adding apparmor_parser to the agent image: %w", err)
+	}
+	if img.Ref, err = AgentImageRef(binary, extra...); err != nil {
+		return img, nil, fmt.Errorf("hashing the agent binary: %w", err)
+	}
+	return img, extra, nil
+}
+
+// LoadAgentImage builds the agent image from a static skewproof binary
+// (CGO_ENABLED=0) offline and imports it into each named kind node
+// container.
+func LoadAgentImage(ctx context.Context, binary string, nodes []string) (AgentImage, error) {
+	img, extra, err := agentImage(ctx, binary)
+	if err != nil {
+		return img, err
+	}
+	if err := clusters.LoadBinaryImage(ctx, img.Ref, binary, agent.BinaryInImage, []string{agent.BinaryInImage, "agent"}, nodes, extra...); err != nil {
+		return img, fmt.Errorf("loading the agent image: %w", err)
+	}
+	return img, nil
+}
+
+// SaveAgentImage writes the agent image of LoadAgentImage as a "docker
+// save" archive at archive, for clusters whose nodes pull from a registry:
+// load it (docker load, ctr images import), tag and push it, and pass the
+// reference to 'skewproof run --agent-image' or 'profiles deploy --image'.
+func SaveAgentImage(ctx context.Context, binary, archive string) (AgentImage, error) {
+	img, extra, err := agentImage(ctx, binary)
+	if err != nil {
+		return img, err
+	}
+	work, err := os.MkdirTemp("", "skewproof-agent-image-")
+	if err != nil {
+		return img, err
+	}
+	defer os.RemoveAll(work)
+	if err := clusters.WriteBinaryImage(archive, work, img.Ref, binary, agent.BinaryInImage, []string{agent.BinaryInImage, "agent"}, extra...); err != nil {
+		os.Remove(archive)
+		return img, fmt.Errorf("writing the agent image: %w", err)
+	}
+	return img, nil
+}
