@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -50,7 +51,16 @@ func gateDefault(ctx context.Context, id string) string {
 	if id == "apparmor/feature-gate" {
 		return ""
 	}
-	if off, err := gateOff(); err == nil && off {
+	if skew.CheckFeatureGate("AppArmor", false, h.Env.APIServer) != nil {
+		return "" // locked to true or removed at this version: it is on
+	}
+	off, err := gateOff()
+	switch {
+	case err != nil:
+		// Never judge on a guess: a cluster with the gate off would fail
+		// every rule.
+		return fmt.Sprintf("cannot tell whether the AppArmor feature gate is enabled on this API server v%s: %v (the run needs get on the non-resource URL /metrics)", h.Env.APIServer, err)
+	case off:
 		return fmt.Sprintf("the AppArmor feature gate is disabled on this API server v%s: the rule assumes it enabled (only apparmor/feature-gate applies)", h.Env.APIServer)
 	}
 	return ""
