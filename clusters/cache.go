@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/served"
 )
 
 // BuilderVersion is part of every cache key: bump it whenever what the
@@ -21,7 +21,7 @@ const BuilderVersion = "4"
 // <user cache dir>/skewproof), as an absolute path; it is created if it does
 // not exist.
 func CacheDir() (string, error) {
-	d, err := skew.CacheDir()
+	d, err := served.CacheDir()
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package skew
+package reports
 
 import (
 	"encoding/json"
@@ -7,10 +7,12 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/skewproof/skewproof/skew"
 )
 
 // Describe renders an observation as one line.
-func Describe(o Observation) string {
+func Describe(o skew.Observation) string {
 	if o.NotApplicable != "" {
 		return "n/a: " + o.NotApplicable
 	}
@@ -72,7 +74,7 @@ func Describe(o Observation) string {
 	return strings.Join(parts, "; ")
 }
 
-func describeContainer(c ContainerOutcome) string {
+func describeContainer(c skew.ContainerOutcome) string {
 	s := string(c.State)
 	if c.SeccompMode != nil {
 		s += fmt.Sprintf(", Seccomp: %d", *c.SeccompMode)
@@ -121,26 +123,26 @@ func mdCell(s string) string {
 
 // simulateRecord is the JSON form of one simulated scenario.
 type simulateRecord struct {
-	ID         string      `json:"id"`
-	Title      string      `json:"title"`
-	KEPRef     string      `json:"kepRef"`
-	Component  Component   `json:"component"`
-	Apiserver  string      `json:"apiserver"`
-	Kubelet    string      `json:"kubelet"`
-	Version    string      `json:"evaluatedAt"`
-	Expected   Observation `json:"expected"`
-	KEPPlanned Observation `json:"kepPlanned"`
-	KEPPhase   string      `json:"kepPhase"`
-	Phase      string      `json:"upstreamPhase"`
-	Deviation  bool        `json:"deviation"`
-	Reason     string      `json:"reason"`
-	Source     string      `json:"source"`
-	Skip       string      `json:"skip,omitempty"`
+	ID         string           `json:"id"`
+	Title      string           `json:"title"`
+	KEPRef     string           `json:"kepRef"`
+	Component  skew.Component   `json:"component"`
+	Apiserver  string           `json:"apiserver"`
+	Kubelet    string           `json:"kubelet"`
+	Version    string           `json:"evaluatedAt"`
+	Expected   skew.Observation `json:"expected"`
+	KEPPlanned skew.Observation `json:"kepPlanned"`
+	KEPPhase   string           `json:"kepPhase"`
+	Phase      string           `json:"upstreamPhase"`
+	Deviation  bool             `json:"deviation"`
+	Reason     string           `json:"reason"`
+	Source     string           `json:"source"`
+	Skip       string           `json:"skip,omitempty"`
 }
 
 // WriteSimulation renders expectations as text, json or markdown. command
 // is the command line that reproduces the output (for markdown).
-func WriteSimulation(w io.Writer, format string, es []Expectation, command string) error {
+func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command string) error {
 	switch format {
 	case "json":
 		recs := make([]simulateRecord, len(es))
@@ -216,19 +218,19 @@ func WriteSimulation(w io.Writer, format string, es []Expectation, command strin
 }
 
 // WriteUpgrade renders the changes of an upgrade.
-func WriteUpgrade(w io.Writer, format string, from, to string, cs []Change, command, note string) error {
+func WriteUpgrade(w io.Writer, format string, from, to string, cs []skew.Change, command, note string) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		if cs == nil {
-			cs = []Change{}
+			cs = []skew.Change{}
 		}
 		return enc.Encode(struct {
-			From    string   `json:"from"`
-			To      string   `json:"to"`
-			Note    string   `json:"note,omitempty"`
-			Changes []Change `json:"changes"`
+			From    string        `json:"from"`
+			To      string        `json:"to"`
+			Note    string        `json:"note,omitempty"`
+			Changes []skew.Change `json:"changes"`
 		}{from, to, note, cs})
 	case "markdown":
 		fmt.Fprintf(w, "# What changes for workloads: upgrade from v%s to v%s\n\n", from, to)
@@ -280,7 +282,7 @@ func WriteUpgrade(w io.Writer, format string, from, to string, cs []Change, comm
 
 // WriteMatrix renders a cluster plan as text, json or a GitHub Actions
 // strategy matrix.
-func WriteMatrix(w io.Writer, format string, cs []Cluster) error {
+func WriteMatrix(w io.Writer, format string, cs []skew.Cluster) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
@@ -316,13 +318,13 @@ func WriteMatrix(w io.Writer, format string, cs []Cluster) error {
 
 // WriteDeviations renders the deviations between the KEP plans and upstream
 // releases for a range of minors as a Markdown section.
-func WriteDeviations(w io.Writer, format string, from, to Minor, ds []DeviationEntry, command string) error {
+func WriteDeviations(w io.Writer, format string, from, to skew.Minor, ds []skew.DeviationEntry, command string) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		if ds == nil {
-			ds = []DeviationEntry{}
+			ds = []skew.DeviationEntry{}
 		}
 		return enc.Encode(ds)
 	case "markdown":

@@ -1,8 +1,6 @@
 package skew
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -44,31 +42,5 @@ func TestMatrixErrors(t *testing.T) {
 	}
 	if _, err := Matrix(served, mustMinor("1.37"), mustMinor("1.38")); err == nil || !strings.Contains(err.Error(), "no served release of kubernetes v1.38") {
 		t.Errorf("unserved minor: %v", err)
-	}
-}
-
-func TestWriteMatrixGitHub(t *testing.T) {
-	cs, err := Matrix(servedVersionsForTest(t), mustMinor("1.34"), mustMinor("1.37"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteMatrix(&buf, "github", cs); err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Include []map[string]string `json:"include"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
-		t.Fatalf("github matrix is not JSON: %v\n%s", err, buf.String())
-	}
-	if len(m.Include) != 4 || m.Include[3]["apiserver"] != "1.37.2" || m.Include[3]["kubelets"] != "1.34.4,1.35.4,1.36.3,1.37.2" {
-		t.Errorf("github matrix = %s", buf.String())
-	}
-	if strings.Count(buf.String(), "\n") != 1 {
-		t.Errorf("github matrix must be one line (for $GITHUB_OUTPUT): %q", buf.String())
-	}
-	if err := WriteMatrix(&buf, "yaml", cs); err == nil {
-		t.Error("unknown format accepted")
 	}
 }

@@ -1,8 +1,6 @@
 package skew
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -40,7 +38,7 @@ func TestExpectEvaluatesTheRightComponent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if e.Version != "1.34.4" || len(e.Expected.AbsentAnnotations) == 0 {
-		t.Errorf("apiserver rule evaluated at %s: %s", e.Version, Describe(e.Expected))
+		t.Errorf("apiserver rule evaluated at %s: %s", e.Version, describe(e.Expected))
 	}
 }
 
@@ -157,42 +155,6 @@ func TestDeviations(t *testing.T) {
 	}
 	if _, ok := got["apparmor/create/field-to-annotation"]; ok {
 		t.Error("Phase 2 shipped on time; field-to-annotation must not deviate")
-	}
-}
-
-func TestWriteSimulationFormats(t *testing.T) {
-	es, err := Simulate(MustParseVersion("1.37.2"), MustParseVersion("1.34.4"), DefaultHost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteSimulation(&buf, "json", es, ""); err != nil {
-		t.Fatal(err)
-	}
-	var recs []map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &recs); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"id", "kepRef", "component", "expected", "kepPlanned", "deviation", "reason"} {
-		if _, ok := recs[0][k]; !ok {
-			t.Errorf("JSON record lacks %q", k)
-		}
-	}
-	if _, ok := recs[0]["deviation"].(bool); !ok {
-		t.Error("deviation must be a JSON bool")
-	}
-	buf.Reset()
-	if err := WriteSimulation(&buf, "markdown", es, "skewproof simulate --apiserver 1.37.2 --kubelet 1.34.4 --format markdown"); err != nil {
-		t.Fatal(err)
-	}
-	md := buf.String()
-	for _, frag := range []string{"Reproduce with `skewproof simulate --apiserver 1.37.2", "| `apparmor/failure/row-5` | kubelet |", "## Deviations"} {
-		if !strings.Contains(md, frag) {
-			t.Errorf("markdown lacks %q", frag)
-		}
-	}
-	if err := WriteSimulation(&buf, "yaml", es, ""); err == nil {
-		t.Error("unknown format accepted")
 	}
 }
 

@@ -1,6 +1,7 @@
 package skew
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -85,7 +86,7 @@ func TestRuleWindows(t *testing.T) {
 			}
 			got := observationAt(t, c.id, c.side, c.v)
 			if same := sameObservation(holding, got); same != c.holds {
-				t.Errorf("at v%s holds=%v, want %v (window %s)\n  holding: %s\n  got:     %s", c.v, same, c.holds, w, Describe(holding), Describe(got))
+				t.Errorf("at v%s holds=%v, want %v (window %s)\n  holding: %s\n  got:     %s", c.v, same, c.holds, w, describe(holding), describe(got))
 			}
 		})
 	}
@@ -148,7 +149,7 @@ func TestResearchedFacts(t *testing.T) {
 		// The Ready message lost its AppArmor suffix in v1.30.
 		{"apparmor/node/ready-message", "1.32.13", "1.29.6", HostFacts{Seccomp: true}, func(e Expectation) error {
 			if e.Expected.ReadyMessageExcludes != "AppArmor" || e.Deviation {
-				return fmt.Errorf("kubelet 1.29 without AppArmor on the host: %s", Describe(e.Expected))
+				return fmt.Errorf("kubelet 1.29 without AppArmor on the host: %s", describe(e.Expected))
 			}
 			return nil
 		}},
@@ -213,7 +214,7 @@ func noAnnotation(k string) check {
 				return nil
 			}
 		}
-		return fmt.Errorf("annotation %s not expected absent: %s", k, Describe(e.Expected))
+		return fmt.Errorf("annotation %s not expected absent: %s", k, describe(e.Expected))
 	}
 }
 
@@ -233,7 +234,7 @@ func kepAbsentField(k string) check {
 				return nil
 			}
 		}
-		return fmt.Errorf("KEP plan should leave %s unset: %s", k, Describe(e.KEPPlanned))
+		return fmt.Errorf("KEP plan should leave %s unset: %s", k, describe(e.KEPPlanned))
 	}
 }
 
@@ -251,7 +252,7 @@ func warning(w string) check {
 func noWarnings() check {
 	return func(e Expectation) error {
 		if !e.Expected.NoWarnings || len(e.Expected.Warnings) > 0 {
-			return fmt.Errorf("want no warning: %s", Describe(e.Expected))
+			return fmt.Errorf("want no warning: %s", describe(e.Expected))
 		}
 		return nil
 	}
@@ -271,7 +272,7 @@ func message(frag string) check {
 func state(s ContainerState) check {
 	return func(e Expectation) error {
 		if e.Expected.Container == nil || e.Expected.Container.State != s {
-			return fmt.Errorf("container state: %s, want %s", Describe(e.Expected), s)
+			return fmt.Errorf("container state: %s, want %s", describe(e.Expected), s)
 		}
 		return nil
 	}
@@ -280,7 +281,7 @@ func state(s ContainerState) check {
 func appArmorProfile(p string) check {
 	return func(e Expectation) error {
 		if e.Expected.Container == nil || e.Expected.Container.AppArmorProfile != p {
-			return fmt.Errorf("AppArmor profile: %s, want %s", Describe(e.Expected), p)
+			return fmt.Errorf("AppArmor profile: %s, want %s", describe(e.Expected), p)
 		}
 		return nil
 	}
@@ -290,7 +291,7 @@ func seccompMode(m int) check {
 	return func(e Expectation) error {
 		c := e.Expected.Container
 		if c == nil || c.SeccompMode == nil || *c.SeccompMode != m {
-			return fmt.Errorf("seccomp mode: %s, want %d", Describe(e.Expected), m)
+			return fmt.Errorf("seccomp mode: %s, want %d", describe(e.Expected), m)
 		}
 		return nil
 	}
@@ -311,8 +312,18 @@ func skip(frag string) check {
 func notApplicable() check {
 	return func(e Expectation) error {
 		if e.Expected.NotApplicable == "" {
-			return fmt.Errorf("want not applicable: %s", Describe(e.Expected))
+			return fmt.Errorf("want not applicable: %s", describe(e.Expected))
 		}
 		return nil
 	}
+}
+
+// describe shows an observation in a failure message (reports.Describe
+// renders it for people; this package cannot import reports).
+func describe(o Observation) string {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return fmt.Sprintf("%+v", o)
+	}
+	return string(b)
 }

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/served"
 )
 
 func init() {
@@ -48,13 +50,13 @@ func runMatrix(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("--apiserver: %v", err)
 	}
-	served, err := skew.ServedVersions(ctx)
+	list, err := served.Versions(ctx)
 	if err != nil {
 		return err
 	}
-	clusters, err := skew.Matrix(served, from, to)
+	clusters, err := skew.Matrix(list, from, to)
 	if err != nil {
 		return usagef("--apiserver: %v", err)
 	}
-	return skew.WriteMatrix(oracleOut, *formatFlag, clusters)
+	return reports.WriteMatrix(oracleOut, *formatFlag, clusters)
 }

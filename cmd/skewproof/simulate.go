@@ -10,7 +10,9 @@ import (
 
 	"github.com/hashicorp/go-version"
 
+	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/served"
 )
 
 // oracleOut is where simulate and matrix write; tests replace it.
@@ -67,7 +69,7 @@ func runSimulate(ctx context.Context, args []string) error {
 			return usagef("--deviations: %v", err)
 		}
 		cmdline := fmt.Sprintf("skewproof simulate --deviations %s..%s --format %s", from, to, *formatFlag)
-		return skew.WriteDeviations(oracleOut, *formatFlag, from, to, skew.Deviations(from, to), cmdline)
+		return reports.WriteDeviations(oracleOut, *formatFlag, from, to, skew.Deviations(from, to), cmdline)
 	}
 
 	if *upgradeFlag != "" {
@@ -88,7 +90,7 @@ func runSimulate(ctx context.Context, args []string) error {
 		}
 		note := upgradeNote(from, to)
 		cmdline := fmt.Sprintf("skewproof simulate --upgrade %s %s%s --format %s", from, to, hostFlags(host), *formatFlag)
-		return skew.WriteUpgrade(oracleOut, *formatFlag, from.String(), to.String(), changes, cmdline, note)
+		return reports.WriteUpgrade(oracleOut, *formatFlag, from.String(), to.String(), changes, cmdline, note)
 	}
 
 	if len(positional) > 0 {
@@ -112,7 +114,7 @@ func runSimulate(ctx context.Context, args []string) error {
 		return usagef("%v", err)
 	}
 	cmdline := fmt.Sprintf("skewproof simulate --apiserver %s --kubelet %s%s --format %s", apiserver, kubelet, hostFlags(host), *formatFlag)
-	return skew.WriteSimulation(oracleOut, *formatFlag, es, cmdline)
+	return reports.WriteSimulation(oracleOut, *formatFlag, es, cmdline)
 }
 
 // upgradeNote says whether the control plane can run ahead of the kubelets
@@ -156,16 +158,16 @@ func servedVersion(ctx context.Context, flagName, s string) (*version.Version, e
 	if err != nil {
 		return nil, usagef("%s: %v", flagName, err)
 	}
-	served, err := skew.ServedVersions(ctx)
+	list, err := served.Versions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, sv := range served {
+	for _, sv := range list {
 		if sv.Equal(v) {
 			return v, nil
 		}
 	}
-	return nil, usagef("%s: %v; pick one of those", flagName, skew.CheckServedIn(served, v))
+	return nil, usagef("%s: %v; pick one of those", flagName, skew.CheckServedIn(list, v))
 }
 
 // parseInterspersed parses flags that may follow positional arguments

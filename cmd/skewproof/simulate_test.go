@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/served"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
@@ -18,15 +19,15 @@ func withServedCache(t *testing.T) *bytes.Buffer {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv(senv.CacheDir, dir)
-	path, err := skew.ServedVersionsCachePath()
+	path, err := served.CachePath()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if filepath.Dir(path) != dir {
 		t.Fatalf("cache path %s not under SKEWPROOF_CACHE_DIR", path)
 	}
-	served := []string{"v1.29.6", "v1.30.14", "v1.31.14", "v1.32.13", "v1.33.13", "v1.34.0", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2"}
-	if err := skew.WriteServedCache(path, served, "test"); err != nil {
+	versions := []string{"v1.29.6", "v1.30.14", "v1.31.14", "v1.32.13", "v1.33.13", "v1.34.0", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2"}
+	if err := served.WriteCache(path, versions, "test"); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer

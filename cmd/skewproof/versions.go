@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/served"
 )
 
 // checkPair validates an apiserver version and its kubelet versions before
@@ -32,7 +33,7 @@ func checkPair(ctx context.Context, apiserver string, kubelets []string, needSou
 	}
 	for _, v := range append([]string{apiserver}, kubelets...) {
 		pv, _ := skew.ParseVersion(v)
-		if err := skew.CheckServed(ctx, pv); err != nil {
+		if err := served.Check(ctx, pv); err != nil {
 			return usagef("%v", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package skew
+package served
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-version"
+	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
@@ -18,50 +18,41 @@ var servedForTest = []string{
 	"v1.34.0", "v1.34.1", "v1.34.2", "v1.34.3", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2",
 }
 
-func servedVersionsForTest(t *testing.T) []*version.Version {
-	t.Helper()
-	vs, err := parseVersionList(servedForTest, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return vs
-}
-
 // fakeLister replaces the proxy lister for the duration of a test.
 func fakeLister(t *testing.T, list []string, err error) *int {
 	t.Helper()
 	calls := new(int)
-	old := servedLister
-	servedLister = func(context.Context) ([]string, string, error) {
+	old := lister
+	lister = func(context.Context) ([]string, string, error) {
 		*calls++
 		return list, "fake proxy", err
 	}
-	t.Cleanup(func() { servedLister = old })
+	t.Cleanup(func() { lister = old })
 	return calls
 }
 
-func TestServedVersionsCachesAndWorksOffline(t *testing.T) {
+func TestVersionsCachesAndWorksOffline(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(senv.CacheDir, dir)
 	calls := fakeLister(t, append([]string{"v1.37.0-alpha.1", "v1.13.0"}, servedForTest...), nil)
 
-	vs, err := ServedVersions(context.Background())
+	vs, err := Versions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(vs) != len(servedForTest)+1 || vs[0].String() != "1.13.0" || vs[len(vs)-1].String() != "1.37.2" {
 		t.Fatalf("ServedVersions = %v", vs)
 	}
-	if _, err := os.Stat(filepath.Join(dir, servedCacheFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, cacheFile)); err != nil {
 		t.Fatalf("cache not written: %v", err)
 	}
 
 	// Offline: the lister fails, the cache answers.
-	servedLister = func(context.Context) ([]string, string, error) {
+	lister = func(context.Context) ([]string, string, error) {
 		*calls++
 		return nil, "", errors.New("network is unreachable")
 	}
-	vs2, err := ServedVersions(context.Background())
+	vs2, err := Versions(context.Background())
 	if err != nil {
 		t.Fatalf("offline with cache: %v", err)
 	}
@@ -70,40 +61,40 @@ func TestServedVersionsCachesAndWorksOffline(t *testing.T) {
 	}
 }
 
-func TestServedVersionsNoCacheNoNetwork(t *testing.T) {
+func TestVersionsNoCacheNoNetwork(t *testing.T) {
 	t.Setenv(senv.CacheDir, t.TempDir())
 	fakeLister(t, nil, errors.New("dial tcp: network is unreachable"))
-	_, err := ServedVersions(context.Background())
+	_, err := Versions(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "network is unreachable") || !strings.Contains(err.Error(), "cache file") {
 		t.Fatalf("error = %v; want the cause and the remedy", err)
 	}
 }
 
-func TestServedVersionsCorruptCache(t *testing.T) {
+func TestVersionsCorruptCache(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(senv.CacheDir, dir)
 	fakeLister(t, servedForTest, nil)
-	if err := os.WriteFile(filepath.Join(dir, servedCacheFile), []byte("{not json"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, cacheFile), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ServedVersions(context.Background())
+	_, err := Versions(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "delete the file") {
 		t.Fatalf("error = %v; want a remedy", err)
 	}
 }
 
-func TestCheckServed(t *testing.T) {
+func TestCheck(t *testing.T) {
 	t.Setenv(senv.CacheDir, t.TempDir())
 	fakeLister(t, servedForTest, nil)
 	ctx := context.Background()
-	if err := CheckServed(ctx, MustParseVersion("1.34.4")); err != nil {
+	if err := Check(ctx, skew.MustParseVersion("1.34.4")); err != nil {
 		t.Errorf("1.34.4: %v", err)
 	}
-	err := CheckServed(ctx, MustParseVersion("1.36.2"))
+	err := Check(ctx, skew.MustParseVersion("1.36.2"))
 	if err == nil || !strings.Contains(err.Error(), "served v1.36 releases: 1.36.1, 1.36.3") {
 		t.Errorf("1.36.2: %v", err)
 	}
-	err = CheckServed(ctx, MustParseVersion("1.28.3"))
+	err = Check(ctx, skew.MustParseVersion("1.28.3"))
 	if err == nil || !strings.Contains(err.Error(), "no v1.28 release is") || !strings.Contains(err.Error(), "1.29.6") {
 		t.Errorf("1.28.3: %v", err)
 	}

@@ -192,7 +192,7 @@ func (t *Scenario) Judge(subs ...Sub) {
 		all := append(must, upMis...)
 		t.result.Reason = t.Exp.Reason
 		t.result.Failure = fmt.Sprintf("%s on %s: observation matches neither the KEP nor upstream v%s\nexpected: %s\nmismatches:\n  %s\nobserved: %s",
-			t.ID, where(t.Node), t.Exp.Version, skew.Describe(t.Exp.Expected), strings.Join(all, "\n  "), t.result.Observed)
+			t.ID, where(t.Node), t.Exp.Version, reports.Describe(t.Exp.Expected), strings.Join(all, "\n  "), t.result.Observed)
 	}
 	t.record()
 	if v == reports.Fail {

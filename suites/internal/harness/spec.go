@@ -167,8 +167,8 @@ func prepare(r SpecReport) *Scenario {
 	e, err := skew.Expect(id, Env.APIServer, kubelet, host)
 	Expect(err).NotTo(HaveOccurred(), "asking the oracle")
 	t := &Scenario{ID: id, Node: nd, Exp: e, warn: &warnings{}}
-	t.result = reports.Result{ID: id, APIServer: Env.APIServer.String(), Expected: skew.Describe(e.Expected),
-		KEP: skew.Describe(e.KEPPlanned)}
+	t.result = reports.Result{ID: id, APIServer: Env.APIServer.String(), Expected: reports.Describe(e.Expected),
+		KEP: reports.Describe(e.KEPPlanned)}
 	if nd != nil {
 		t.result.Node, t.result.Kubelet = nd.Name, nd.Kubelet.String()
 	}

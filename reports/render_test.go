@@ -1,0 +1,98 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-version"
+
+	"github.com/skewproof/skewproof/skew"
+)
+
+// servedForTest is the served list of ENVIRONMENT.md ("Sources").
+func servedForTest(t *testing.T) []*version.Version {
+	t.Helper()
+	var vs []*version.Version
+	for _, s := range []string{
+		"v1.29.6", "v1.30.4", "v1.30.14", "v1.31.0", "v1.31.14", "v1.32.2", "v1.32.13", "v1.33.6", "v1.33.13",
+		"v1.34.0", "v1.34.1", "v1.34.2", "v1.34.3", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2",
+	} {
+		vs = append(vs, skew.MustParseVersion(s))
+	}
+	sort.Sort(version.Collection(vs))
+	return vs
+}
+
+func minor(t *testing.T, s string) skew.Minor {
+	t.Helper()
+	m, err := skew.ParseMinor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestWriteMatrixGitHub(t *testing.T) {
+	cs, err := skew.Matrix(servedForTest(t), minor(t, "1.34"), minor(t, "1.37"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMatrix(&buf, "github", cs); err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Include []map[string]string `json:"include"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatalf("github matrix is not JSON: %v\n%s", err, buf.String())
+	}
+	if len(m.Include) != 4 || m.Include[3]["apiserver"] != "1.37.2" || m.Include[3]["kubelets"] != "1.34.4,1.35.4,1.36.3,1.37.2" {
+		t.Errorf("github matrix = %s", buf.String())
+	}
+	if strings.Count(buf.String(), "\n") != 1 {
+		t.Errorf("github matrix must be one line (for $GITHUB_OUTPUT): %q", buf.String())
+	}
+	if err := WriteMatrix(&buf, "yaml", cs); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+func TestWriteSimulationFormats(t *testing.T) {
+	es, err := skew.Simulate(skew.MustParseVersion("1.37.2"), skew.MustParseVersion("1.34.4"), skew.DefaultHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteSimulation(&buf, "json", es, ""); err != nil {
+		t.Fatal(err)
+	}
+	var recs []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"id", "kepRef", "component", "expected", "kepPlanned", "deviation", "reason"} {
+		if _, ok := recs[0][k]; !ok {
+			t.Errorf("JSON record lacks %q", k)
+		}
+	}
+	if _, ok := recs[0]["deviation"].(bool); !ok {
+		t.Error("deviation must be a JSON bool")
+	}
+	buf.Reset()
+	if err := WriteSimulation(&buf, "markdown", es, "skewproof simulate --apiserver 1.37.2 --kubelet 1.34.4 --format markdown"); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, frag := range []string{"Reproduce with `skewproof simulate --apiserver 1.37.2", "| `apparmor/failure/row-5` | kubelet |", "## Deviations"} {
+		if !strings.Contains(md, frag) {
+			t.Errorf("markdown lacks %q", frag)
+		}
+	}
+	if err := WriteSimulation(&buf, "yaml", es, ""); err == nil {
+		t.Error("unknown format accepted")
+	}
+}

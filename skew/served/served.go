@@ -1,0 +1,262 @@
+// Package served asks the Go module proxy which versions of k8s.io/kubernetes
+// it serves (whose sources skewproof can build), and keeps the answer in a
+// cache file under CacheDir, so that it works offline once asked. The rules
+// that use the list are in package skew.
+package served
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-version"
+	"github.com/skewproof/skewproof/skew"
+	senv "github.com/skewproof/skewproof/suites/env"
+)
+
+// KubernetesModule is the module whose served versions bound what skewproof
+// can build and test.
+const KubernetesModule = "k8s.io/kubernetes"
+
+// cacheFile is the name of the cache file under CacheDir.
+const cacheFile = "served-k8s.io-kubernetes.json"
+
+// cacheRecord is the on-disk form of the served version list.
+type cacheRecord struct {
+	Module   string    `json:"module"`
+	Source   string    `json:"source"`
+	Fetched  time.Time `json:"fetched"`
+	Versions []string  `json:"versions"`
+}
+
+// lister asks the module proxy for the served versions. Tests replace
+// it so that they never need the network.
+var lister = listFromProxy
+
+// CacheDir is where skewproof keeps its caches: $SKEWPROOF_CACHE_DIR if set,
+// otherwise os.UserCacheDir()/skewproof.
+func CacheDir() (string, error) {
+	if d := os.Getenv(senv.CacheDir); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the user cache directory: %w; set SKEWPROOF_CACHE_DIR", err)
+	}
+	return filepath.Join(d, "skewproof"), nil
+}
+
+// CachePath returns the path of the served-versions cache file.
+func CachePath() (string, error) {
+	d, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, cacheFile), nil
+}
+
+// Versions returns the versions of k8s.io/kubernetes whose sources the
+// Go module proxy serves, oldest first. The proxy is asked once; the answer
+// is cached and used from then on, so this works offline once the cache
+// exists. Delete the cache file to ask again.
+func Versions(ctx context.Context) ([]*version.Version, error) {
+	path, err := CachePath()
+	if err != nil {
+		return nil, err
+	}
+	if data, err := os.ReadFile(path); err == nil {
+		var c cacheRecord
+		if err := json.Unmarshal(data, &c); err != nil {
+			return nil, fmt.Errorf("reading served-versions cache %s: %v; delete the file to fetch the list again", path, err)
+		}
+		return parseVersionList(c.Versions, path)
+	}
+	list, source, err := lister(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing served versions of %s through the Go module proxy: %w; connect once to the proxy (see 'go env GOPROXY') or provide the cache file %s", KubernetesModule, err, path)
+	}
+	vs, err := parseVersionList(list, source)
+	if err != nil {
+		return nil, err
+	}
+	c := cacheRecord{Module: KubernetesModule, Source: source, Fetched: time.Now().UTC()}
+	for _, v := range vs {
+		c.Versions = append(c.Versions, "v"+v.String())
+	}
+	if err := WriteCache(path, c.Versions, source); err != nil {
+		return nil, err
+	}
+	return vs, nil
+}
+
+// WriteCache writes a served-versions cache file. Tests and offline
+// installations use it to provide the list without the network.
+func WriteCache(path string, versions []string, source string) error {
+	c := cacheRecord{Module: KubernetesModule, Source: source, Fetched: time.Now().UTC(), Versions: versions}
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating cache directory: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing served-versions cache: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing served-versions cache: %w", err)
+	}
+	return nil
+}
+
+func parseVersionList(list []string, source string) ([]*version.Version, error) {
+	var out []*version.Version
+	for _, s := range list {
+		v, err := skew.ParseVersion(s)
+		if err != nil {
+			continue // pre-releases and odd tags are never served releases
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no served release of %s found in %s; delete it to fetch the list again", KubernetesModule, source)
+	}
+	sort.Sort(version.Collection(out))
+	return dedupe(out), nil
+}
+
+func dedupe(vs []*version.Version) []*version.Version {
+	var out []*version.Version
+	for i, v := range vs {
+		if i > 0 && v.Equal(vs[i-1]) {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Check returns an error naming the served versions of the same minor
+// (or all served versions) when v is not served.
+func Check(ctx context.Context, v *version.Version) error {
+	served, err := Versions(ctx)
+	if err != nil {
+		return err
+	}
+	return skew.CheckServedIn(served, v)
+}
+
+// listFromProxy asks the go command (so GOPROXY, GOFLAGS, GONOSUMDB and
+// the rest of 'go env' apply) for the versions of k8s.io/kubernetes the proxy
+// lists. A listed version is not necessarily downloadable, so each listed
+// release is then checked by requesting the first byte of its module zip
+// from the first HTTP proxy in GOPROXY; versions whose zip is already in the
+// local module cache are served by definition.
+func listFromProxy(ctx context.Context) ([]string, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "skewproof-served-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(tmp)
+
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-versions", "-json", KubernetesModule)
+	cmd.Dir = tmp // outside any module, so the project's go.mod plays no part
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("go list -m -versions %s: %v: %s", KubernetesModule, err, strings.TrimSpace(stderr.String()))
+	}
+	var mod struct{ Versions []string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return nil, "", fmt.Errorf("decoding go list output: %w", err)
+	}
+
+	proxy, modcache := goEnv(ctx, "GOPROXY"), goEnv(ctx, "GOMODCACHE")
+	base := firstHTTPProxy(proxy)
+	seen := map[string]bool{}
+	var served []string
+	for _, v := range mod.Versions {
+		if _, err := skew.ParseVersion(v); err != nil {
+			continue
+		}
+		if base != "" {
+			ok, err := zipServed(ctx, base, v)
+			if err != nil {
+				return nil, "", err
+			}
+			if !ok {
+				continue
+			}
+		}
+		seen[v] = true
+		served = append(served, v)
+	}
+	if modcache != "" {
+		zips, _ := filepath.Glob(filepath.Join(modcache, "cache", "download", KubernetesModule, "@v", "v*.zip"))
+		for _, z := range zips {
+			v := strings.TrimSuffix(filepath.Base(z), ".zip")
+			if _, err := skew.ParseVersion(v); err == nil && !seen[v] {
+				seen[v] = true
+				served = append(served, v)
+			}
+		}
+	}
+	source := "GOPROXY=" + proxy
+	return served, source, nil
+}
+
+func goEnv(ctx context.Context, name string) string {
+	out, err := exec.CommandContext(ctx, "go", "env", name).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// firstHTTPProxy returns the first http(s) entry of a GOPROXY list.
+func firstHTTPProxy(goproxy string) string {
+	for _, p := range strings.FieldsFunc(goproxy, func(r rune) bool { return r == ',' || r == '|' }) {
+		p = strings.TrimSpace(p)
+		if strings.HasPrefix(p, "https://") || strings.HasPrefix(p, "http://") {
+			return strings.TrimSuffix(p, "/")
+		}
+		if p == "off" || p == "direct" {
+			return ""
+		}
+	}
+	return ""
+}
+
+// zipServed reports whether the proxy hands out the module zip of version v.
+func zipServed(ctx context.Context, base, v string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+KubernetesModule+"/@v/"+v+".zip", nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Range", "bytes=0-0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("checking %s@%s on %s: %w", KubernetesModule, v, base, err)
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusPartialContent:
+		return true, nil
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		return false, nil
+	}
+	return false, errors.New("unexpected status " + resp.Status + " for " + KubernetesModule + "@" + v)
+}
