@@ -1,22 +1,20 @@
+// Up: a cluster of one control plane at the API server's version and one
+// worker per kubelet version, from node images built offline, created
+// through kind's Go packages and brought to readiness (network.go,
+// ready.go); down.go and list.go delete and find clusters.
+
 package clusters
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	kindlog "sigs.k8s.io/kind/pkg/log"
 )
 
@@ -73,15 +71,6 @@ type NodeInfo struct {
 	KubeletVersion string
 	PodCIDR        string
 	InternalIP     string
-}
-
-// DefaultKubeconfig is where a cluster's kubeconfig goes unless told.
-func DefaultKubeconfig(name string) string {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		home = os.TempDir()
-	}
-	return filepath.Join(home, ".kube", "skewproof-"+name+".yaml")
 }
 
 // NetworkName is the Docker network of a cluster (one per cluster, removed
@@ -298,257 +287,4 @@ func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmor
 		return nil, err
 	}
 	return &Cluster{Name: o.Name, Kubeconfig: o.Kubeconfig, Nodes: infos}, nil
-}
-
-// Clientset returns a client for the cluster of a kubeconfig.
-func Clientset(kubeconfig string) (*kubernetes.Clientset, error) {
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
-	}
-	return kubernetes.NewForConfig(rc)
-}
-
-func nodeInfos(ctx context.Context, cs kubernetes.Interface) ([]NodeInfo, error) {
-	nl, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var out []NodeInfo
-	for _, n := range nl.Items {
-		ni := NodeInfo{Name: n.Name, Role: "worker", KubeletVersion: n.Status.NodeInfo.KubeletVersion, PodCIDR: n.Spec.PodCIDR}
-		if _, ok := n.Labels["node-role.kubernetes.io/control-plane"]; ok {
-			ni.Role = "control-plane"
-		}
-		for _, a := range n.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP && !strings.Contains(a.Address, ":") {
-				ni.InternalIP = a.Address
-			}
-		}
-		out = append(out, ni)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-func waitPodCIDRs(ctx context.Context, cs kubernetes.Interface, want int, timeout time.Duration) ([]NodeInfo, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		infos, err := nodeInfos(ctx, cs)
-		ok := err == nil && len(infos) == want
-		for _, n := range infos {
-			if n.PodCIDR == "" || n.InternalIP == "" {
-				ok = false
-			}
-		}
-		if ok {
-			return infos, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("nodes without podCIDR after %s (have %d of %d nodes): %v", timeout, len(infos), want, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-// setupNetworking writes a ptp + host-local CNI configuration for the node's
-// podCIDR on every node and routes the other nodes' pod CIDRs to them.
-func setupNetworking(kn []nodes.Node, infos []NodeInfo) error {
-	byName := map[string]NodeInfo{}
-	for _, i := range infos {
-		byName[i.Name] = i
-	}
-	for _, n := range kn {
-		me, ok := byName[n.String()]
-		if !ok {
-			continue
-		}
-		var script strings.Builder
-		fmt.Fprintf(&script, "set -e\nmkdir -p /etc/cni/net.d\ncat > /etc/cni/net.d/10-skewproof.conflist.tmp <<'EOF'\n%sEOF\nmv /etc/cni/net.d/10-skewproof.conflist.tmp /etc/cni/net.d/10-skewproof.conflist\n", cniConfig(me.PodCIDR))
-		for _, other := range infos {
-			if other.Name != me.Name {
-				fmt.Fprintf(&script, "ip route replace %s via %s\n", other.PodCIDR, other.InternalIP)
-			}
-		}
-		var out strings.Builder
-		if err := n.Command("sh", "-c", script.String()).SetStdout(&out).SetStderr(&out).Run(); err != nil {
-			return fmt.Errorf("configuring pod networking on %s: %v: %s", n.String(), err, out.String())
-		}
-	}
-	return nil
-}
-
-func cniConfig(podCIDR string) string {
-	return `{
-  "cniVersion": "0.4.0",
-  "name": "skewproof",
-  "plugins": [
-    {
-      "type": "ptp",
-      "ipMasq": false,
-      "mtu": 1500,
-      "ipam": {
-        "type": "host-local",
-        "dataDir": "/run/cni-ipam-state",
-        "ranges": [[{"subnet": "` + podCIDR + `"}]],
-        "routes": [{"dst": "0.0.0.0/0"}]
-      }
-    },
-    {"type": "portmap", "capabilities": {"portMappings": true}}
-  ]
-}
-`
-}
-
-// WaitReady waits until want nodes are Ready and every kube-system pod is
-// ready (or has succeeded).
-func WaitReady(ctx context.Context, cs kubernetes.Interface, want int, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	var problem string
-	for {
-		problem = readiness(ctx, cs, want)
-		if problem == "" {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster not ready after %s: %s", timeout, problem)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func readiness(ctx context.Context, cs kubernetes.Interface, want int) string {
-	nl, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err.Error()
-	}
-	if len(nl.Items) != want {
-		return fmt.Sprintf("%d of %d nodes registered", len(nl.Items), want)
-	}
-	var bad []string
-	for _, n := range nl.Items {
-		ready := false
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				ready = true
-			}
-		}
-		if !ready {
-			bad = append(bad, "node "+n.Name+" not Ready")
-		}
-	}
-	pl, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err.Error()
-	}
-	if len(pl.Items) == 0 {
-		return "no kube-system pods yet"
-	}
-	for _, pod := range pl.Items {
-		if pod.Status.Phase == corev1.PodSucceeded {
-			continue
-		}
-		ready := false
-		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				ready = true
-			}
-		}
-		if !ready {
-			why := string(pod.Status.Phase)
-			for _, s := range pod.Status.ContainerStatuses {
-				if s.State.Waiting != nil {
-					why = s.State.Waiting.Reason + ": " + s.State.Waiting.Message
-				}
-			}
-			bad = append(bad, fmt.Sprintf("pod %s not ready (%s)", pod.Name, why))
-		}
-	}
-	return strings.Join(bad, "; ")
-}
-
-// Down deletes a cluster: its nodes (through kind), its Docker network and
-// its default kubeconfig file. Deleting a cluster that does not exist is not
-// an error.
-func Down(ctx context.Context, name, kubeconfig string, p *Progress) error {
-	var errs []error
-	if kubeconfig == "" {
-		kubeconfig = DefaultKubeconfig(name)
-	}
-	os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", NetworkName(name))
-	if err := removeAppArmorNodes(name); err != nil {
-		errs = append(errs, fmt.Errorf("removing the AppArmor node of %s: %w", name, err))
-	}
-	if err := provider(p).Delete(name, kubeconfig); err != nil {
-		errs = append(errs, fmt.Errorf("deleting nodes of %s: %w", name, err))
-	}
-	if out, err := docker(ctx, "network", "ls", "-q", "--filter", "name=^"+NetworkName(name)+"$"); err == nil && out != "" {
-		if _, err := docker(ctx, "network", "rm", NetworkName(name)); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if kubeconfig == DefaultKubeconfig(name) {
-		if err := os.Remove(kubeconfig); err != nil && !os.IsNotExist(err) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// List returns the names of the clusters that exist (kind clusters on a
-// skewproof network or with skewproof node images).
-func List(ctx context.Context) ([]string, error) {
-	if _, err := docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
-		return nil, DockerUnavailableError(err)
-	}
-	out, err := docker(ctx, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster", "--format", `{{.Label "io.x-k8s.kind.cluster"}} {{.Networks}}`)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var names []string
-	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
-		if len(f) < 1 || seen[f[0]] {
-			continue
-		}
-		if len(f) > 1 && !strings.Contains(f[1], NetworkName(f[0])) {
-			continue // a kind cluster that is not ours
-		}
-		seen[f[0]] = true
-		names = append(names, f[0])
-	}
-	for _, c := range appArmorNodeClusters() {
-		if !seen[c] {
-			seen[c] = true
-			names = append(names, c)
-		}
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
-// DockerUnavailableError is the one-line error for a Docker daemon that does
-// not answer.
-func DockerUnavailableError(err error) error {
-	return fmt.Errorf("the Docker daemon is not reachable (%s); start it, e.g. 'sudo hack/setup-host.sh'", firstLine(err.Error()))
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndex(s, ": "); i > 0 && len(s)-i > 10 {
-		s = s[i+2:]
-	}
-	if i := strings.Index(s, "\n"); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

@@ -1,0 +1,88 @@
+// Pod networking without a CNI add-on: once every node has a podCIDR, a
+// ptp + host-local CNI configuration for it on each node and a route to
+// each other node's pod CIDR.
+
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+)
+
+func waitPodCIDRs(ctx context.Context, cs kubernetes.Interface, want int, timeout time.Duration) ([]NodeInfo, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		infos, err := nodeInfos(ctx, cs)
+		ok := err == nil && len(infos) == want
+		for _, n := range infos {
+			if n.PodCIDR == "" || n.InternalIP == "" {
+				ok = false
+			}
+		}
+		if ok {
+			return infos, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("nodes without podCIDR after %s (have %d of %d nodes): %v", timeout, len(infos), want, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// setupNetworking writes a ptp + host-local CNI configuration for the node's
+// podCIDR on every node and routes the other nodes' pod CIDRs to them.
+func setupNetworking(kn []nodes.Node, infos []NodeInfo) error {
+	byName := map[string]NodeInfo{}
+	for _, i := range infos {
+		byName[i.Name] = i
+	}
+	for _, n := range kn {
+		me, ok := byName[n.String()]
+		if !ok {
+			continue
+		}
+		var script strings.Builder
+		fmt.Fprintf(&script, "set -e\nmkdir -p /etc/cni/net.d\ncat > /etc/cni/net.d/10-skewproof.conflist.tmp <<'EOF'\n%sEOF\nmv /etc/cni/net.d/10-skewproof.conflist.tmp /etc/cni/net.d/10-skewproof.conflist\n", cniConfig(me.PodCIDR))
+		for _, other := range infos {
+			if other.Name != me.Name {
+				fmt.Fprintf(&script, "ip route replace %s via %s\n", other.PodCIDR, other.InternalIP)
+			}
+		}
+		var out strings.Builder
+		if err := n.Command("sh", "-c", script.String()).SetStdout(&out).SetStderr(&out).Run(); err != nil {
+			return fmt.Errorf("configuring pod networking on %s: %v: %s", n.String(), err, out.String())
+		}
+	}
+	return nil
+}
+
+func cniConfig(podCIDR string) string {
+	return `{
+  "cniVersion": "0.4.0",
+  "name": "skewproof",
+  "plugins": [
+    {
+      "type": "ptp",
+      "ipMasq": false,
+      "mtu": 1500,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "/run/cni-ipam-state",
+        "ranges": [[{"subnet": "` + podCIDR + `"}]],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+`
+}

@@ -1,0 +1,109 @@
+// Readiness: the nodes as the API reports them, and the wait until every
+// node is Ready and every kube-system pod is ready.
+
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+func nodeInfos(ctx context.Context, cs kubernetes.Interface) ([]NodeInfo, error) {
+	nl, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []NodeInfo
+	for _, n := range nl.Items {
+		ni := NodeInfo{Name: n.Name, Role: "worker", KubeletVersion: n.Status.NodeInfo.KubeletVersion, PodCIDR: n.Spec.PodCIDR}
+		if _, ok := n.Labels["node-role.kubernetes.io/control-plane"]; ok {
+			ni.Role = "control-plane"
+		}
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP && !strings.Contains(a.Address, ":") {
+				ni.InternalIP = a.Address
+			}
+		}
+		out = append(out, ni)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// WaitReady waits until want nodes are Ready and every kube-system pod is
+// ready (or has succeeded).
+func WaitReady(ctx context.Context, cs kubernetes.Interface, want int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var problem string
+	for {
+		problem = readiness(ctx, cs, want)
+		if problem == "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster not ready after %s: %s", timeout, problem)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func readiness(ctx context.Context, cs kubernetes.Interface, want int) string {
+	nl, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	if len(nl.Items) != want {
+		return fmt.Sprintf("%d of %d nodes registered", len(nl.Items), want)
+	}
+	var bad []string
+	for _, n := range nl.Items {
+		ready := false
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				ready = true
+			}
+		}
+		if !ready {
+			bad = append(bad, "node "+n.Name+" not Ready")
+		}
+	}
+	pl, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	if len(pl.Items) == 0 {
+		return "no kube-system pods yet"
+	}
+	for _, pod := range pl.Items {
+		if pod.Status.Phase == corev1.PodSucceeded {
+			continue
+		}
+		ready := false
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				ready = true
+			}
+		}
+		if !ready {
+			why := string(pod.Status.Phase)
+			for _, s := range pod.Status.ContainerStatuses {
+				if s.State.Waiting != nil {
+					why = s.State.Waiting.Reason + ": " + s.State.Waiting.Message
+				}
+			}
+			bad = append(bad, fmt.Sprintf("pod %s not ready (%s)", pod.Name, why))
+		}
+	}
+	return strings.Join(bad, "; ")
+}
