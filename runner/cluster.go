@@ -39,11 +39,6 @@ func connect(ctx context.Context, kubeconfig string) (*cluster, error) {
 	return &cluster{cs: cs, apiserver: sv.GitVersion, nodes: nl.Items}, nil
 }
 
-func controlPlane(n *corev1.Node) bool {
-	_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
-	return cp
-}
-
 func (c *cluster) names() []string {
 	var out []string
 	for _, n := range c.nodes {
@@ -56,7 +51,7 @@ func (c *cluster) names() []string {
 func (c *cluster) workers() []string {
 	var out []string
 	for i := range c.nodes {
-		if !controlPlane(&c.nodes[i]) {
+		if !clusters.IsControlPlane(&c.nodes[i]) {
 			out = append(out, c.nodes[i].Name)
 		}
 	}
@@ -69,7 +64,7 @@ func (c *cluster) records(appArmor map[string]bool) []reports.NodeRecord {
 	var out []reports.NodeRecord
 	for i := range c.nodes {
 		n := &c.nodes[i]
-		r := reports.NodeRecord{Name: n.Name, ControlPlane: controlPlane(n), Kubelet: n.Status.NodeInfo.KubeletVersion,
+		r := reports.NodeRecord{Name: n.Name, ControlPlane: clusters.IsControlPlane(n), Kubelet: n.Status.NodeInfo.KubeletVersion,
 			ContainerRuntime: n.Status.NodeInfo.ContainerRuntimeVersion, KernelVersion: n.Status.NodeInfo.KernelVersion,
 			OSImage: n.Status.NodeInfo.OSImage, Architecture: n.Status.NodeInfo.Architecture}
 		if on, ok := appArmor[n.Name]; ok {

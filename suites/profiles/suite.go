@@ -78,7 +78,7 @@ func discover(ctx context.Context) error {
 		return err
 	}
 	for _, n := range nl.Items {
-		_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
+		cp := clusters.IsControlPlane(&n)
 		env.Nodes = append(env.Nodes, node{Name: n.Name, Kubelet: n.Status.NodeInfo.KubeletVersion, Worker: !cp})
 	}
 	sort.Slice(env.Nodes, func(i, j int) bool { return env.Nodes[i].Name < env.Nodes[j].Name })

@@ -179,7 +179,7 @@ func discover(ctx context.Context) error {
 		rt, _, _ := strings.Cut(n.Status.NodeInfo.ContainerRuntimeVersion, "://")
 		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, rt), slow: n.Labels[clusters.AppArmorKernelLabel] == "true"}
 		all = append(all, nd)
-		if !IsControlPlane(&n) && schedulable(n) {
+		if !clusters.IsControlPlane(&n) && schedulable(n) {
 			workers = append(workers, nd)
 		}
 	}
@@ -220,11 +220,6 @@ func discover(ctx context.Context) error {
 	return nil
 }
 
-// IsControlPlane says whether a node is a control-plane node (kubeadm's role label).
-func IsControlPlane(n *corev1.Node) bool {
-	_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
-	return cp
-}
 
 func schedulable(n corev1.Node) bool {
 	if n.Spec.Unschedulable {
