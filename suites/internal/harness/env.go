@@ -220,7 +220,6 @@ func discover(ctx context.Context) error {
 	return nil
 }
 
-
 func schedulable(n corev1.Node) bool {
 	if n.Spec.Unschedulable {
 		return false
