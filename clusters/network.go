@@ -10,32 +10,34 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 )
 
 func waitPodCIDRs(ctx context.Context, cs kubernetes.Interface, want int, timeout time.Duration) ([]NodeInfo, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		infos, err := nodeInfos(ctx, cs)
-		ok := err == nil && len(infos) == want
+	var (
+		infos   []NodeInfo
+		listErr error
+	)
+	// The API is asked with ctx, not the poll's deadline (as in WaitReady).
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(context.Context) (bool, error) {
+		infos, listErr = nodeInfos(ctx, cs)
+		ok := listErr == nil && len(infos) == want
 		for _, n := range infos {
 			if n.PodCIDR == "" || n.InternalIP == "" {
 				ok = false
 			}
 		}
-		if ok {
-			return infos, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("nodes without podCIDR after %s (have %d of %d nodes): %v", timeout, len(infos), want, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Second):
-		}
+		return ok, nil
+	})
+	switch {
+	case err == nil:
+		return infos, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
 	}
+	return nil, fmt.Errorf("nodes without podCIDR after %s (have %d of %d nodes): %v", timeout, len(infos), want, listErr)
 }
 
 // setupNetworking writes a ptp + host-local CNI configuration for the node's

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -40,22 +41,20 @@ func nodeInfos(ctx context.Context, cs kubernetes.Interface) ([]NodeInfo, error)
 // WaitReady waits until want nodes are Ready and every kube-system pod is
 // ready (or has succeeded).
 func WaitReady(ctx context.Context, cs kubernetes.Interface, want int, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
 	var problem string
-	for {
+	// The API is asked with ctx, not the poll's deadline, so that the last
+	// look reports the cluster's state rather than the deadline.
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(context.Context) (bool, error) {
 		problem = readiness(ctx, cs, want)
-		if problem == "" {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster not ready after %s: %s", timeout, problem)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+		return problem == "", nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
 	}
+	return fmt.Errorf("cluster not ready after %s: %s", timeout, problem)
 }
 
 func readiness(ctx context.Context, cs kubernetes.Interface, want int) string {

@@ -4,7 +4,7 @@
 // node, and an aggregator that keeps each profile's aggregated status. This
 // works on any cluster (no docker exec), given the agent image on its nodes.
 //
-// This file holds the connection to the cluster and the polling its waits
+// This file holds the connection to the cluster and the interval its waits
 // share; image.go builds the agent image, deploy.go deploys the agent,
 // install.go installs profiles, staticpods.go puts static pods on nodes and
 // teardown.go removes it all.
@@ -12,7 +12,6 @@
 package profiles
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -23,6 +22,9 @@ import (
 
 	"github.com/skewproof/skewproof/profiles/agent"
 )
+
+// pollInterval is how often the waits of this package look at the cluster.
+const pollInterval = 500 * time.Millisecond
 
 // FieldManager is the field manager of everything skewproof applies.
 const FieldManager = "skewproof"
@@ -59,26 +61,4 @@ func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 		return nil, err
 	}
 	return &Cluster{Config: cfg, Core: core, Dynamic: dyn, Namespace: namespace}, nil
-}
-
-// poll calls f every 500ms until it is done, fails, or timeout passes.
-func poll(ctx context.Context, timeout time.Duration, f func(ctx context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
-	for {
-		ok, err := f(ctx)
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
 }

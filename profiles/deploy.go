@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/skewproof/skewproof/profiles/agent"
@@ -46,7 +47,7 @@ func (c *Cluster) InstallCRDs(ctx context.Context) error {
 		}
 	}
 	for _, crd := range crds {
-		err := poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(ctx, pollInterval, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 			u, err := c.Dynamic.Resource(api.CRDResource).Get(ctx, crd.GetName(), metav1.GetOptions{})
 			if err != nil {
 				return false, nil
@@ -111,7 +112,7 @@ func (c *Cluster) serverMinor() int {
 // on every node it is scheduled to; the error names the nodes that are not.
 func (c *Cluster) WaitAgentReady(ctx context.Context, timeout time.Duration) error {
 	var last string
-	err := poll(ctx, timeout, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		ds, err := c.Core.AppsV1().DaemonSets(c.Namespace).Get(ctx, agent.AgentName, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()

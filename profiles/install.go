@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/profiles/status"
@@ -120,7 +121,7 @@ func Install(ctx context.Context, c *Cluster, ms []Manifest, nodes []string, o I
 	}
 	reports := make([]NodeReport, len(ms))
 	var lastErr error
-	err := poll(ctx, o.Timeout, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, o.Timeout, true, func(ctx context.Context) (bool, error) {
 		done := true
 		lastErr = nil
 		for i, m := range ms {
@@ -221,7 +222,7 @@ func Uninstall(ctx context.Context, c *Cluster, ms []Manifest, timeout time.Dura
 		left    []string
 		listErr error
 	)
-	err := poll(ctx, timeout, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		var now []string
 		for _, m := range ms {
 			l, err := c.Dynamic.Resource(api.ProfileNodeStatuses).Namespace(c.Namespace).List(ctx,

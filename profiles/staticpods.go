@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
@@ -56,7 +57,7 @@ func (c *Cluster) PutStaticPod(ctx context.Context, name, node string, pod *core
 		return st, fmt.Errorf("creating StaticPod %s/%s: %w", c.Namespace, name, err)
 	}
 	var last string
-	err = poll(ctx, timeout, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		o, err := c.Dynamic.Resource(api.ProfileNodeStatuses).Namespace(c.Namespace).Get(ctx, api.NodeStatusName(name, node), metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()

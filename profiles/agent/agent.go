@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -145,20 +146,15 @@ func (a *Agent) Run(ctx context.Context, ready func()) error {
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
-	for {
+	// The first full pass, tried again every 2 seconds until it succeeds.
+	if err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
 		err := a.Sync(ctx)
-		if err == nil {
-			break
+		if err != nil && ctx.Err() == nil {
+			a.logf("sync: %v", err)
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		a.logf("sync: %v", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(2 * time.Second):
-		}
+		return err == nil, nil
+	}); err != nil {
+		return nil // ctx ended
 	}
 	if ready != nil {
 		ready()

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/skewproof/skewproof/profiles/api"
@@ -255,28 +256,31 @@ feed:
 			return res, fmt.Errorf("deleting profile %s: %w", p.Name, err)
 		}
 	}
-	for {
+	// Every second until none is left or GCTimeout (counted from t0, before
+	// the deletions) has passed; the API is asked with ctx, not the poll's
+	// deadline, so that the last look counts what is left.
+	var left int
+	err := wait.PollUntilContextTimeout(ctx, time.Second, o.GCTimeout-time.Since(t0), true, func(context.Context) (bool, error) {
 		l, err := dyn.Resource(api.ProfileNodeStatuses).Namespace(o.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil {
-			return res, err
+			return false, err
 		}
-		left := len(l.Items)
+		left = len(l.Items)
 		if rc := l.GetRemainingItemCount(); rc != nil {
 			left += int(*rc)
 		}
-		if left == 0 {
-			break
-		}
-		if time.Since(t0) > o.GCTimeout {
-			res.GC, res.GCLeft = time.Since(t0), left
-			logf("%d node statuses left %s after their profiles were deleted", left, res.GC.Round(time.Second))
-			return res, nil
-		}
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-time.After(time.Second):
-		}
+		return left == 0, nil
+	})
+	switch {
+	case err == nil:
+	case !wait.Interrupted(err):
+		return res, err
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	default:
+		res.GC, res.GCLeft = time.Since(t0), left
+		logf("%d node statuses left %s after their profiles were deleted", left, res.GC.Round(time.Second))
+		return res, nil
 	}
 	res.GC = time.Since(t0)
 	logf("garbage collector removed every node status in %s", res.GC.Round(time.Second))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	dynfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/skewproof/skewproof/profiles/api"
@@ -46,21 +47,17 @@ func TestControllerFollowsNodeStatuses(t *testing.T) {
 		Nodes: func(context.Context) ([]string, error) { return []string{"a", "b"}, nil }}
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	wait := func(what string, cond func(api.ProfileStatus) bool) {
+	waitFor := func(what string, cond func(api.ProfileStatus) bool) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			ps := profileStatus(t, dyn, "deny")
-			if cond(ps) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: profile status %+v", what, ps)
-			}
-			time.Sleep(10 * time.Millisecond)
+		var ps api.ProfileStatus
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+			ps = profileStatus(t, dyn, "deny")
+			return cond(ps), nil
+		}); err != nil {
+			t.Fatalf("%s: profile status %+v", what, ps)
 		}
 	}
-	wait("one failed node", func(ps api.ProfileStatus) bool {
+	waitFor("one failed node", func(ps api.ProfileStatus) bool {
 		return ps.Status == api.Failed && ps.Nodes[api.Failed] == 1 && ps.Nodes[api.Installed] == 1 &&
 			len(ps.NotReady) == 1 && ps.NotReady[0] == "b" && ps.ObservedGeneration == 2 && ps.LocalhostProfile == p.LocalhostProfile()
 	})
@@ -73,7 +70,7 @@ func TestControllerFollowsNodeStatuses(t *testing.T) {
 	if _, err := dyn.Resource(api.ProfileNodeStatuses).Namespace(testNS).Update(ctx, fixed, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wait("all installed", func(ps api.ProfileStatus) bool {
+	waitFor("all installed", func(ps api.ProfileStatus) bool {
 		return ps.Status == api.Installed && ps.Nodes[api.Installed] == 2 && len(ps.NotReady) == 0
 	})
 	cancel()
