@@ -217,7 +217,7 @@ func ownNodePolicy(o DeployOptions, name string) []runtime.Object {
 				PolicyName:        name,
 				ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 				MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-					MatchLabels: map[string]string{"kubernetes.io/metadata.name": o.Namespace}}},
+					MatchLabels: map[string]string{corev1.LabelMetadataName: o.Namespace}}},
 			},
 		},
 	}
@@ -302,7 +302,7 @@ func daemonSet(o DeployOptions, _ map[string]string) *appsv1.DaemonSet {
 					ServiceAccountName: AgentName,
 					// Every node, control plane included.
 					Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-					NodeSelector:                  map[string]string{"kubernetes.io/os": "linux"},
+					NodeSelector:                  map[string]string{corev1.LabelOSStable: "linux"},
 					TerminationGracePeriodSeconds: ptr(int64(5)),
 					Containers: []corev1.Container{{
 						Name:            "agent",
@@ -345,7 +345,7 @@ func aggregator(o DeployOptions) *appsv1.Deployment {
 				Spec: corev1.PodSpec{
 					ServiceAccountName:            AggregatorName,
 					Tolerations:                   []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-					NodeSelector:                  map[string]string{"kubernetes.io/os": "linux"},
+					NodeSelector:                  map[string]string{corev1.LabelOSStable: "linux"},
 					TerminationGracePeriodSeconds: ptr(int64(5)),
 					Containers: []corev1.Container{{
 						Name:            "aggregator",

@@ -125,7 +125,7 @@ func TestDaemonSetSeccompOnly(t *testing.T) {
 func TestDaemonSetAppArmorAnnotationForOldAPIServers(t *testing.T) {
 	tpl := agentPod(t, DeployOptions{Image: "i", AppArmorAnnotation: true})
 	sc := tpl.Spec.Containers[0].SecurityContext
-	if sc.AppArmorProfile != nil || tpl.Annotations["container.apparmor.security.beta.kubernetes.io/agent"] != "unconfined" {
+	if sc.AppArmorProfile != nil || tpl.Annotations[corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix+"agent"] != "unconfined" {
 		t.Errorf("field %+v, annotations %v", sc.AppArmorProfile, tpl.Annotations)
 	}
 }
