@@ -12,7 +12,7 @@ APISERVER ?= 1.37.2
 KUBELETS ?= 1.34.4,1.35.4,1.36.3,1.37.2
 CLUSTER ?= conformance
 
-.PHONY: all build host host-uml unit integration test conformance images matrix clean
+.PHONY: all build host host-uml unit integration test conformance images matrix clean generate verify
 
 all: build
 
@@ -60,3 +60,21 @@ matrix: build
 
 clean:
 	rm -rf bin _artifacts
+
+# controller-gen, pinned (its release built on k8s.io/* v0.37, as go.mod);
+# `go run` fetches it from the Go module proxy on first use, outside go.mod.
+CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+# Where `make generate` writes; hack/verify.sh points it at a scratch copy.
+GENERATE_DIR ?= profiles/api
+
+# Regenerates profiles/api/zz_generated.deepcopy.go and the CRDs in
+# profiles/api/crds/ from the types and their +kubebuilder markers.
+generate:
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(CONTROLLER_GEN) object crd paths=./profiles/api output:object:dir="$$tmp" output:crd:dir="$$tmp/crds" && \
+	mkdir -p $(GENERATE_DIR)/crds && rm -f $(GENERATE_DIR)/crds/*.yaml && \
+	cp "$$tmp/zz_generated.deepcopy.go" $(GENERATE_DIR)/ && cp "$$tmp"/crds/*.yaml $(GENERATE_DIR)/crds/
+
+# gofmt, go vet, generated files up to date, shellcheck, golangci-lint.
+verify:
+	bash hack/verify.sh

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -72,6 +73,82 @@ func TestCRDs(t *testing.T) {
 		}
 		if g, _, _ := unstructuredString(c.Object, "spec", "group"); g != Group {
 			t.Errorf("%s: group %q", c.GetName(), g)
+		}
+	}
+}
+
+// TestCRDShape pins what the markers on the types must produce: scope,
+// names, the status subresource only where the status is written apart
+// from the object, the printer columns and the immutability rules.
+func TestCRDShape(t *testing.T) {
+	crds, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		status     bool
+		shortNames string
+		columns    string
+		rules      int
+	}{
+		"apparmorprofiles":    {true, "", "Status=.status.status LocalhostProfile=.status.localhostProfile Age=.metadata.creationTimestamp", 0},
+		"profilenodestatuses": {false, "pns", "Profile=.profileName Node=.nodeName Status=.status Message=.message(1) Age=.metadata.creationTimestamp", 2},
+		"seccompprofiles":     {true, "", "Status=.status.status LocalhostProfile=.status.localhostProfile Age=.metadata.creationTimestamp", 0},
+		"staticpods":          {false, "", "Node=.spec.nodeName Age=.metadata.creationTimestamp", 1},
+	}
+	for _, c := range crds {
+		plural, _, _ := strings.Cut(c.GetName(), ".")
+		w, ok := want[plural]
+		if !ok {
+			t.Errorf("unexpected CRD %s", c.GetName())
+			continue
+		}
+		if s, _, _ := unstructuredString(c.Object, "spec", "scope"); s != "Namespaced" {
+			t.Errorf("%s: scope %q", plural, s)
+		}
+		if c.GetLabels()["app.kubernetes.io/part-of"] != "skewproof" {
+			t.Errorf("%s: labels %v", plural, c.GetLabels())
+		}
+		spec := c.Object["spec"].(map[string]any)
+		names := spec["names"].(map[string]any)
+		if got := fmt.Sprint(names["categories"]); got != "[skewproof]" {
+			t.Errorf("%s: categories %s", plural, got)
+		}
+		if got, _ := names["shortNames"].([]any); fmt.Sprint(got...) != w.shortNames {
+			t.Errorf("%s: shortNames %v", plural, got)
+		}
+		versions := spec["versions"].([]any)
+		if len(versions) != 1 {
+			t.Fatalf("%s: %d versions", plural, len(versions))
+		}
+		v := versions[0].(map[string]any)
+		if v["name"] != Version || v["served"] != true || v["storage"] != true {
+			t.Errorf("%s: version %v served %v storage %v", plural, v["name"], v["served"], v["storage"])
+		}
+		sub, _ := v["subresources"].(map[string]any)
+		if _, has := sub["status"]; has != w.status || sub["scale"] != nil {
+			t.Errorf("%s: subresources %v", plural, sub)
+		}
+		var cols []string
+		for _, col := range v["additionalPrinterColumns"].([]any) {
+			m := col.(map[string]any)
+			col := fmt.Sprintf("%s=%s", m["name"], m["jsonPath"])
+			if p, ok := m["priority"]; ok {
+				col += fmt.Sprintf("(%v)", p)
+			}
+			cols = append(cols, col)
+		}
+		if got := strings.Join(cols, " "); got != w.columns {
+			t.Errorf("%s: printer columns %s, want %s", plural, got, w.columns)
+		}
+		root := v["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)
+		rules, _ := root["x-kubernetes-validations"].([]any)
+		if specSchema, ok := root["properties"].(map[string]any)["spec"].(map[string]any); ok {
+			r, _ := specSchema["x-kubernetes-validations"].([]any)
+			rules = append(rules, r...)
+		}
+		if len(rules) != w.rules {
+			t.Errorf("%s: %d validation rules, want %d", plural, len(rules), w.rules)
 		}
 	}
 }

@@ -12,6 +12,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
+// crds/ holds the CRDs that `make generate` (controller-gen) writes from the
+// +kubebuilder markers on the types.
+//
 //go:embed crds/*.yaml
 var crdFiles embed.FS
 

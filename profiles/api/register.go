@@ -51,6 +51,8 @@ func FromUnstructured(u *unstructured.Unstructured, into runtime.Object) error {
 
 // Profile is what the agent and the aggregator need of a SeccompProfile or
 // an AppArmorProfile.
+//
+// +kubebuilder:object:generate=false
 type Profile struct {
 	Kind       string
 	Namespace  string

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -24,6 +23,12 @@ var StaticPods = GroupVersion.WithResource("staticpods")
 //
 // Whoever may create StaticPods in the agent's namespace may run any pod on
 // any node, outside admission: grant it like node access.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,categories=skewproof
+// +kubebuilder:metadata:labels="app.kubernetes.io/part-of=skewproof"
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type StaticPod struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -32,14 +37,23 @@ type StaticPod struct {
 }
 
 // StaticPodSpec says which node runs which pod.
+//
+// +kubebuilder:validation:XValidation:rule="self.nodeName == oldSelf.nodeName",message="nodeName is immutable"
 type StaticPodSpec struct {
-	// NodeName is the node whose kubelet runs the pod (immutable).
+	// NodeName is the node whose kubelet runs the pod (immutable); that
+	// node's agent writes the manifest into its static pod directory.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	NodeName string `json:"nodeName"`
 	// Manifest is the pod as the kubelet reads it: a v1 Pod in YAML or JSON.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=262144
 	Manifest string `json:"manifest"`
 }
 
 // StaticPodList is a list of StaticPod.
+//
+// +kubebuilder:object:root=true
 type StaticPodList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
@@ -106,50 +120,6 @@ func StaticPodFromUnstructured(u *unstructured.Unstructured) (Profile, string, e
 	p.Content = sp.Spec.Manifest
 	return p, sp.Spec.NodeName, nil
 }
-
-// DeepCopyInto copies p into out.
-func (p *StaticPod) DeepCopyInto(out *StaticPod) {
-	*out = *p
-	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-}
-
-// DeepCopy returns a copy of p.
-func (p *StaticPod) DeepCopy() *StaticPod {
-	if p == nil {
-		return nil
-	}
-	out := new(StaticPod)
-	p.DeepCopyInto(out)
-	return out
-}
-
-// DeepCopyObject implements runtime.Object.
-func (p *StaticPod) DeepCopyObject() runtime.Object { return p.DeepCopy() }
-
-// DeepCopyInto copies l into out.
-func (l *StaticPodList) DeepCopyInto(out *StaticPodList) {
-	*out = *l
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
-	if l.Items != nil {
-		out.Items = make([]StaticPod, len(l.Items))
-		for i := range l.Items {
-			l.Items[i].DeepCopyInto(&out.Items[i])
-		}
-	}
-}
-
-// DeepCopy returns a copy of l.
-func (l *StaticPodList) DeepCopy() *StaticPodList {
-	if l == nil {
-		return nil
-	}
-	out := new(StaticPodList)
-	l.DeepCopyInto(out)
-	return out
-}
-
-// DeepCopyObject implements runtime.Object.
-func (l *StaticPodList) DeepCopyObject() runtime.Object { return l.DeepCopy() }
 
 // AgentKinds are the kinds the node agent puts on nodes.
 var AgentKinds = []string{KindSeccompProfile, KindAppArmorProfile, KindStaticPod}

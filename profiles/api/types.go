@@ -10,6 +10,14 @@
 // node status is written by the agent of that node alone; the profile's own
 // status holds the aggregate (the lowest common status of its nodes, see
 // package profiles/status), written by one aggregator.
+//
+// zz_generated.deepcopy.go and the CRDs in crds/ are generated from the
+// types and their +kubebuilder markers by `make generate` (controller-gen);
+// edit the types, not the generated files.
+//
+// +kubebuilder:object:generate=true
+// +groupName=profiles.skewproof.io
+// +versionName=v1alpha1
 package api
 
 import (
@@ -55,6 +63,7 @@ const (
 const SeccompDir = "skewproof-profiles"
 
 // Status is the state of a profile on one node, or the aggregate over nodes.
+// +kubebuilder:validation:Enum=Failed;Unsupported;Pending;Installing;Installed
 type Status string
 
 // The statuses, from the one that dominates an aggregate to the one that
@@ -105,6 +114,14 @@ func (s Status) Valid() bool {
 
 // SeccompProfile is a seccomp profile (the JSON the container runtime reads)
 // that the agent writes on every node.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,categories=skewproof
+// +kubebuilder:metadata:labels="app.kubernetes.io/part-of=skewproof"
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
+// +kubebuilder:printcolumn:name="LocalhostProfile",type=string,JSONPath=`.status.localhostProfile`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type SeccompProfile struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -117,10 +134,14 @@ type SeccompProfile struct {
 type SeccompProfileSpec struct {
 	// Content is the profile as the runtime reads it (JSON, e.g.
 	// {"defaultAction":"SCMP_ACT_ALLOW","syscalls":[...]}).
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=262144
 	Content string `json:"content"`
 }
 
 // SeccompProfileList is a list of SeccompProfile.
+//
+// +kubebuilder:object:root=true
 type SeccompProfileList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
@@ -129,6 +150,14 @@ type SeccompProfileList struct {
 
 // AppArmorProfile is an AppArmor policy the agent loads on every node that
 // has AppArmor; nodes without it report Unsupported.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,categories=skewproof
+// +kubebuilder:metadata:labels="app.kubernetes.io/part-of=skewproof"
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
+// +kubebuilder:printcolumn:name="LocalhostProfile",type=string,JSONPath=`.status.localhostProfile`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type AppArmorProfile struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -141,10 +170,14 @@ type AppArmorProfile struct {
 type AppArmorProfileSpec struct {
 	// Policy is the profile text for apparmor_parser; it must define the
 	// profile named by the object's name (the localhostProfile of pods).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=262144
 	Policy string `json:"policy"`
 }
 
 // AppArmorProfileList is a list of AppArmorProfile.
+//
+// +kubebuilder:object:root=true
 type AppArmorProfileList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
@@ -160,8 +193,9 @@ type ProfileStatus struct {
 	LocalhostProfile string `json:"localhostProfile,omitempty"`
 	// Nodes counts the expected nodes by status.
 	Nodes map[Status]int32 `json:"nodes,omitempty"`
-	// NotReady names up to MaxNotReady nodes that are not Installed, the
-	// ones of lowest rank first.
+	// NotReady names up to MaxNotReady (10) nodes that are not Installed,
+	// the ones of lowest rank first.
+	// +kubebuilder:validation:MaxItems=10
 	NotReady []string `json:"notReady,omitempty"`
 	// ObservedGeneration is the profile generation the aggregate was made for.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -172,25 +206,45 @@ type ProfileStatus struct {
 const MaxNotReady = 10
 
 // ProfileNodeStatus is the status of one profile on one node.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,categories=skewproof,shortName=pns
+// +kubebuilder:metadata:labels="app.kubernetes.io/part-of=skewproof"
+// +kubebuilder:printcolumn:name="Profile",type=string,JSONPath=`.profileName`
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.nodeName`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.nodeName) || self.nodeName == oldSelf.nodeName",message="nodeName is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.profileName) || self.profileName == oldSelf.profileName",message="profileName is immutable"
 type ProfileNodeStatus struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// NodeName is the node this status is about.
+	// NodeName is the node this status is about (immutable).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	NodeName string `json:"nodeName"`
-	// ProfileKind and ProfileName name the profile (in the same namespace),
-	// or the StaticPod (ProfileKind StaticPod).
+	// ProfileKind is the kind of the profile, or StaticPod.
+	// +kubebuilder:validation:Enum=SeccompProfile;AppArmorProfile;StaticPod
 	ProfileKind string `json:"profileKind"`
+	// ProfileName names the profile (or StaticPod) in the same namespace
+	// (immutable).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	ProfileName string `json:"profileName"`
 	// Status on that node.
 	Status Status `json:"status,omitempty"`
 	// Message says why, for Failed and Unsupported.
+	// +kubebuilder:validation:MaxLength=4096
 	Message string `json:"message,omitempty"`
 	// ProfileGeneration is the profile generation the status is for.
 	ProfileGeneration int64 `json:"profileGeneration,omitempty"`
 }
 
 // ProfileNodeStatusList is a list of ProfileNodeStatus.
+//
+// +kubebuilder:object:root=true
 type ProfileNodeStatusList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
