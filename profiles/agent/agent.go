@@ -8,6 +8,12 @@
 // security-profiles-operator scalable-status design: each node's status is
 // written by that node alone, so nothing flaps). Node-specific events go on
 // the profile, with the node name in the message.
+//
+// agent.go wires the informers and runs the work loop; sync.go handles one
+// key (a profile, or the sweep of what deleted profiles left behind);
+// seccomp.go, apparmor.go and staticpod.go put each kind on the node;
+// status.go writes this node's statuses and the events; deploy.go renders
+// the objects that deploy the agent and the aggregator.
 package agent
 
 import (
