@@ -2,6 +2,8 @@ package skew
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-version"
 )
@@ -33,6 +35,23 @@ func CheckFeatureGate(gate string, value bool, v *version.Version) error {
 		return fmt.Errorf("feature gate %s no longer exists in v%s (removed in v%s); use a version before v%s", gate, v, l.removed, l.removed)
 	case !m.Less(l.locked) && !value:
 		return fmt.Errorf("feature gate %s is locked to true in v%s (from v%s); it can be disabled only before v%s", gate, v, l.locked, l.locked)
+	}
+	return nil
+}
+
+// ParseFeatureGates adds the gates of a list Name=true|false,… (the form
+// --feature-gates takes) to gates.
+func ParseFeatureGates(s string, gates map[string]bool) error {
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		b, err := strconv.ParseBool(v)
+		if !ok || k == "" || err != nil || strings.ContainsAny(k, " /.") {
+			return fmt.Errorf("want Name=true|false, got %q", kv)
+		}
+		gates[k] = b
 	}
 	return nil
 }

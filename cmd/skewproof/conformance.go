@@ -8,25 +8,27 @@ import (
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/runner/incluster"
+	"github.com/spf13/cobra"
 )
 
-func init() {
-	register(command{name: "images conformance", summary: "write the in-cluster conformance image (--output FILE) or load it into a skewproof cluster's nodes (--cluster NAME), for Hydrophone and Sonobuoy", run: imagesConformance})
-	register(command{name: "conformance-entrypoint", summary: "run the suites inside the cluster: the conformance image's entrypoint (E2E_FOCUS, E2E_SKIP, E2E_EXTRA_ARGS, E2E_DRYRUN)", run: conformanceEntrypoint})
+func newImagesConformanceCmd() *cobra.Command {
+	var out, cluster, suite string
+	c := &cobra.Command{
+		Use:   "conformance",
+		Short: "write the in-cluster conformance image (--output FILE) or load it into a skewproof cluster's nodes (--cluster NAME), for Hydrophone and Sonobuoy",
+		Args:  noArgs(""),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return imagesConformance(cmd.Context(), &out, &cluster, &suite)
+		},
+	}
+	c.Flags().StringVar(&out, "output", "", "archive to write (docker-save format), e.g. skewproof-conformance.tar")
+	c.Flags().StringVar(&cluster, "cluster", "", "load the image into the nodes of this skewproof cluster instead")
+	c.Flags().StringVar(&suite, "suite-binary", "", "the e2e binary (default: "+runner.SuiteBinaryName+" beside this executable)")
+	return c
 }
 
-func imagesConformance(ctx context.Context, args []string) error {
-	fs := newFlagSet("images conformance")
-	out := fs.String("output", "", "archive to write (docker-save format), e.g. skewproof-conformance.tar")
-	cluster := fs.String("cluster", "", "load the image into the nodes of this skewproof cluster instead")
-	suite := fs.String("suite-binary", "", "the e2e binary (default: "+runner.SuiteBinaryName+" beside this executable)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	switch {
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
-	case (*out == "") == (*cluster == ""):
+func imagesConformance(ctx context.Context, out, cluster, suite *string) error {
+	if (*out == "") == (*cluster == "") {
 		return usagef("give --output FILE or --cluster NAME")
 	}
 	exe, err := os.Executable()
@@ -64,10 +66,20 @@ func imagesConformance(ctx context.Context, args []string) error {
 	return nil
 }
 
-func conformanceEntrypoint(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q: the entrypoint reads E2E_FOCUS, E2E_SKIP, E2E_EXTRA_ARGS, E2E_EXTRA_GINKGO_ARGS and E2E_DRYRUN", args[0])
+// newConformanceEntrypointCmd is the conformance image's entrypoint; it
+// takes no arguments (not even flags) and reads its environment.
+func newConformanceEntrypointCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "conformance-entrypoint",
+		Short:              "run the suites inside the cluster: the conformance image's entrypoint (E2E_FOCUS, E2E_SKIP, E2E_EXTRA_ARGS, E2E_DRYRUN)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected argument %q: the entrypoint reads E2E_FOCUS, E2E_SKIP, E2E_EXTRA_ARGS, E2E_EXTRA_GINKGO_ARGS and E2E_DRYRUN", args[0])
+			}
+			os.Exit(incluster.Main(cmd.Context()))
+			return nil
+		},
 	}
-	os.Exit(incluster.Main(ctx))
-	return nil
 }

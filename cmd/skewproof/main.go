@@ -1,34 +1,124 @@
 // Command skewproof is a conformance and simulation harness for the Kubernetes
 // seccomp and AppArmor APIs under kube-apiserver/kubelet version skew.
+//
+// Each command is a cobra command in a file of its own: flags, then one call
+// into the package that does the work. Exit status: 0 ok, 1 a failure, 2 a
+// usage error (one line on stderr), 130 an interrupt (SIGINT or SIGTERM
+// cancel the command's context).
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
-// command is one subcommand of the CLI. Files of this package register their
-// commands from init functions, so each command lives in its own file.
-type command struct {
-	name    string // e.g. "simulate" or "cluster up"
-	summary string
-	run     func(ctx context.Context, args []string) error
+func main() {
+	os.Exit(run(os.Args[1:]))
 }
 
-var commands = map[string]command{}
-
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
-		panic("duplicate command " + c.name)
+// run runs the command line args (without the program name) and returns the
+// exit status.
+func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd, err := execute(ctx, args)
+	name := "skewproof"
+	if cmd != nil {
+		name = cmd.CommandPath()
 	}
-	commands[c.name] = c
+	switch {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		fmt.Fprintf(os.Stderr, "%s: interrupted; what it had created was removed\n", name)
+		return 130
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 2
+	default:
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 1
+	}
+}
+
+// execute runs args through a new command tree and returns the command that
+// ran (or failed to parse) and its error.
+func execute(ctx context.Context, args []string) (*cobra.Command, error) {
+	root := newRoot()
+	root.SetArgs(args)
+	return root.ExecuteContextC(ctx)
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "skewproof",
+		Short: "conformance and simulation harness for the seccomp and AppArmor APIs under kube-apiserver/kubelet version skew",
+		// Errors are printed once, as one line, by run.
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("give a command; run 'skewproof --help' for the list")
+			}
+			return usagef("unknown command %q; run 'skewproof --help' for the list", strings.Join(args, " "))
+		},
+		RunE: func(*cobra.Command, []string) error { return nil },
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if strings.HasPrefix(err.Error(), "unknown shorthand flag") {
+			return usagef("%v (long flags take two dashes: --name); run '%s --help'", err, c.CommandPath())
+		}
+		return usagef("%v; run '%s --help'", err, c.CommandPath())
+	})
+	root.AddCommand(
+		newRunCmd(), newSimulateCmd(), newMatrixCmd(), newPreflightCmd(),
+		newClusterCmd(), newImagesCmd(), newProfilesCmd(),
+		newBundleCmd(), newSonobuoyPluginCmd(),
+		newAgentCmd(), newConformanceEntrypointCmd(),
+	)
+	addLegacy(root)
+	return root
+}
+
+// group is a command that only holds subcommands: without one, or with an
+// unknown one, it is a usage error.
+func group(use, short string, children ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args: func(c *cobra.Command, args []string) error {
+			var names []string
+			for _, s := range c.Commands() {
+				if s.IsAvailableCommand() {
+					names = append(names, s.Name())
+				}
+			}
+			if len(args) == 0 {
+				return usagef("give a subcommand: %s", strings.Join(names, ", "))
+			}
+			return usagef("unknown command %q; subcommands: %s", args[0], strings.Join(names, ", "))
+		},
+		RunE: func(*cobra.Command, []string) error { return nil },
+	}
+	c.AddCommand(children...)
+	return c
+}
+
+// noArgs rejects positional arguments; hint follows the message.
+func noArgs(hint string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unexpected argument %q%s", args[0], hint)
+		}
+		return nil
+	}
 }
 
 // usageError is an error caused by the user's input; it is printed as one
@@ -39,71 +129,4 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error {
 	return usageError{msg: fmt.Sprintf(format, args...)}
-}
-
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: skewproof <command> [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-18s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(os.Stderr, "\nRun 'skewproof <command> -h' for the flags of a command.")
-}
-
-// lookup finds the longest registered command name that prefixes args.
-func lookup(args []string) (command, []string, bool) {
-	for n := len(args); n > 0; n-- {
-		if c, ok := commands[strings.Join(args[:n], " ")]; ok {
-			return c, args[n:], true
-		}
-	}
-	return command{}, nil, false
-}
-
-func main() {
-	os.Exit(run(os.Args[1:]))
-}
-
-func run(args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage()
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	c, rest, ok := lookup(args)
-	if !ok {
-		fmt.Fprintf(os.Stderr, "skewproof: unknown command %q; run 'skewproof help' for the list\n", strings.Join(args, " "))
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := c.run(ctx, rest)
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		fmt.Fprintf(os.Stderr, "skewproof %s: interrupted; what it had created was removed\n", c.name)
-		return 130
-	case errors.As(err, new(usageError)):
-		fmt.Fprintf(os.Stderr, "skewproof %s: %v\n", c.name, err)
-		return 2
-	default:
-		fmt.Fprintf(os.Stderr, "skewproof %s: %v\n", c.name, err)
-		return 1
-	}
-}
-
-// newFlagSet returns a flag set that reports errors through run's return
-// value instead of exiting.
-func newFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet("skewproof "+name, flag.ContinueOnError)
-	return fs
 }

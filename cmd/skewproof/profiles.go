@@ -2,58 +2,76 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"math/rand"
 	"os"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/profiles/status"
+	"github.com/spf13/cobra"
 )
 
-func init() {
-	register(command{name: "profiles scale", summary: "scale benchmark of per-node profile status objects against a real API server", run: runProfilesScale})
-	register(command{name: "profiles deploy", summary: "deploy the profile agent (CRDs, RBAC, DaemonSet, aggregator) into a cluster", run: runProfilesDeploy})
-	register(command{name: "profiles install", summary: "install skewproof's seccomp profiles on every node through the agent", run: runProfilesInstall})
-	register(command{name: "profiles status", summary: "show each profile's aggregated status and its node statuses", run: runProfilesStatus})
-	register(command{name: "profiles teardown", summary: "remove the profile agent, its profiles and (with --crds) the CRDs", run: runProfilesTeardown})
+func newProfilesCmd() *cobra.Command {
+	return group("profiles", "deploy the profile agent, install profiles and read their status; scale benchmark",
+		newProfilesScaleCmd(), newProfilesDeployCmd(), newProfilesInstallCmd(), newProfilesStatusCmd(), newProfilesTeardownCmd())
 }
 
-func connectProfiles(fs *flag.FlagSet, args []string) (*profiles.Cluster, error) {
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster (required)")
-	ns := fs.String("namespace", agent.DefaultNamespace, "namespace of the agent, the profiles and their node statuses")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+// connectFlags are the flags of the profiles commands that name the cluster
+// and the agent's namespace.
+type connectFlags struct{ kubeconfig, namespace string }
+
+// profilesCmd returns a profiles subcommand with the connect flags; run gets
+// the connected cluster.
+func profilesCmd(use, short string, run func(ctx context.Context, c *profiles.Cluster) error) *cobra.Command {
+	var f connectFlags
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.kubeconfig == "" {
+				return usagef("--kubeconfig is required")
+			}
+			if len(args) > 0 {
+				return usagef("unexpected argument %q", args[0])
+			}
+			pc, err := profiles.Connect(f.kubeconfig, f.namespace)
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), pc)
+		},
 	}
-	if *kubeconfig == "" {
-		return nil, usagef("--kubeconfig is required")
-	}
-	if fs.NArg() > 0 {
-		return nil, usagef("unexpected argument %q", fs.Arg(0))
-	}
-	return profiles.Connect(*kubeconfig, *ns)
+	c.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (required)")
+	c.Flags().StringVar(&f.namespace, "namespace", agent.DefaultNamespace, "namespace of the agent, the profiles and their node statuses")
+	return c
 }
 
-func runProfilesDeploy(ctx context.Context, args []string) error {
-	fs := newFlagSet("profiles deploy")
-	image := fs.String("image", "", "agent image present on every node (default: build it from this binary and load it into the kind node containers)")
-	kubeletRoot := fs.String("kubelet-root", "/var/lib/kubelet", "kubelet --root-dir of the nodes")
-	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for the agent to be Ready on every node")
-	seccompOnly := fs.Bool("seccomp-only", false, "deploy the agent without what loading AppArmor profiles needs (securityfs, CAP_MAC_ADMIN, AppArmor unconfined)")
-	staticPodPath := fs.String("static-pod-path", agent.DefaultStaticPodPath, "the kubelets' staticPodPath on the nodes, where the agent writes the manifests of StaticPods (empty: no static pods)")
-	c, err := connectProfiles(fs, args)
-	if err != nil {
-		return err
-	}
-	if *image == "" {
+func newProfilesDeployCmd() *cobra.Command {
+	var image, kubeletRoot, staticPodPath string
+	var timeout time.Duration
+	var seccompOnly bool
+	cmd := profilesCmd("deploy", "deploy the profile agent (CRDs, RBAC, DaemonSet, aggregator) into a cluster", func(ctx context.Context, c *profiles.Cluster) error {
+		return profilesDeploy(ctx, c, image, agent.DeployOptions{KubeletRoot: kubeletRoot, SeccompOnly: seccompOnly,
+			StaticPodPath: staticPodPath, NoStaticPods: staticPodPath == ""}, timeout)
+	})
+	fs := cmd.Flags()
+	fs.StringVar(&image, "image", "", "agent image present on every node (default: build it from this binary and load it into the kind node containers)")
+	fs.StringVar(&kubeletRoot, "kubelet-root", "/var/lib/kubelet", "kubelet --root-dir of the nodes")
+	fs.DurationVar(&timeout, "timeout", 3*time.Minute, "how long to wait for the agent to be Ready on every node")
+	fs.BoolVar(&seccompOnly, "seccomp-only", false, "deploy the agent without what loading AppArmor profiles needs (securityfs, CAP_MAC_ADMIN, AppArmor unconfined)")
+	fs.StringVar(&staticPodPath, "static-pod-path", agent.DefaultStaticPodPath, "the kubelets' staticPodPath on the nodes, where the agent writes the manifests of StaticPods (empty: no static pods)")
+	return cmd
+}
+
+// profilesDeploy deploys the agent, with an image built from this binary
+// and loaded into the nodes when image is empty.
+func profilesDeploy(ctx context.Context, c *profiles.Cluster, image string, o agent.DeployOptions, timeout time.Duration) error {
+	if image == "" {
 		nl, err := c.Core.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return fmt.Errorf("listing nodes: %w", err)
@@ -67,39 +85,37 @@ func runProfilesDeploy(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%w; or pass --image", err)
 		}
-		*image = img.Ref
+		image = img.Ref
 		if img.AppArmorParser != "" {
 			fmt.Fprintf(os.Stderr, "agent image %s with apparmor_parser from %s\n", img.Ref, img.AppArmorParser)
 		}
 	}
-	if err := c.Deploy(ctx, agent.DeployOptions{Image: *image, KubeletRoot: *kubeletRoot, SeccompOnly: *seccompOnly,
-		StaticPodPath: *staticPodPath, NoStaticPods: *staticPodPath == ""}, *timeout); err != nil {
+	o.Image = image
+	if err := c.Deploy(ctx, o, timeout); err != nil {
 		return err
 	}
-	fmt.Printf("agent %s Ready on every node (namespace %s)\n", *image, c.Namespace)
+	fmt.Printf("agent %s Ready on every node (namespace %s)\n", image, c.Namespace)
 	return nil
 }
 
-func runProfilesInstall(ctx context.Context, args []string) error {
-	fs := newFlagSet("profiles install")
-	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for every node")
-	c, err := connectProfiles(fs, args)
-	if err != nil {
+func newProfilesInstallCmd() *cobra.Command {
+	var timeout time.Duration
+	cmd := profilesCmd("install", "install skewproof's seccomp profiles on every node through the agent", func(ctx context.Context, c *profiles.Cluster) error {
+		rep, err := profiles.Install(ctx, c, profiles.FixtureManifests(), nil, profiles.InstallOptions{Timeout: timeout})
+		for _, r := range rep {
+			fmt.Printf("%-16s %-14s %s\n", r.Manifest.Name, r.Aggregate, r.LocalhostProfile)
+		}
 		return err
-	}
-	rep, err := profiles.Install(ctx, c, profiles.FixtureManifests(), nil, profiles.InstallOptions{Timeout: *timeout})
-	for _, r := range rep {
-		fmt.Printf("%-16s %-14s %s\n", r.Manifest.Name, r.Aggregate, r.LocalhostProfile)
-	}
-	return err
+	})
+	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for every node")
+	return cmd
 }
 
-func runProfilesStatus(ctx context.Context, args []string) error {
-	fs := newFlagSet("profiles status")
-	c, err := connectProfiles(fs, args)
-	if err != nil {
-		return err
-	}
+func newProfilesStatusCmd() *cobra.Command {
+	return profilesCmd("status", "show each profile's aggregated status and its node statuses", profilesStatus)
+}
+
+func profilesStatus(ctx context.Context, c *profiles.Cluster) error {
 	for _, kind := range []string{api.KindSeccompProfile, api.KindAppArmorProfile} {
 		res, _ := api.Resource(kind)
 		l, err := c.Dynamic.Resource(res).Namespace(c.Namespace).List(ctx, metav1.ListOptions{})
@@ -131,82 +147,11 @@ func orDash(s string) string {
 	return s
 }
 
-func runProfilesTeardown(ctx context.Context, args []string) error {
-	fs := newFlagSet("profiles teardown")
-	crds := fs.Bool("crds", false, "also delete the CRDs (and so every profile in every namespace)")
-	c, err := connectProfiles(fs, args)
-	if err != nil {
-		return err
-	}
-	return c.Teardown(ctx, *crds)
-}
-
-func runProfilesScale(ctx context.Context, args []string) error {
-	fs := newFlagSet("profiles scale")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster whose API server is measured (required)")
-	nodes := fs.Int("nodes", 5000, "simulated nodes (names only: no Node objects are created)")
-	nprof := fs.Int("profiles", 3, "profiles")
-	workers := fs.Int("workers", 4, "concurrent writers")
-	qps := fs.Float64("qps", 100, "client-side limit of requests per second")
-	ns := fs.String("namespace", "", "namespace to create and delete (default skewproof-scale-<random>)")
-	out := fs.String("out", "", "also write the Markdown table to this file")
-	gcTimeout := fs.Duration("gc-timeout", 15*time.Minute, "how long to wait for the garbage collector to remove the node statuses")
-	sizesOnly := fs.Bool("single-object-only", false, "only size the single-object alternative for --nodes (no cluster needed)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *sizesOnly {
-		r := status.SingleObject(*nodes)
-		fmt.Printf("single object (a map of every node's status in the profile's status) at %d nodes: %d bytes, %.1f bytes/node, passes 1 MiB at %d nodes\n",
-			*nodes, r.SingleObjectBytes, r.SingleObjectPerNode, r.SingleObjectMaxNodes)
-		fmt.Printf("with 40-character node names: %d bytes, passes 1 MiB at %d nodes\n", r.SingleObjectBytesLongNames, r.SingleObjectMaxNodesLongNames)
-		return nil
-	}
-	if *kubeconfig == "" {
-		return usagef("--kubeconfig is required")
-	}
-	if *nodes < 1 || *nprof < 1 {
-		return usagef("--nodes and --profiles must be positive")
-	}
-	if *ns == "" {
-		*ns = fmt.Sprintf("skewproof-scale-%04d", rand.Intn(10000))
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	if err != nil {
-		return usagef("reading kubeconfig %s: %v", *kubeconfig, err)
-	}
-	cfg.QPS, cfg.Burst = float32(*qps), int(*qps)
-	cfg.UserAgent = "skewproof-profiles-scale"
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	c, err := profiles.NewCluster(cfg, *ns)
-	if err != nil {
-		return err
-	}
-	// The CRDs stay afterwards: deleting CRDs makes the garbage collector
-	// rebuild its monitors ('skewproof profiles teardown --crds' removes them).
-	if err := c.InstallCRDs(ctx); err != nil {
-		return err
-	}
-	start := time.Now()
-	logf := func(f string, a ...any) {
-		fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(f, a...))
-	}
-	logf("namespace %s: %d simulated nodes × %d profiles, %d writers at ≤%.0f requests/s", *ns, *nodes, *nprof, *workers, *qps)
-	r, err := status.Bench(ctx, dyn, status.BenchOptions{Namespace: *ns, Nodes: *nodes, Profiles: *nprof, Workers: *workers,
-		FailedNode: *nodes / 2, Logf: logf, GCTimeout: *gcTimeout})
-	if err != nil {
-		return fmt.Errorf("scale benchmark: %w (namespace %s is being deleted)", err, *ns)
-	}
-	md := r.Markdown()
-	fmt.Print(md)
-	if *out != "" {
-		cmd := "skewproof profiles scale " + strings.Join(args, " ")
-		if err := os.WriteFile(*out, []byte("Command: `"+cmd+"`\n\n"+md), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+func newProfilesTeardownCmd() *cobra.Command {
+	var crds bool
+	cmd := profilesCmd("teardown", "remove the profile agent, its profiles and (with --crds) the CRDs", func(ctx context.Context, c *profiles.Cluster) error {
+		return c.Teardown(ctx, crds)
+	})
+	cmd.Flags().BoolVar(&crds, "crds", false, "also delete the CRDs (and so every profile in every namespace)")
+	return cmd
 }

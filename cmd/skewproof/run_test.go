@@ -9,18 +9,6 @@ import (
 	"testing"
 )
 
-func TestFeatureGatesFlag(t *testing.T) {
-	f := featureGatesFlag{}
-	if err := f.Set("AppArmor=false, AppArmorFields=false"); err != nil || f["AppArmor"] || f["AppArmorFields"] || len(f) != 2 {
-		t.Errorf("Set: %v %v", f, err)
-	}
-	for _, bad := range []string{"AppArmor=maybe", "AppArmor", "=true", "a/b=true"} {
-		if err := (featureGatesFlag{}).Set(bad); err == nil {
-			t.Errorf("Set(%q) accepted", bad)
-		}
-	}
-}
-
 func TestRunUsageErrors(t *testing.T) {
 	withServedCache(t)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
@@ -46,7 +34,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"--apiserver", "1.32.13", "--feature-gates", "AppArmor=false"}, "locked to true"},
 		{[]string{"--kubeconfig", kc, "--feature-gates", "AppArmor=false"}, "keeps its own"},
 	} {
-		err := runSuite(context.Background(), c.args)
+		_, err := execute(context.Background(), append([]string{"run"}, c.args...))
 		var ue usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("run %q: got %v, want a usage error mentioning %q", c.args, err, c.want)

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/skewproof/skewproof/skew"
@@ -40,6 +37,8 @@ func checkPair(ctx context.Context, apiserver string, kubelets []string, needSou
 	return nil
 }
 
+// splitList splits a comma-separated list of names or versions (without a
+// leading "v").
 func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
@@ -50,44 +49,47 @@ func splitList(s string) []string {
 	return out
 }
 
-// featureGatesFlag is --feature-gates Name=true|false,…: set on every
-// component of the new cluster.
-type featureGatesFlag map[string]bool
-
-func (f featureGatesFlag) String() string {
-	var out []string
-	for k, v := range f {
-		out = append(out, fmt.Sprintf("%s=%v", k, v))
-	}
-	sort.Strings(out)
-	return strings.Join(out, ",")
-}
-
-func (f featureGatesFlag) Set(s string) error {
-	for _, kv := range splitList(s) {
-		k, v, ok := strings.Cut(kv, "=")
-		b, err := strconv.ParseBool(v)
-		if !ok || k == "" || err != nil || strings.ContainsAny(k, " /.") {
-			return fmt.Errorf("want Name=true|false, got %q", kv)
+// featureGates parses the values of --feature-gates Name=true|false,…: set
+// on every component of a new cluster.
+func featureGates(values []string) (map[string]bool, error) {
+	gates := map[string]bool{}
+	for _, v := range values {
+		if err := skew.ParseFeatureGates(v, gates); err != nil {
+			return nil, usagef("--feature-gates: %v", err)
 		}
-		f[k] = b
 	}
-	return nil
+	return gates, nil
 }
 
-// check says whether every component of the cluster (apiserver and the
+// checkGates says whether every component of the cluster (apiserver and the
 // kubelets) accepts the gates.
-func (f featureGatesFlag) check(apiserver string, kubelets []string) error {
+func checkGates(gates map[string]bool, apiserver string, kubelets []string) error {
 	for _, v := range append([]string{apiserver}, kubelets...) {
 		ver, err := skew.ParseVersion(strings.TrimPrefix(v, "v"))
 		if err != nil {
 			continue // reported by the version checks
 		}
-		for k, val := range f {
+		for k, val := range gates {
 			if err := skew.CheckFeatureGate(k, val, ver); err != nil {
 				return usagef("--feature-gates: %v", err)
 			}
 		}
 	}
 	return nil
+}
+
+const nodeImageUsage = "prebuilt node image for the control plane (REF), or for one kubelet version (VERSION=REF); repeatable"
+
+// nodeImages parses the values of --node-image: REF for the control plane,
+// VERSION=REF for the nodes of one kubelet version.
+func nodeImages(values []string) map[string]string {
+	m := map[string]string{}
+	for _, s := range values {
+		if k, v, ok := strings.Cut(s, "="); ok && !strings.Contains(k, "/") && !strings.Contains(k, ":") {
+			m[strings.TrimPrefix(k, "v")] = v
+		} else {
+			m[""] = s
+		}
+	}
+	return m
 }

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/skewproof/skewproof/profiles/agent"
+	"github.com/skewproof/skewproof/profiles/status"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+func newAgentAggregateCmd() *cobra.Command {
+	var ns, kubeconfig string
+	var interval time.Duration
+	c := &cobra.Command{
+		Use:   "aggregate",
+		Short: "keep each profile's aggregated status (runs in a Deployment)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runAggregate(cmd.Context(), ns, kubeconfig, interval)
+		},
+	}
+	c.Flags().StringVar(&ns, "namespace", agent.DefaultNamespace, "namespace of the profiles and node statuses")
+	c.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig (default: in-cluster)")
+	c.Flags().DurationVar(&interval, "interval", 10*time.Second, "informer resync period (every profile reconciled at least that often)")
+	return c
+}
+
+// runAggregate runs the status aggregator, with the Linux nodes from an
+// informer as the nodes expected to report.
+func runAggregate(ctx context.Context, ns, kubeconfig string, interval time.Duration) error {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.UserAgent = "skewproof-aggregator"
+	dyn, core, err := clientsFor(cfg)
+	if err != nil {
+		return err
+	}
+	logger := log.New(os.Stderr, "", log.LstdFlags)
+	// The expected nodes come from an informer on the Linux nodes (the agent
+	// DaemonSet tolerates every taint: every Linux node is expected).
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(core, interval,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "kubernetes.io/os=linux" }))
+	nodes := nodeFactory.Core().V1().Nodes()
+	c := &status.Controller{
+		Dyn: dyn, Namespace: ns, Interval: interval, Logf: logger.Printf,
+		Nodes: func(ctx context.Context) ([]string, error) {
+			l, err := nodes.Lister().List(labels.Everything())
+			if err != nil {
+				return nil, err
+			}
+			out := make([]string, 0, len(l))
+			for _, n := range l {
+				out = append(out, n.Name)
+			}
+			sort.Strings(out)
+			return out, nil
+		},
+	}
+	// A node added or removed changes every profile's expected set.
+	if _, err := nodes.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { c.EnqueueAll() },
+		DeleteFunc: func(any) { c.EnqueueAll() },
+	}); err != nil {
+		return err
+	}
+	nodeFactory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), nodes.Informer().HasSynced) {
+		return fmt.Errorf("listing the nodes: %w", ctx.Err())
+	}
+	logger.Printf("aggregating the profiles of namespace %s", ns)
+	err = c.Run(ctx)
+	nodeFactory.Shutdown()
+	return err
+}

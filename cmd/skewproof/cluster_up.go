@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skewproof/skewproof/clusters"
+)
+
+func newClusterUpCmd() *cobra.Command {
+	var name, apiserver, kubelets, kubeconfig, appArmorNode string
+	var imageArgs, gateArgs []string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "up",
+		Short: "create a kind cluster: control plane at --apiserver, one worker per --kubelets version",
+		Args:  noArgs(""),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			apiserver = strings.TrimPrefix(apiserver, "v")
+			gates, err := featureGates(gateArgs)
+			if err != nil {
+				return err
+			}
+			images := nodeImages(imageArgs)
+			kl := splitList(kubelets)
+			if len(kl) == 0 {
+				kl = []string{apiserver}
+			}
+			if err := validName(name); err != nil {
+				return err
+			}
+			needSources := false
+			if _, ok := images[""]; !ok {
+				needSources = true
+			}
+			for _, k := range kl {
+				if _, ok := images[k]; !ok && k != apiserver {
+					needSources = true
+				}
+			}
+			if err := checkAppArmorNode(ctx, apiserver, appArmorNode); err != nil {
+				return err
+			}
+			if err := checkPair(ctx, apiserver, kl, needSources); err != nil {
+				return err
+			}
+			if err := checkGates(gates, apiserver, kl); err != nil {
+				return err
+			}
+			if _, err := clusters.List(ctx); err != nil {
+				return err
+			}
+			host := clusters.DetectHost()
+			p := clusters.NewProgress(os.Stderr)
+			cl, err := clusters.Up(ctx, clusters.UpOptions{
+				Name: name, APIServer: apiserver, Kubelets: kl, Kubeconfig: kubeconfig,
+				NodeImages: images, CgroupV1: host.CgroupVersion == 1, ReadyTimeout: timeout, Progress: p,
+				FeatureGates: gates, AppArmorHost: host.AppArmor, AppArmorNode: strings.TrimPrefix(appArmorNode, "v"),
+			})
+			if err != nil {
+				return err
+			}
+			p.Step("cluster %s ready", cl.Name)
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NODE\tROLE\tKUBELET\tPOD CIDR")
+			for _, n := range cl.Nodes {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.Name, n.Role, n.KubeletVersion, n.PodCIDR)
+			}
+			tw.Flush()
+			fmt.Printf("kubeconfig: %s\n", cl.Kubeconfig)
+			return nil
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&name, "name", "skewproof", "cluster name")
+	fs.StringVar(&apiserver, "apiserver", DefaultAPIServer, "kube-apiserver (control plane) version")
+	fs.StringVar(&kubelets, "kubelets", "", "comma-separated kubelet versions, one worker each (default: the apiserver version)")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "where to write the kubeconfig (default ~/.kube/skewproof-NAME.yaml)")
+	fs.DurationVar(&timeout, "wait", 5*time.Minute, "how long to wait for nodes and kube-system pods to be ready")
+	fs.StringVar(&appArmorNode, "apparmor-node", "", appArmorNodeUsage)
+	fs.StringArrayVar(&gateArgs, "feature-gates", nil, "feature gates for every component of the cluster, e.g. AppArmor=false (where the version still allows it)")
+	fs.StringArrayVar(&imageArgs, "node-image", nil, nodeImageUsage)
+	return c
+}
+
+const appArmorNodeUsage = "kubelet version of one more worker whose kernel is User-Mode Linux with AppArmor enabled, for hosts without AppArmor (needs Debian's user-mode-linux: 'sudo hack/setup-host.sh --uml')"
+
+// checkAppArmorNode validates --apparmor-node: a version the skew policy
+// allows with the apiserver, and a host that can run User-Mode Linux.
+func checkAppArmorNode(ctx context.Context, apiserver, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := checkPair(ctx, apiserver, []string{strings.TrimPrefix(v, "v")}, true); err != nil {
+		return fmt.Errorf("--apparmor-node: %w", err)
+	}
+	if err := clusters.AppArmorNodeReady(); err != nil {
+		return usagef("--apparmor-node: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/skewproof/skewproof/runner"
+)
+
+// check validates and completes the options of 'skewproof run' before
+// anything is built or started; every error is a usage error.
+func (o *runOptions) check(ctx context.Context) error {
+	var err error
+	if o.gates, err = featureGates(o.gateArgs); err != nil {
+		return err
+	}
+	o.images = nodeImages(o.imageArgs)
+	o.kubelets = splitList(o.kubeletList)
+	var idSel, rerunSel string
+	if o.ids != "" {
+		idSel = runner.IDFilter(splitList(o.ids), nil)
+	}
+	if o.rerun != "" {
+		f, err := runner.FailedFilter(o.rerun)
+		if err != nil {
+			return usagef("--rerun-failed: %v", err)
+		}
+		rerunSel = f
+	}
+	o.labelFilter = runner.Select(idSel, rerunSel, o.labelFilter)
+	for _, n := range splitList(o.suiteList) {
+		if !slices.Contains(runner.Suites, n) {
+			return usagef("--suites: %q is not a suite (%s)", n, strings.Join(runner.Suites, ", "))
+		}
+		o.suites = append(o.suites, n)
+	}
+	if o.suiteBinary != "" {
+		if fi, err := os.Stat(o.suiteBinary); err != nil || fi.IsDir() {
+			return usagef("--suite-binary %s: not a file", o.suiteBinary)
+		}
+	}
+	switch {
+	case len(o.suites) == 0:
+		return usagef("--suites: give at least one suite, e.g. seccomp")
+	case o.suiteBinary != "" && o.buildSuites:
+		return usagef("give --suite-binary or --build-suites, not both")
+	case o.kubeconfig != "" && o.appArmorNode != "":
+		return usagef("--apparmor-node adds a node to a new cluster; it cannot join an existing one (--kubeconfig)")
+	case o.kubeconfig != "" && len(o.gates) > 0:
+		return usagef("--feature-gates applies to a new cluster; an existing cluster (--kubeconfig) keeps its own")
+	case o.kubeconfig != "" && (o.apiserver != "" || len(o.kubelets) > 0):
+		return usagef("give either --kubeconfig (an existing cluster) or --apiserver/--kubelets (a new one), not both")
+	case o.kubeconfig == "" && o.apiserver == "":
+		return usagef("give --apiserver and --kubelets to create a cluster, or --kubeconfig to use an existing one")
+	case o.kubeconfig != "":
+		if _, err := os.Stat(o.kubeconfig); err != nil {
+			return usagef("--kubeconfig: %v", err)
+		}
+	default:
+		if err := o.checkNewCluster(ctx); err != nil {
+			return err
+		}
+	}
+	if o.timeout <= 0 {
+		return usagef("--timeout must be positive")
+	}
+	return nil
+}
+
+// checkNewCluster checks the versions, name and gates of a new cluster.
+func (o *runOptions) checkNewCluster(ctx context.Context) error {
+	o.apiserver = strings.TrimPrefix(o.apiserver, "v")
+	if len(o.kubelets) == 0 {
+		o.kubelets = []string{o.apiserver}
+	}
+	if err := validName(o.name); err != nil {
+		return err
+	}
+	needSources := false
+	for _, k := range append([]string{""}, o.kubelets...) {
+		if _, ok := o.images[k]; !ok {
+			needSources = true
+		}
+	}
+	if err := checkAppArmorNode(ctx, o.apiserver, o.appArmorNode); err != nil {
+		return err
+	}
+	if err := checkPair(ctx, o.apiserver, o.kubelets, needSources); err != nil {
+		return err
+	}
+	return checkGates(o.gates, o.apiserver, o.kubelets)
+}
