@@ -24,7 +24,7 @@ func nodeInfos(ctx context.Context, cs kubernetes.Interface) ([]NodeInfo, error)
 	var out []NodeInfo
 	for _, n := range nl.Items {
 		ni := NodeInfo{Name: n.Name, Role: "worker", KubeletVersion: n.Status.NodeInfo.KubeletVersion, PodCIDR: n.Spec.PodCIDR}
-		if _, ok := n.Labels["node-role.kubernetes.io/control-plane"]; ok {
+		if IsControlPlane(&n) {
 			ni.Role = "control-plane"
 		}
 		for _, a := range n.Status.Addresses {
