@@ -80,10 +80,9 @@ func newRoot() *cobra.Command {
 	root.AddCommand(
 		newRunCmd(), newSimulateCmd(), newMatrixCmd(), newPreflightCmd(),
 		newClusterCmd(), newImagesCmd(), newProfilesCmd(),
-		newBundleCmd(), newSonobuoyPluginCmd(),
+		newBundleCmd(), newSonobuoyPluginCmd(), newRBACCmd(),
 		newAgentCmd(), newConformanceEntrypointCmd(),
 	)
-	addLegacy(root)
 	return root
 }
 
