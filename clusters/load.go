@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // LoadBinaryImage makes an image named ref that holds one static binary at
@@ -32,7 +33,7 @@ func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoin
 		if err != nil {
 			return fmt.Errorf("loading %s into node %s: %w", ref, n, err)
 		}
-		if _, err := NodeExec(ctx, n, nil, "ctr", "-n", "k8s.io", "images", "label", ref, "io.cri-containerd.pinned=pinned"); err != nil {
+		if _, err := NodeExec(ctx, n, nil, "ctr", "-n", "k8s.io", "images", "label", fullImageName(ref), "io.cri-containerd.pinned=pinned"); err != nil {
 			return fmt.Errorf("pinning %s on node %s: %w", ref, n, err)
 		}
 	}
@@ -59,4 +60,18 @@ func WriteBinaryImage(archive, work, ref, binary, inImage string, entrypoint []s
 		return err
 	}
 	return f.Close()
+}
+
+// fullImageName is the name containerd stores a reference under on import:
+// a name without a registry gets "docker.io/", and a one-part name also
+// "library/" ("sonobuoy/sonobuoy:v1" → "docker.io/sonobuoy/sonobuoy:v1").
+func fullImageName(ref string) string {
+	first, _, found := strings.Cut(ref, "/")
+	if found && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return ref
+	}
+	if !found {
+		return "docker.io/library/" + ref
+	}
+	return "docker.io/" + ref
 }

@@ -196,8 +196,17 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if o.Kubeconfig != "" && !o.Keep {
 		deleteRunNamespaces(c, runID, p)
 	}
-	if len(suites) > 0 {
-		if err := reports.WriteJUnitFile(out.JUnit, suites...); err != nil {
+	// A suite the focus selected no spec of is left out of the report:
+	// JUnit readers such as Sonobuoy's count an empty <testsuite> as one
+	// passed test.
+	var report []reports.Suite
+	for _, s := range suites {
+		if len(s.Results) > 0 {
+			report = append(report, s)
+		}
+	}
+	if len(report) > 0 {
+		if err := reports.WriteJUnitFile(out.JUnit, report...); err != nil {
 			return out, err
 		}
 	}

@@ -182,9 +182,19 @@ func Main(ctx context.Context) int {
 	} else {
 		out.printf("SUCCESS! -- %d Passed | 0 Failed | 0 Pending | %d Skipped (%d of the passed deviate from the KEP as documented)", passed, c[reports.Skip], c[reports.Deviation])
 	}
-	if _, err := os.Stat(filepath.Join(dir, JUnitFile)); err != nil {
+	junit := filepath.Join(dir, JUnitFile)
+	if _, err := os.Stat(junit); err != nil {
 		// Hydrophone and Sonobuoy expect a report even when nothing ran.
-		if err := reports.WriteJUnitFile(filepath.Join(dir, JUnitFile)); err != nil {
+		if err := reports.WriteJUnitFile(junit); err != nil {
+			out.printf("skewproof: %v", err)
+		}
+	}
+	if err != nil && c[reports.Fail] == 0 {
+		// Sonobuoy judges a plugin by its JUnit report alone, not by the
+		// exit status, and counts an empty report as passed: a run that
+		// failed without a failed spec reports one failed test case that
+		// names the error.
+		if err := addRunFailure(junit, err); err != nil {
 			out.printf("skewproof: %v", err)
 		}
 	}
@@ -224,6 +234,24 @@ func Main(ctx context.Context) int {
 		out.printf("Test Suite Failed")
 	}
 	return status
+}
+
+// RunFailureID is the id of the failed test case that stands for a run
+// that failed without a failed spec.
+const RunFailureID = "skewproof/run"
+
+// addRunFailure appends to the JUnit report at path a suite "skewproof"
+// with one failed test case whose failure is runErr.
+func addRunFailure(path string, runErr error) error {
+	suites, err := reports.ReadJUnitFiles(path)
+	if err != nil {
+		return err
+	}
+	suites = append(suites, reports.Suite{Name: "skewproof", Timestamp: time.Now(), Results: []reports.Result{{
+		ID: RunFailureID, Name: "[skewproof] the conformance run [" + RunFailureID + "]",
+		Verdict: reports.Fail, Failure: runErr.Error(),
+	}}})
+	return reports.WriteJUnitFile(path, suites...)
 }
 
 // run returns the results and the number of specs in the binary.

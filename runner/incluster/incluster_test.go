@@ -1,0 +1,63 @@
+package incluster
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skewproof/skewproof/reports"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestReadSettings(t *testing.T) {
+	s, err := ReadSettings(env(map[string]string{
+		EnvFocus:           "seccomp",
+		EnvSkip:            "row-4",
+		EnvExtraArgs:       "--suites=seccomp,profiles --label-filter=smoke --timeout=5m --agent-image=r/a:1",
+		EnvExtraGinkgoArgs: "--focus=apparmor --procs=4 -v --label-filter=api",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Focus != "(seccomp)|(apparmor)" || s.Skip != "row-4" || s.LabelFilter != "(smoke) && (api)" ||
+		s.Timeout != 5*time.Minute || s.AgentImage != "r/a:1" || strings.Join(s.Suites, ",") != "seccomp,profiles" || s.DryRun {
+		t.Errorf("settings %+v", s)
+	}
+	if strings.Join(s.Ignored, " ") != "--procs=4 -v" {
+		t.Errorf("ignored %q", s.Ignored)
+	}
+	if s, err := ReadSettings(env(map[string]string{EnvDryRun: "true"})); err != nil || !s.DryRun || len(s.Suites) != 3 || s.Name != "in-cluster" {
+		t.Errorf("defaults %+v, %v", s, err)
+	}
+	for _, bad := range []string{"--suites=nope", "--timeout=soon", "--unknown"} {
+		if _, err := ReadSettings(env(map[string]string{EnvExtraArgs: bad})); err == nil || !strings.Contains(err.Error(), EnvExtraArgs) {
+			t.Errorf("%s accepted: %v", bad, err)
+		}
+	}
+}
+
+// A run that failed without a failed spec shows as one failed test case:
+// Sonobuoy judges by the report alone and counts an empty one as passed.
+func TestAddRunFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JUnitFile)
+	if err := reports.WriteJUnitFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := addRunFailure(path, errors.New("no spec selected")); err != nil {
+		t.Fatal(err)
+	}
+	suites, err := reports.ReadJUnitFiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []reports.Result
+	for _, s := range suites {
+		rs = append(rs, s.Results...)
+	}
+	if len(rs) != 1 || rs[0].ID != RunFailureID || rs[0].Verdict != reports.Fail || !strings.Contains(rs[0].Failure, "no spec selected") {
+		t.Errorf("results %+v", rs)
+	}
+}
