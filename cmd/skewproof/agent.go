@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/spf13/cobra"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
-	"github.com/spf13/cobra"
 )
 
 // The node agent and the aggregator run from the skewproof binary itself,

@@ -8,13 +8,14 @@ import (
 	"sort"
 	"time"
 
-	"github.com/skewproof/skewproof/profiles/agent"
-	"github.com/skewproof/skewproof/profiles/status"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/skewproof/skewproof/profiles/agent"
+	"github.com/skewproof/skewproof/profiles/status"
 )
 
 func newAgentAggregateCmd() *cobra.Command {

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/runner/incluster"
-	"github.com/spf13/cobra"
 )
 
 func newImagesConformanceCmd() *cobra.Command {

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skewproof/skewproof/profiles"
-	"github.com/skewproof/skewproof/profiles/status"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/skewproof/skewproof/profiles"
+	"github.com/skewproof/skewproof/profiles/status"
 )
 
 func newProfilesScaleCmd() *cobra.Command {
