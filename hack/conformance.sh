@@ -7,4 +7,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${APISERVER:=1.37.2}" "${KUBELETS:=1.34.4,1.35.4,1.36.3,1.37.2}" "${CLUSTER:=conformance}"
+# RUN_FLAGS is split into words on purpose (several flags).
+# shellcheck disable=SC2086
 exec bin/skewproof run --name "$CLUSTER" --apiserver "$APISERVER" --kubelets "$KUBELETS" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}

@@ -36,7 +36,7 @@ if [ "${SKIP_BARE:-}" = 1 ]; then
 	echo "bare go build skipped (SKIP_BARE=1)"
 	bare=1 bare_cpu=1
 else
-timed env -C "$W" GOCACHE=$TMP/gocache-bare CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off go build -trimpath -ldflags "$LD" -o "$TMP/kubelet" k8s.io/kubernetes/cmd/kubelet
+timed env -C "$W" GOCACHE="$TMP/gocache-bare" CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off go build -trimpath -ldflags "$LD" -o "$TMP/kubelet" k8s.io/kubernetes/cmd/kubelet
 bare=$wall bare_cpu=$cpu
 echo "bare go build kubelet v$V (cold build cache): wall ${bare}s, cpu ${bare_cpu}s"
 fi
@@ -48,7 +48,7 @@ OLD=${SKEWPROOF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skewproof}
 for e in "$OLD"/base-* "$OLD"/served-*; do ln -s "$e" "$C/"; done
 for e in "$OLD"/bin/*; do case "$e" in *kubernetes-v$V-*) ;; *) ln -s "$e" "$C/bin/" ;; esac; done
 docker images --format '{{.Repository}}:{{.Tag}}' "skewproof-node" | { grep -- "-kubelet-v$V-" || true; } | xargs -r docker rmi >/dev/null
-timed env SKEWPROOF_CACHE_DIR=$C GOCACHE=$TMP/gocache-sp "$BIN" images build --kubernetes "$CP" --kubelet "$V" 2>"$TMP/sp.log" >/dev/null
+timed env SKEWPROOF_CACHE_DIR="$C" GOCACHE="$TMP/gocache-sp" "$BIN" images build --kubernetes "$CP" --kubelet "$V" 2>"$TMP/sp.log" >/dev/null
 grep -E "go build|tidy|assembling" "$TMP/sp.log" || true
 echo "skewproof images build --kubernetes $CP --kubelet $V (cold for v$V): wall ${wall}s, cpu ${cpu}s (docker daemon work not counted in cpu)"
 echo "ratio wall: $(echo "scale=2; $wall / $bare" | bc), ratio cpu: $(echo "scale=2; $cpu / $bare_cpu" | bc)"

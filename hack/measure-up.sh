@@ -12,7 +12,9 @@ BIN=bin/skewproof
 TMP=$(mktemp -d)
 cleanup() {
 	"$BIN" cluster down --name m-skewproof >/dev/null 2>&1 || true
-	[ -x "$TMP/kind" ] && KIND_EXPERIMENTAL_DOCKER_NETWORK=skewproof-m-kind "$TMP/kind" delete cluster --name m-kind >/dev/null 2>&1 || true
+	if [ -x "$TMP/kind" ]; then
+		KIND_EXPERIMENTAL_DOCKER_NETWORK=skewproof-m-kind "$TMP/kind" delete cluster --name m-kind >/dev/null 2>&1 || true
+	fi
 	docker network rm skewproof-m-kind >/dev/null 2>&1 || true
 	rm -rf "$TMP"
 }
