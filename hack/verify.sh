@@ -32,9 +32,11 @@ check_vet() {
 }
 
 check_generated() {
+	local stale=0
 	make -s generate GENERATE_DIR="$tmp/gen" >/dev/null || return 1
-	if ! diff -u profiles/api/zz_generated.deepcopy.go "$tmp/gen/zz_generated.deepcopy.go" ||
-		! diff -ru profiles/api/crds "$tmp/gen/crds"; then
+	diff -u profiles/api/zz_generated.deepcopy.go "$tmp/gen/zz_generated.deepcopy.go" || stale=1
+	diff -ru profiles/api/crds "$tmp/gen/crds" || stale=1
+	if [[ $stale == 1 ]]; then
 		echo 'generated files are stale: run make generate and commit the result' >&2
 		return 1
 	fi
