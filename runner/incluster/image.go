@@ -67,8 +67,9 @@ func layers(ctx context.Context, work, skewproof, e2e string) (Image, []clusters
 	return img, extra, nil
 }
 
-// SaveImage writes the conformance image as a "docker save" archive.
-func SaveImage(ctx context.Context, skewproof, e2e, archive string) (Image, error) {
+// build makes the image's layers in a temporary directory and hands them
+// to write.
+func build(ctx context.Context, skewproof, e2e string, write func(work string, img Image, extra []clusters.ExtraLayer) error) (Image, error) {
 	work, err := os.MkdirTemp("", "skewproof-conformance-image-")
 	if err != nil {
 		return Image{}, err
@@ -78,24 +79,24 @@ func SaveImage(ctx context.Context, skewproof, e2e, archive string) (Image, erro
 	if err != nil {
 		return img, err
 	}
-	if err := clusters.WriteBinaryImage(archive, work, img.Ref, skewproof, agent.BinaryInImage, Entrypoint, extra...); err != nil {
-		os.Remove(archive)
-		return img, fmt.Errorf("writing the conformance image: %w", err)
-	}
-	return img, nil
+	return img, write(work, img, extra)
+}
+
+// SaveImage writes the conformance image as a "docker save" archive.
+func SaveImage(ctx context.Context, skewproof, e2e, archive string) (Image, error) {
+	return build(ctx, skewproof, e2e, func(work string, img Image, extra []clusters.ExtraLayer) error {
+		if err := clusters.WriteBinaryImage(archive, work, img.Ref, skewproof, agent.BinaryInImage, Entrypoint, extra...); err != nil {
+			os.Remove(archive)
+			return fmt.Errorf("writing the conformance image: %w", err)
+		}
+		return nil
+	})
 }
 
 // LoadImage builds the conformance image and imports it into the named
 // local nodes (kind node containers, User-Mode Linux nodes).
 func LoadImage(ctx context.Context, skewproof, e2e string, nodes []string) (Image, error) {
-	work, err := os.MkdirTemp("", "skewproof-conformance-image-")
-	if err != nil {
-		return Image{}, err
-	}
-	defer os.RemoveAll(work)
-	img, extra, err := layers(ctx, work, skewproof, e2e)
-	if err != nil {
-		return img, err
-	}
-	return img, clusters.LoadBinaryImage(ctx, img.Ref, skewproof, agent.BinaryInImage, Entrypoint, nodes, extra...)
+	return build(ctx, skewproof, e2e, func(_ string, img Image, extra []clusters.ExtraLayer) error {
+		return clusters.LoadBinaryImage(ctx, img.Ref, skewproof, agent.BinaryInImage, Entrypoint, nodes, extra...)
+	})
 }
