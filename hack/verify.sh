@@ -53,7 +53,7 @@ check_shellcheck() {
 }
 
 check_golangci-lint() {
-	"$GO" run "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION" run ./...
+	"$GO" run "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION" run --allow-parallel-runners ./...
 }
 
 checks=("$@")
