@@ -18,24 +18,12 @@ package incluster
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/onsi/ginkgo/v2/types"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/reports"
@@ -58,78 +46,6 @@ const (
 	conformanceFocusAll = `\[Conformance\]`
 	minFailingLifetime  = 15 * time.Second
 )
-
-// Settings are what the entrypoint runs, read from the environment.
-type Settings struct {
-	Focus, Skip, LabelFilter string
-	DryRun                   bool
-	Suites                   []string
-	AgentImage, Name         string
-	Timeout                  time.Duration
-	// Ignored lists the Ginkgo arguments that do not apply (the runner
-	// plans its own processes).
-	Ignored []string
-}
-
-// ReadSettings reads the E2E_* environment. E2E_EXTRA_ARGS takes
-// skewproof's own flags (--suites, --label-filter, --agent-image,
-// --timeout, --name); E2E_EXTRA_GINKGO_ARGS takes Ginkgo's --focus,
-// --skip, --label-filter and --dry-run.
-func ReadSettings(getenv func(string) string) (Settings, error) {
-	s := Settings{Focus: getenv(EnvFocus), Skip: getenv(EnvSkip), DryRun: getenv(EnvDryRun) == "true"}
-	fs := flag.NewFlagSet(EnvExtraArgs, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	suites := fs.String("suites", strings.Join(runner.Suites, ","), "")
-	fs.StringVar(&s.LabelFilter, "label-filter", "", "")
-	fs.StringVar(&s.AgentImage, "agent-image", "", "")
-	fs.StringVar(&s.Name, "name", "in-cluster", "")
-	fs.DurationVar(&s.Timeout, "timeout", 60*time.Minute, "")
-	if err := fs.Parse(strings.Fields(getenv(EnvExtraArgs))); err != nil {
-		return s, fmt.Errorf("%s: %v (flags: --suites, --label-filter, --agent-image, --timeout, --name)", EnvExtraArgs, err)
-	}
-	for _, n := range strings.Split(*suites, ",") {
-		if n = strings.TrimSpace(n); n == "" {
-			continue
-		}
-		if !slicesContains(runner.Suites, n) {
-			return s, fmt.Errorf("%s: --suites: %q is not a suite (%s)", EnvExtraArgs, n, strings.Join(runner.Suites, ", "))
-		}
-		s.Suites = append(s.Suites, n)
-	}
-	for _, a := range strings.Fields(getenv(EnvExtraGinkgoArgs)) {
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch name {
-		case "focus":
-			s.Focus = join(s.Focus, val)
-		case "skip":
-			s.Skip = join(s.Skip, val)
-		case "label-filter":
-			s.LabelFilter = runner.Select(s.LabelFilter, val)
-		case "dry-run", "dryRun":
-			s.DryRun = !hasVal || val == "true"
-		default:
-			s.Ignored = append(s.Ignored, a)
-		}
-	}
-	return s, nil
-}
-
-func slicesContains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// join ORs two Ginkgo regular expressions.
-func join(a, b string) string {
-	if a == "" || b == "" {
-		return a + b
-	}
-	return "(" + a + ")|(" + b + ")"
-}
 
 // output is the entrypoint's output: the container log and e2e.log.
 type output struct {
@@ -345,115 +261,4 @@ func e2eEnv() []string {
 		}
 	}
 	return out
-}
-
-// plan lists the specs the settings select with a dry run of the e2e
-// binary; in a dry run of the entrypoint, that run's JUnit report is the
-// result.
-func plan(ctx context.Context, bin string, s Settings, env []string, junit string) (will, total int, err error) {
-	tmp, err := os.MkdirTemp("", "skewproof-plan-")
-	if err != nil {
-		return 0, 0, err
-	}
-	defer os.RemoveAll(tmp)
-	report := filepath.Join(tmp, "report.json")
-	args := append(runner.SuiteArgs(strings.Join(s.Suites, " || "), s.LabelFilter, s.Focus, s.Skip),
-		"-ginkgo.dry-run", "-ginkgo.json-report", report)
-	if s.DryRun {
-		args = append(args, "-ginkgo.junit-report", junit)
-	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		return 0, 0, fmt.Errorf("listing the specs: %v\n%s", err, tail(string(b), 20))
-	}
-	rb, err := os.ReadFile(report)
-	if err != nil {
-		return 0, 0, err
-	}
-	var rs []types.Report
-	if err := json.Unmarshal(rb, &rs); err != nil || len(rs) != 1 {
-		return 0, 0, fmt.Errorf("reading the spec list: %v", err)
-	}
-	for _, sp := range rs[0].SpecReports {
-		if sp.LeafNodeType != types.NodeTypeIt {
-			continue
-		}
-		total++
-		if sp.State == types.SpecStatePassed {
-			will++
-		}
-	}
-	return will, total, nil
-}
-
-func tail(s string, n int) string {
-	l := strings.Split(strings.TrimSpace(s), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
-}
-
-// dryRunDone checks that the dry run wrote its JUnit report (Ginkgo's,
-// listing the specs).
-func dryRunDone(junit string) error {
-	if _, err := os.Stat(junit); err != nil {
-		return errors.New("the dry run wrote no JUnit report")
-	}
-	return nil
-}
-
-// inClusterKubeconfig writes a kubeconfig for the pod's ServiceAccount: it
-// names the token and CA files, never their content.
-func inClusterKubeconfig() (string, kubernetes.Interface, error) {
-	rc, err := rest.InClusterConfig()
-	if err != nil {
-		return "", nil, fmt.Errorf("not running in a pod with a ServiceAccount: %w", err)
-	}
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return "", nil, err
-	}
-	dir, err := os.MkdirTemp("", "skewproof-kubeconfig-")
-	if err != nil {
-		return "", nil, err
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthority: rc.TLSClientConfig.CAFile}
-	cfg.AuthInfos["in-cluster"] = &clientcmdapi.AuthInfo{TokenFile: rc.BearerTokenFile}
-	cfg.Contexts["in-cluster"] = &clientcmdapi.Context{Cluster: "in-cluster", AuthInfo: "in-cluster"}
-	cfg.CurrentContext = "in-cluster"
-	path := filepath.Join(dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, err
-	}
-	return path, cs, os.Chmod(path, 0o600)
-}
-
-// ownImage is the image of this container: the pod is found by its name
-// (the hostname) in the ServiceAccount's namespace; the container is
-// Hydrophone's "conformance-container", Sonobuoy's "plugin", or the only
-// one whose image is a skewproof conformance image.
-func ownImage(ctx context.Context, cs kubernetes.Interface) (string, error) {
-	ns, err := os.ReadFile(filepath.Join(serviceAccountDir, "namespace"))
-	if err != nil {
-		return "", err
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		return "", err
-	}
-	pod, err := cs.CoreV1().Pods(strings.TrimSpace(string(ns))).Get(ctx, host, metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
-	for _, c := range pod.Spec.Containers {
-		if c.Name == "conformance-container" || c.Name == "plugin" || strings.Contains(c.Image, ImageName) {
-			return c.Image, nil
-		}
-	}
-	return "", fmt.Errorf("pod %s/%s has no conformance container", pod.Namespace, pod.Name)
 }

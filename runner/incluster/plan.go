@@ -1,0 +1,73 @@
+package incluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+	"github.com/skewproof/skewproof/runner"
+)
+
+// plan lists the specs the settings select with a dry run of the e2e
+// binary; in a dry run of the entrypoint, that run's JUnit report is the
+// result.
+func plan(ctx context.Context, bin string, s Settings, env []string, junit string) (will, total int, err error) {
+	tmp, err := os.MkdirTemp("", "skewproof-plan-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(tmp)
+	report := filepath.Join(tmp, "report.json")
+	args := append(runner.SuiteArgs(strings.Join(s.Suites, " || "), s.LabelFilter, s.Focus, s.Skip),
+		"-ginkgo.dry-run", "-ginkgo.json-report", report)
+	if s.DryRun {
+		args = append(args, "-ginkgo.junit-report", junit)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("listing the specs: %v\n%s", err, tail(string(b), 20))
+	}
+	rb, err := os.ReadFile(report)
+	if err != nil {
+		return 0, 0, err
+	}
+	var rs []types.Report
+	if err := json.Unmarshal(rb, &rs); err != nil || len(rs) != 1 {
+		return 0, 0, fmt.Errorf("reading the spec list: %v", err)
+	}
+	for _, sp := range rs[0].SpecReports {
+		if sp.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		total++
+		if sp.State == types.SpecStatePassed {
+			will++
+		}
+	}
+	return will, total, nil
+}
+
+func tail(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
+
+// dryRunDone checks that the dry run wrote its JUnit report (Ginkgo's,
+// listing the specs).
+func dryRunDone(junit string) error {
+	if _, err := os.Stat(junit); err != nil {
+		return errors.New("the dry run wrote no JUnit report")
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package incluster
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/skewproof/skewproof/runner"
+)
+
+// Settings are what the entrypoint runs, read from the environment.
+type Settings struct {
+	Focus, Skip, LabelFilter string
+	DryRun                   bool
+	Suites                   []string
+	AgentImage, Name         string
+	Timeout                  time.Duration
+	// Ignored lists the Ginkgo arguments that do not apply (the runner
+	// plans its own processes).
+	Ignored []string
+}
+
+// ReadSettings reads the E2E_* environment. E2E_EXTRA_ARGS takes
+// skewproof's own flags (--suites, --label-filter, --agent-image,
+// --timeout, --name); E2E_EXTRA_GINKGO_ARGS takes Ginkgo's --focus,
+// --skip, --label-filter and --dry-run.
+func ReadSettings(getenv func(string) string) (Settings, error) {
+	s := Settings{Focus: getenv(EnvFocus), Skip: getenv(EnvSkip), DryRun: getenv(EnvDryRun) == "true"}
+	fs := flag.NewFlagSet(EnvExtraArgs, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	suites := fs.String("suites", strings.Join(runner.Suites, ","), "")
+	fs.StringVar(&s.LabelFilter, "label-filter", "", "")
+	fs.StringVar(&s.AgentImage, "agent-image", "", "")
+	fs.StringVar(&s.Name, "name", "in-cluster", "")
+	fs.DurationVar(&s.Timeout, "timeout", 60*time.Minute, "")
+	if err := fs.Parse(strings.Fields(getenv(EnvExtraArgs))); err != nil {
+		return s, fmt.Errorf("%s: %v (flags: --suites, --label-filter, --agent-image, --timeout, --name)", EnvExtraArgs, err)
+	}
+	for _, n := range strings.Split(*suites, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if !slicesContains(runner.Suites, n) {
+			return s, fmt.Errorf("%s: --suites: %q is not a suite (%s)", EnvExtraArgs, n, strings.Join(runner.Suites, ", "))
+		}
+		s.Suites = append(s.Suites, n)
+	}
+	for _, a := range strings.Fields(getenv(EnvExtraGinkgoArgs)) {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "focus":
+			s.Focus = join(s.Focus, val)
+		case "skip":
+			s.Skip = join(s.Skip, val)
+		case "label-filter":
+			s.LabelFilter = runner.Select(s.LabelFilter, val)
+		case "dry-run", "dryRun":
+			s.DryRun = !hasVal || val == "true"
+		default:
+			s.Ignored = append(s.Ignored, a)
+		}
+	}
+	return s, nil
+}
+
+func slicesContains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// join ORs two Ginkgo regular expressions.
+func join(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return "(" + a + ")|(" + b + ")"
+}
