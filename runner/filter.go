@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/skewproof/skewproof/reports"
@@ -66,3 +67,19 @@ func FailedFilter(junit string) (string, error) {
 // Select joins the selections of a run (each a Ginkgo label filter; empty
 // ones are left out) into one.
 func Select(filters ...string) string { return and(filters...) }
+
+// ParseSuites reads a comma-separated list of suites (empty items are
+// ignored) and refuses a name that is not one of Suites.
+func ParseSuites(list string) ([]string, error) {
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if !slices.Contains(Suites, n) {
+			return nil, fmt.Errorf("%q is not a suite (%s)", n, strings.Join(Suites, ", "))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/skewproof/skewproof/runner"
@@ -30,12 +29,11 @@ func (o *runOptions) check(ctx context.Context) error {
 		rerunSel = f
 	}
 	o.labelFilter = runner.Select(idSel, rerunSel, o.labelFilter)
-	for _, n := range splitList(o.suiteList) {
-		if !slices.Contains(runner.Suites, n) {
-			return usagef("--suites: %q is not a suite (%s)", n, strings.Join(runner.Suites, ", "))
-		}
-		o.suites = append(o.suites, n)
+	suites, err := runner.ParseSuites(o.suiteList)
+	if err != nil {
+		return usagef("--suites: %v", err)
 	}
+	o.suites = suites
 	if o.suiteBinary != "" {
 		if fi, err := os.Stat(o.suiteBinary); err != nil || fi.IsDir() {
 			return usagef("--suite-binary %s: not a file", o.suiteBinary)

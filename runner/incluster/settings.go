@@ -38,14 +38,9 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 	if err := fs.Parse(strings.Fields(getenv(EnvExtraArgs))); err != nil {
 		return s, fmt.Errorf("%s: %v (flags: --suites, --label-filter, --agent-image, --timeout, --name)", EnvExtraArgs, err)
 	}
-	for _, n := range strings.Split(*suites, ",") {
-		if n = strings.TrimSpace(n); n == "" {
-			continue
-		}
-		if !slicesContains(runner.Suites, n) {
-			return s, fmt.Errorf("%s: --suites: %q is not a suite (%s)", EnvExtraArgs, n, strings.Join(runner.Suites, ", "))
-		}
-		s.Suites = append(s.Suites, n)
+	var err error
+	if s.Suites, err = runner.ParseSuites(*suites); err != nil {
+		return s, fmt.Errorf("%s: --suites: %v", EnvExtraArgs, err)
 	}
 	for _, a := range strings.Fields(getenv(EnvExtraGinkgoArgs)) {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -63,15 +58,6 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 		}
 	}
 	return s, nil
-}
-
-func slicesContains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // join ORs two Ginkgo regular expressions.
