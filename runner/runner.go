@@ -99,7 +99,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		return out, fmt.Errorf("creating the results directory: %w", err)
 	}
 	junitDir, _ := filepath.Abs(o.JUnitDir)
-	rec := reports.Record{Command: o.Command, Skewproof: Version(), Mode: o.Mode, Cluster: o.Name, Suites: o.Suites,
+	rec := reports.Record{Command: o.Command, Skewproof: reports.ToolVersion(), Mode: o.Mode, Cluster: o.Name, Suites: o.Suites,
 		LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip, Started: time.Now().UTC()}
 
 	kubeconfig := o.Kubeconfig

@@ -20,7 +20,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -137,7 +136,7 @@ func collect(dir string, opts Options) ([]file, time.Time, error) {
 		return nil, time.Time{}, err
 	}
 	if opts.Tool == "" {
-		opts.Tool = toolVersion()
+		opts.Tool = reports.ToolVersion()
 	}
 
 	junit, err := mergeJUnit(dir, rec)
@@ -321,38 +320,6 @@ func runLog(dir string, rec reports.Record) ([]byte, error) {
 		}
 	}
 	return buf.Bytes(), nil
-}
-
-// toolVersion is the version of this binary: its module version, else
-// its VCS revision.
-func toolVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev string
-	dirty := false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "(devel)"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "-dirty"
-	}
-	return rev
 }
 
 func unwrapPath(err error) error {
