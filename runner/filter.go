@@ -64,10 +64,6 @@ func FailedFilter(junit string) (string, error) {
 	return IDFilter(ids, nodes), nil
 }
 
-// Select joins the selections of a run (each a Ginkgo label filter; empty
-// ones are left out) into one.
-func Select(filters ...string) string { return and(filters...) }
-
 // ParseSuites reads a comma-separated list of suites (empty items are
 // ignored) and refuses a name that is not one of Suites.
 func ParseSuites(list string) ([]string, error) {

@@ -44,8 +44,9 @@ func partitions(parallel bool, workers []string) []partition {
 	return parts
 }
 
-// and joins Ginkgo label filters with &&, skipping empty ones.
-func and(filters ...string) string {
+// Select joins Ginkgo label filters (the selections of a run) with &&,
+// leaving out empty ones.
+func Select(filters ...string) string {
 	var parts []string
 	for _, f := range filters {
 		if f != "" {
@@ -62,7 +63,7 @@ func and(filters ...string) string {
 // (its family label) and a selection.
 func SuiteArgs(suite, labelFilter, focus, skip string) []string {
 	args := []string{"-test.run", "^" + TestName + "$", "-test.v", "-ginkgo.no-color", "-ginkgo.v",
-		"-ginkgo.label-filter", and(suite, labelFilter)}
+		"-ginkgo.label-filter", Select(suite, labelFilter)}
 	if focus != "" {
 		args = append(args, "-ginkgo.focus", focus)
 	}
@@ -94,7 +95,7 @@ func (o Options) runOne(ctx context.Context, p *clusters.Progress, name, junitDi
 			plog = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-%s.log", name, o.Name, part.name))
 		}
 		_ = os.Remove(files[i])
-		args := append(SuiteArgs(name, and(o.LabelFilter, part.filter), o.Focus, o.Skip), "-test.timeout", o.Timeout.String())
+		args := append(SuiteArgs(name, Select(o.LabelFilter, part.filter), o.Focus, o.Skip), "-test.timeout", o.Timeout.String())
 		wg.Add(1)
 		go func(i int, plog string) {
 			defer wg.Done()
