@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	senv "github.com/skewproof/skewproof/suites/env"
+
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 )
 
@@ -102,7 +104,7 @@ func AppArmorParserLayer(ctx context.Context) (ExtraLayer, error) {
 	}
 	// The libraries come from the host: their package version is part of the key.
 	libc := installedVersion(ctx, "libc6")
-	cache, err := CacheDir()
+	cache, err := senv.ResolveCacheDir()
 	if err != nil {
 		return ExtraLayer{}, err
 	}
@@ -256,7 +258,7 @@ const ContainerdDropInPath = "/etc/systemd/system/containerd.service.d/20-skewpr
 // directory (a fixed path: the nodes' bind mounts refer to it as long as
 // they exist) and returns its path.
 func writeContainerdAppArmorDropIn() (string, error) {
-	dir, err := CacheDir()
+	dir, err := senv.ResolveCacheDir()
 	if err != nil {
 		return "", err
 	}

@@ -3,10 +3,11 @@ package clusters
 import (
 	"context"
 	"errors"
-	senv "github.com/skewproof/skewproof/suites/env"
 	"reflect"
 	"strings"
 	"testing"
+
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 func TestParseLdd(t *testing.T) {

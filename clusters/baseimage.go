@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // The base image is what kind's base image holds (systemd, containerd, runc,
@@ -105,7 +107,7 @@ func BuildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 		return nil, fmt.Errorf("reading kind's base-image files: %w", err)
 	}
 	key := cacheKey("base", debianSuite, debianMirror, strings.Join(basePackages, ","), kindVer, baseSetupScript, strings.Join(toolsPaths, ","), toolsLibraries)
-	cache, err := CacheDir()
+	cache, err := senv.ResolveCacheDir()
 	if err != nil {
 		return nil, err
 	}

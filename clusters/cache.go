@@ -3,37 +3,15 @@ package clusters
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-
-	"github.com/skewproof/skewproof/skew/served"
 )
 
 // BuilderVersion is part of every cache key: bump it whenever what the
 // builder produces changes, so that stale artefacts are never reused.
 const BuilderVersion = "4"
-
-// CacheDir returns the directory holding built binaries and image archives,
-// the one skew keeps its caches in ($SKEWPROOF_CACHE_DIR, else
-// <user cache dir>/skewproof), as an absolute path; it is created if it does
-// not exist.
-func CacheDir() (string, error) {
-	d, err := served.CacheDir()
-	if err != nil {
-		return "", err
-	}
-	dir, err := filepath.Abs(d)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("creating the cache directory %s: %w (set SKEWPROOF_CACHE_DIR)", dir, err)
-	}
-	return dir, nil
-}
 
 // cacheKey hashes every input of an artefact, together with the builder
 // version and the Go toolchain, into a short content address.

@@ -4,13 +4,14 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
-	senv "github.com/skewproof/skewproof/suites/env"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 func TestParseImageRef(t *testing.T) {
@@ -269,18 +270,6 @@ func TestCNIConfigUsesPodCIDR(t *testing.T) {
 	}
 	if c.Plugins[0].Type != "ptp" || c.Plugins[0].IPAM.Ranges[0][0].Subnet != "10.244.3.0/24" {
 		t.Errorf("CNI config %+v does not use the node's podCIDR", c)
-	}
-}
-
-func TestCacheDirIsCreated(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "a", "b")
-	t.Setenv(senv.CacheDir, dir)
-	got, err := CacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(got); err != nil || !fi.IsDir() || got != dir {
-		t.Fatalf("CacheDir() = %s (%v): want the directory %s created", got, err, dir)
 	}
 }
 

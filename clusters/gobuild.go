@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // goProgramSet describes static binaries built from one module served by the
@@ -81,7 +83,7 @@ func tail(s string, lines int) string {
 // buildGoPrograms builds the set into <cache>/bin/<module-base>-<version>-<key>/
 // and returns that directory; a complete earlier build is reused.
 func buildGoPrograms(ctx context.Context, p *Progress, s goProgramSet) (string, error) {
-	cache, err := CacheDir()
+	cache, err := senv.ResolveCacheDir()
 	if err != nil {
 		return "", err
 	}

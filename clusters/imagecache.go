@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // ListImages describes skewproof's node and base images and its cache.
@@ -19,7 +21,7 @@ func ListImages(ctx context.Context) (string, error) {
 	if out != "" {
 		fmt.Fprintln(&b, out)
 	}
-	if cache, err := CacheDir(); err == nil {
+	if cache, err := senv.ResolveCacheDir(); err == nil {
 		fmt.Fprintf(&b, "cache: %s (%s)\n", cache, dirSize(cache))
 	}
 	return b.String(), nil
@@ -50,7 +52,7 @@ func PruneImages(ctx context.Context, p *Progress) error {
 		}
 		p.Step("removed %s", ref)
 	}
-	cache, err := CacheDir()
+	cache, err := senv.ResolveCacheDir()
 	if err != nil {
 		return err
 	}

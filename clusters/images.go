@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 //go:embed assets/pause.go.txt
@@ -98,7 +100,7 @@ func corednsBinary(ctx context.Context, p *Progress, tag string) (string, error)
 
 // pauseBinary builds the project's own pause program.
 func pauseBinary(ctx context.Context, p *Progress) (string, error) {
-	cache, err := CacheDir()
+	cache, err := senv.ResolveCacheDir()
 	if err != nil {
 		return "", err
 	}

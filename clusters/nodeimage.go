@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // NodeImageSpec names what goes into a node image.
@@ -250,7 +252,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	if err != nil {
 		return "", err
 	}
-	cache, err := CacheDir()
+	cache, err := senv.ResolveCacheDir()
 	if err != nil {
 		return "", err
 	}

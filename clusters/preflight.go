@@ -10,42 +10,40 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	senv "github.com/skewproof/skewproof/suites/env"
+
+	"github.com/skewproof/skewproof/skew"
 )
 
-// Verdict of one preflight check.
-type Verdict string
+// Status of one preflight check (not a verdict: verdicts are the oracle's,
+// skew.Verdict).
+type Status string
 
 const (
-	OK   Verdict = "ok"
-	Warn Verdict = "warn"
-	Fail Verdict = "fail"
+	OK   Status = "ok"
+	Warn Status = "warn"
+	Fail Status = "fail"
 )
 
 // Check is one host fact with its verdict and, when not ok, the remedy.
 type Check struct {
-	Name    string  `json:"name"`
-	Value   string  `json:"value"`
-	Verdict Verdict `json:"verdict"`
-	Remedy  string  `json:"remedy,omitempty"`
-}
-
-// HostFacts are what the suites and the oracle need to know of the host.
-type HostFacts struct {
-	CgroupVersion int  `json:"cgroupVersion"`
-	Seccomp       bool `json:"seccomp"`
-	AppArmor      bool `json:"apparmor"`
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Status Status `json:"status"`
+	Remedy string `json:"remedy,omitempty"`
 }
 
 // Report is the result of Preflight.
 type Report struct {
-	Checks []Check   `json:"checks"`
-	Facts  HostFacts `json:"facts"`
+	Checks []Check        `json:"checks"`
+	Facts  skew.HostFacts `json:"facts"`
 }
 
 // CanRunClusters reports whether no check failed.
 func (r Report) CanRunClusters() bool {
 	for _, c := range r.Checks {
-		if c.Verdict == Fail {
+		if c.Status == Fail {
 			return false
 		}
 	}
@@ -57,8 +55,8 @@ func (r Report) CanRunClusters() bool {
 const MinFreeDiskGiB = 20
 
 // DetectHost reads the host facts without Docker.
-func DetectHost() HostFacts {
-	f := HostFacts{CgroupVersion: 1}
+func DetectHost() skew.HostFacts {
+	f := skew.HostFacts{CgroupVersion: 1}
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
 		f.CgroupVersion = 2
 	}
@@ -98,7 +96,7 @@ func Preflight(ctx context.Context) Report {
 
 	cg := Check{"cgroup version", fmt.Sprintf("v%d", r.Facts.CgroupVersion), OK, ""}
 	if r.Facts.CgroupVersion == 1 {
-		cg.Verdict = Warn
+		cg.Status = Warn
 		cg.Value += " (kubelets from v1.35 are configured with failCgroupV1: false)"
 	}
 	add(cg)
@@ -112,7 +110,7 @@ func Preflight(ctx context.Context) Report {
 	} else {
 		add(Check{"apparmor", "not enabled in this kernel", Warn, "AppArmor enforcement specs skip on kind nodes here; add a node that enforces it with --apparmor-node VERSION (User-Mode Linux, see docs/apparmor-node.md)"})
 	}
-	if cache, err := CacheDir(); err == nil {
+	if cache, err := senv.ResolveCacheDir(); err == nil {
 		add(diskCheck("free disk (image cache "+cache+")", cache))
 	}
 	add(diskCheck("free disk (/var/lib/docker)", "/var/lib/docker"))
@@ -135,7 +133,7 @@ func diskCheck(name, dir string) Check {
 			gib := float64(st.Bavail) * float64(st.Bsize) / (1 << 30)
 			c := Check{name, fmt.Sprintf("%.1f GiB", gib), OK, ""}
 			if gib < MinFreeDiskGiB {
-				c.Verdict = Fail
+				c.Status = Fail
 				c.Remedy = fmt.Sprintf("free at least %d GiB ('skewproof images prune', 'docker system prune')", MinFreeDiskGiB)
 			}
 			return c

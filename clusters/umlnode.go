@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	senv "github.com/skewproof/skewproof/suites/env"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -31,7 +33,7 @@ func AppArmorNodeName(cluster string) string { return cluster + "-uml-worker" }
 func AppArmorNodeReady() error { return uml.HostReady() }
 
 func umlStateRoot() (string, error) {
-	dir, err := CacheDir()
+	dir, err := senv.ResolveCacheDir()
 	if err != nil {
 		return "", err
 	}
@@ -53,7 +55,7 @@ func umlNode(name string) *uml.Node {
 // The caller waits for Ready. On error the node is removed.
 func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kubernetes.Interface, infos []NodeInfo) (err error) {
 	p := o.Progress
-	cache, err := CacheDir()
+	cache, err := senv.ResolveCacheDir()
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // EntryName is the name of the Ginkgo report entry in which a spec records
@@ -60,15 +61,15 @@ func FromSpec(s types.SpecReport) (r Result, ok bool) {
 	switch s.State {
 	case types.SpecStatePassed:
 		if r.Verdict == "" {
-			r.Verdict = Pass
+			r.Verdict = skew.Pass
 		}
 	case types.SpecStateSkipped, types.SpecStatePending:
-		r.Verdict = Skip
+		r.Verdict = skew.Skip
 		if r.Reason == "" {
 			r.Reason = s.Failure.Message
 		}
 	default: // failed, panicked, interrupted, aborted, timed out
-		r.Verdict = Fail
+		r.Verdict = skew.Fail
 		msg := s.Failure.Message
 		if s.Failure.Location.FileName != "" {
 			msg += fmt.Sprintf("\n%s:%d", s.Failure.Location.FileName, s.Failure.Location.LineNumber)
@@ -121,11 +122,11 @@ func ProgressLine(r Result) string {
 	}
 	line := fmt.Sprintf("%-9s %-44s %-22s %6.1fs", r.Verdict, r.ID, where, r.Duration.Seconds())
 	switch r.Verdict {
-	case Fail:
+	case skew.Fail:
 		line += "  " + firstLine(r.Failure)
-	case Skip:
+	case skew.Skip:
 		line += "  " + r.Reason
-	case Deviation:
+	case skew.Deviation:
 		line += "  " + r.Outcome
 	default:
 		if r.Outcome != "" {

@@ -20,21 +20,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-)
 
-// Verdict is the class of a result (docs/design.md, "Verdicts").
-type Verdict string
-
-const (
-	// Pass: the observation matches the KEP.
-	Pass Verdict = "pass"
-	// Deviation: differs from the KEP plan but matches the documented
-	// behaviour of that upstream release.
-	Deviation Verdict = "deviation"
-	// Fail: matches neither.
-	Fail Verdict = "fail"
-	// Skip: could not be observed here; the reason says why. Never a pass.
-	Skip Verdict = "skip"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // Property names of a test case.
@@ -59,7 +46,7 @@ type Result struct {
 	Node      string        `json:"node,omitempty"`
 	Kubelet   string        `json:"kubelet,omitempty"`
 	APIServer string        `json:"apiserver,omitempty"`
-	Verdict   Verdict       `json:"verdict"`
+	Verdict   skew.Verdict  `json:"verdict"`
 	Reason    string        `json:"reason,omitempty"`
 	Observed  string        `json:"observed,omitempty"`
 	Expected  string        `json:"expected,omitempty"`
@@ -155,10 +142,10 @@ func WriteJUnit(w io.Writer, suites ...Suite) error {
 		for _, r := range s.Results {
 			tc := junitTestCase{Name: r.Name, Classname: s.Name, Time: r.Duration.Seconds(), Properties: r.props()}
 			switch r.Verdict {
-			case Fail:
+			case skew.Fail:
 				tc.Failure = &junitMessage{Message: firstLine(r.Failure), Type: "Failure", Text: r.Failure}
 				js.Failures++
-			case Skip:
+			case skew.Skip:
 				tc.Skipped = &junitMessage{Message: r.Reason}
 				js.Skipped++
 			}
@@ -229,7 +216,7 @@ func ReadJUnit(r io.Reader) ([]Suite, error) {
 					case PropID:
 						r.ID = p.Value
 					case PropVerdict:
-						r.Verdict = Verdict(p.Value)
+						r.Verdict = skew.Verdict(p.Value)
 					case PropReason:
 						r.Reason = p.Value
 					case PropNode:
@@ -251,11 +238,11 @@ func ReadJUnit(r io.Reader) ([]Suite, error) {
 			}
 			switch {
 			case tc.Failure != nil:
-				r.Verdict, r.Failure = Fail, tc.Failure.Text
+				r.Verdict, r.Failure = skew.Fail, tc.Failure.Text
 			case tc.Skipped != nil && r.Verdict == "":
-				r.Verdict, r.Reason = Skip, tc.Skipped.Message
+				r.Verdict, r.Reason = skew.Skip, tc.Skipped.Message
 			case r.Verdict == "":
-				r.Verdict = Pass
+				r.Verdict = skew.Pass
 			}
 			s.Results = append(s.Results, r)
 		}
@@ -283,10 +270,10 @@ func ReadJUnitFiles(paths ...string) ([]Suite, error) {
 }
 
 // Counts tallies verdicts.
-type Counts map[Verdict]int
+type Counts map[skew.Verdict]int
 
 func (c Counts) String() string {
-	return fmt.Sprintf("%d pass, %d deviation, %d fail, %d skip", c[Pass], c[Deviation], c[Fail], c[Skip])
+	return fmt.Sprintf("%d pass, %d deviation, %d fail, %d skip", c[skew.Pass], c[skew.Deviation], c[skew.Fail], c[skew.Skip])
 }
 
 // Count tallies the verdicts of results.

@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+	"github.com/skewproof/skewproof/skew"
 )
 
 func sample() []Result {
 	return []Result{
-		{Name: "[seccomp/api/types] x [LinuxOnly]", ID: "seccomp/api/types", Verdict: Pass, APIServer: "1.37.2", Duration: time.Second},
-		{Name: "[seccomp/kubelet/enforce] y [node:w1]", ID: "seccomp/kubelet/enforce", Node: "w1", Kubelet: "1.34.4", Verdict: Deviation, Outcome: "upstream phase"},
-		{Name: "[seccomp/failure/row-4] z [node:w1]", ID: "seccomp/failure/row-4", Node: "w1", Verdict: Fail, Failure: "boom\ndetails"},
-		{Name: "[seccomp/failure/row-1] z [node:w1]", ID: "seccomp/failure/row-1", Node: "w1", Verdict: Skip, Reason: "no docker access"},
+		{Name: "[seccomp/api/types] x [LinuxOnly]", ID: "seccomp/api/types", Verdict: skew.Pass, APIServer: "1.37.2", Duration: time.Second},
+		{Name: "[seccomp/kubelet/enforce] y [node:w1]", ID: "seccomp/kubelet/enforce", Node: "w1", Kubelet: "1.34.4", Verdict: skew.Deviation, Outcome: "upstream phase"},
+		{Name: "[seccomp/failure/row-4] z [node:w1]", ID: "seccomp/failure/row-4", Node: "w1", Verdict: skew.Fail, Failure: "boom\ndetails"},
+		{Name: "[seccomp/failure/row-1] z [node:w1]", ID: "seccomp/failure/row-1", Node: "w1", Verdict: skew.Skip, Reason: "no docker access"},
 	}
 }
 
@@ -43,7 +44,7 @@ func TestJUnitRoundTrip(t *testing.T) {
 			t.Errorf("result %d: got %+v, want %+v", i, got[i], want)
 		}
 	}
-	if c := Count(got); c[Pass] != 1 || c[Deviation] != 1 || c[Fail] != 1 || c[Skip] != 1 {
+	if c := Count(got); c[skew.Pass] != 1 || c[skew.Deviation] != 1 || c[skew.Fail] != 1 || c[skew.Skip] != 1 {
 		t.Errorf("counts %v", c)
 	}
 }
@@ -63,18 +64,18 @@ func TestFromSpec(t *testing.T) {
 	passed := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[seccomp/kubelet/localhost] t", StartTime: start,
 		State: types.SpecStatePassed, ReportEntries: types.ReportEntries{entry}, RunTime: 2 * time.Second}
 	r, ok := FromSpec(passed)
-	if !ok || r.Verdict != Deviation || r.Node != "w1" || r.Duration != 2*time.Second {
+	if !ok || r.Verdict != skew.Deviation || r.Node != "w1" || r.Duration != 2*time.Second {
 		t.Errorf("passed spec: %+v", r)
 	}
 	failed := passed
 	failed.State = types.SpecStateFailed
 	failed.Failure = types.Failure{Message: "Seccomp: want 2, got 0"}
-	if r, _ := FromSpec(failed); r.Verdict != Fail || !strings.Contains(r.Failure, "want 2") {
+	if r, _ := FromSpec(failed); r.Verdict != skew.Fail || !strings.Contains(r.Failure, "want 2") {
 		t.Errorf("failed spec: %+v", r)
 	}
 	skipped := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[seccomp/failure/row-1] t", StartTime: start,
 		State: types.SpecStateSkipped, Failure: types.Failure{Message: "host has no seccomp"}}
-	if r, _ := FromSpec(skipped); r.Verdict != Skip || r.Reason != "host has no seccomp" || r.ID != "seccomp/failure/row-1" {
+	if r, _ := FromSpec(skipped); r.Verdict != skew.Skip || r.Reason != "host has no seccomp" || r.ID != "seccomp/failure/row-1" {
 		t.Errorf("skipped spec: %+v", r)
 	}
 	if _, ok := FromSpec(types.SpecReport{LeafNodeType: types.NodeTypeIt, State: types.SpecStateSkipped}); ok {
@@ -87,7 +88,7 @@ func TestFromSpec(t *testing.T) {
 	if back, ok := ParseProgress("noise " + line); !ok || back.ID != r.ID {
 		t.Errorf("progress round trip failed: %q", line)
 	}
-	if !strings.Contains(ProgressLine(Result{ID: "a/b/c", Verdict: Skip, Reason: "why"}), "why") {
+	if !strings.Contains(ProgressLine(Result{ID: "a/b/c", Verdict: skew.Skip, Reason: "why"}), "why") {
 		t.Errorf("skip reason missing from the progress line")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // IDLabel is the Ginkgo label of a catalogue id ('/' is not allowed in labels).
@@ -36,7 +37,7 @@ func FailedFilter(junit string) (string, error) {
 	seen := map[string]bool{}
 	for _, s := range suites {
 		for _, r := range s.Results {
-			if r.Verdict != reports.Fail || r.ID == "" {
+			if r.Verdict != skew.Fail || r.ID == "" {
 				continue
 			}
 			if !seen[r.ID] {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
@@ -224,8 +225,8 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	switch {
 	case ctx.Err() != nil:
 		return out, fmt.Errorf("interrupted; partial report in %s", out.JUnit)
-	case reports.Count(out.Results)[reports.Fail] > 0:
-		return out, fmt.Errorf("%d of %d specs failed; see %s", reports.Count(out.Results)[reports.Fail], len(out.Results), out.JUnit)
+	case reports.Count(out.Results)[skew.Fail] > 0:
+		return out, fmt.Errorf("%d of %d specs failed; see %s", reports.Count(out.Results)[skew.Fail], len(out.Results), out.JUnit)
 	case suiteErr != nil:
 		return out, fmt.Errorf("a suite failed outside the specs: %w (logs: %s)", suiteErr, strings.Join(out.Logs, " "))
 	case len(out.Results) == 0:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 func TestModuleRoot(t *testing.T) {
@@ -72,11 +73,11 @@ func TestSuiteArgs(t *testing.T) {
 func TestFailedFilter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "junit.xml")
 	err := reports.WriteJUnitFile(path, reports.Suite{Name: "seccomp", Results: []reports.Result{
-		{ID: "seccomp/kubelet/enforce", Node: "w1", Verdict: reports.Fail},
-		{ID: "seccomp/kubelet/enforce", Node: "w2", Verdict: reports.Pass},
-		{ID: "seccomp/failure/row-4", Node: "w2", Verdict: reports.Fail},
-		{ID: "seccomp/create/warning", Verdict: reports.Fail},
-		{ID: "seccomp/api/types", Verdict: reports.Pass},
+		{ID: "seccomp/kubelet/enforce", Node: "w1", Verdict: skew.Fail},
+		{ID: "seccomp/kubelet/enforce", Node: "w2", Verdict: skew.Pass},
+		{ID: "seccomp/failure/row-4", Node: "w2", Verdict: skew.Fail},
+		{ID: "seccomp/create/warning", Verdict: skew.Fail},
+		{ID: "seccomp/api/types", Verdict: skew.Pass},
 	}})
 	if err != nil {
 		t.Fatal(err)

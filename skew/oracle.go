@@ -190,11 +190,13 @@ type Rule struct {
 	SameAs string `json:"sameAs,omitempty"`
 }
 
-// HostFacts describe the node a kubelet rule is observed on.
+// HostFacts describe the host a kubelet rule is observed on: what preflight
+// detects (clusters.DetectHost) and the node's container runtime.
 type HostFacts struct {
-	AppArmor bool
-	Seccomp  bool
-	Runtime  string // e.g. "containerd"
+	CgroupVersion int    `json:"cgroupVersion,omitempty"`
+	Seccomp       bool   `json:"seccomp"`
+	AppArmor      bool   `json:"apparmor"`
+	Runtime       string `json:"runtime,omitempty"` // e.g. "containerd"
 }
 
 // DefaultHost is a Linux host with seccomp, AppArmor and containerd.
@@ -228,10 +230,10 @@ type Expectation struct {
 type Verdict string
 
 const (
-	Pass          Verdict = "pass"
-	DeviationSeen Verdict = "deviation"
-	Fail          Verdict = "fail"
-	Skip          Verdict = "skip"
+	Pass      Verdict = "pass"
+	Deviation Verdict = "deviation"
+	Fail      Verdict = "fail"
+	Skip      Verdict = "skip"
 )
 
 // Verdict turns "did the observation match the KEP plan / the upstream
@@ -243,7 +245,7 @@ func (e Expectation) Verdict(matchesKEP, matchesUpstream bool) Verdict {
 	case matchesKEP:
 		return Pass
 	case e.Deviation && matchesUpstream:
-		return DeviationSeen
+		return Deviation
 	}
 	return Fail
 }

@@ -53,7 +53,7 @@ func TestVerdict(t *testing.T) {
 		{same, true, true, Pass},
 		{same, false, false, Fail},
 		{same, false, true, Fail}, // no deviation recorded: only the plan counts
-		{dev, false, true, DeviationSeen},
+		{dev, false, true, Deviation},
 		{dev, true, false, Pass},
 		{dev, false, false, Fail},
 		{Expectation{Skip: "host has no AppArmor"}, true, true, Skip},

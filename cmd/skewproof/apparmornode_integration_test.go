@@ -13,6 +13,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // TestIntegrationAppArmorNode runs `skewproof run --apparmor-node` on a real
@@ -55,17 +56,17 @@ func TestIntegrationAppArmorNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	uml := clusters.AppArmorNodeName(name)
-	got := map[string]reports.Verdict{}
+	got := map[string]skew.Verdict{}
 	for _, s := range suites {
 		for _, r := range s.Results {
 			got[r.ID+"@"+r.Node] = r.Verdict
 			t.Logf("%s on %s: %s (%s)", r.ID, r.Node, r.Verdict, r.Reason)
 		}
 	}
-	if v := got["apparmor/kubelet/enforce@"+uml]; v != reports.Pass && v != reports.Deviation {
+	if v := got["apparmor/kubelet/enforce@"+uml]; v != skew.Pass && v != skew.Deviation {
 		t.Errorf("apparmor/kubelet/enforce on the AppArmor node %s: %q, want pass or deviation", uml, v)
 	}
-	if v := got["apparmor/failure/row-6@"+name+"-worker"]; v != reports.Pass {
+	if v := got["apparmor/failure/row-6@"+name+"-worker"]; v != skew.Pass {
 		t.Errorf("apparmor/failure/row-6 on the kind worker: %q, want pass", v)
 	}
 }

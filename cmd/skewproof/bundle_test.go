@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // bundleRunDir writes a run directory as 'skewproof run' leaves it: a
@@ -20,10 +21,10 @@ func bundleRunDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	results := []reports.Result{
-		{Name: "[seccomp/api/types] x", ID: "seccomp/api/types", APIServer: "1.37.2", Verdict: reports.Pass},
-		{Name: "[seccomp/kubelet/enforce] y [node:b-worker]", ID: "seccomp/kubelet/enforce", Node: "b-worker", Kubelet: "1.34.4", Verdict: reports.Deviation},
-		{Name: "[seccomp/failure/row-4] z [node:b-worker]", ID: "seccomp/failure/row-4", Node: "b-worker", Kubelet: "1.34.4", Verdict: reports.Fail, Failure: "boom"},
-		{Name: "[seccomp/failure/row-1] w [node:b-worker]", ID: "seccomp/failure/row-1", Node: "b-worker", Kubelet: "1.34.4", Verdict: reports.Skip, Reason: "no docker access"},
+		{Name: "[seccomp/api/types] x", ID: "seccomp/api/types", APIServer: "1.37.2", Verdict: skew.Pass},
+		{Name: "[seccomp/kubelet/enforce] y [node:b-worker]", ID: "seccomp/kubelet/enforce", Node: "b-worker", Kubelet: "1.34.4", Verdict: skew.Deviation},
+		{Name: "[seccomp/failure/row-4] z [node:b-worker]", ID: "seccomp/failure/row-4", Node: "b-worker", Kubelet: "1.34.4", Verdict: skew.Fail, Failure: "boom"},
+		{Name: "[seccomp/failure/row-1] w [node:b-worker]", ID: "seccomp/failure/row-1", Node: "b-worker", Kubelet: "1.34.4", Verdict: skew.Skip, Reason: "no docker access"},
 	}
 	if err := reports.WriteJUnitFile(filepath.Join(dir, "junit-b.xml"), reports.Suite{Name: "seccomp", Cluster: "b", Results: results}); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // hydrophoneVersion is the Hydrophone release the integration test installs
@@ -99,7 +100,7 @@ func TestIntegrationVendorMode(t *testing.T) {
 		}
 		for _, s := range []string{"seccomp", "apparmor", "profiles"} {
 			c := per[s]
-			if c[reports.Pass]+c[reports.Deviation] == 0 || c[reports.Fail] > 0 {
+			if c[skew.Pass]+c[skew.Deviation] == 0 || c[skew.Fail] > 0 {
 				t.Errorf("suite %s: %v", s, c)
 			}
 			t.Logf("suite %s: %v", s, c)
@@ -187,7 +188,7 @@ func TestIntegrationVendorMode(t *testing.T) {
 			for _, s := range suites {
 				rs = append(rs, s.Results...)
 			}
-			if c := reports.Count(rs); len(rs) != 2 || c[reports.Pass] != 2 {
+			if c := reports.Count(rs); len(rs) != 2 || c[skew.Pass] != 2 {
 				t.Errorf("junit_01.xml: %d results, %v", len(rs), c)
 			}
 			// What Hydrophone fetched bundles (the record is in e2e.log).

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 var (
@@ -31,23 +32,23 @@ func boolp(b bool) *bool { return &b }
 // seccompResults and apparmorResults hold every verdict: 3 pass, 1
 // deviation, 1 fail, 2 skip.
 var seccompResults = []reports.Result{
-	{Name: "[seccomp/api/types] fields accepted", ID: "seccomp/api/types", APIServer: "1.37.2", Verdict: reports.Pass,
+	{Name: "[seccomp/api/types] fields accepted", ID: "seccomp/api/types", APIServer: "1.37.2", Verdict: skew.Pass,
 		Observed: "accepted", Expected: "accepted", Duration: 1500 * time.Millisecond},
 	{Name: "[seccomp/kubelet/enforce] enforced [node:t-worker]", ID: "seccomp/kubelet/enforce", Node: "t-worker",
-		Kubelet: "1.34.4", APIServer: "1.37.2", Verdict: reports.Deviation, Observed: "Seccomp: 2", Expected: "Seccomp: 2",
+		Kubelet: "1.34.4", APIServer: "1.37.2", Verdict: skew.Deviation, Observed: "Seccomp: 2", Expected: "Seccomp: 2",
 		KEP: "seccomp GA", Outcome: "upstream phase", Duration: 3 * time.Second},
 	{Name: "[seccomp/failure/row-4] localhost missing [node:t-worker]", ID: "seccomp/failure/row-4", Node: "t-worker",
-		Kubelet: "1.34.4", Verdict: reports.Fail, Failure: "container ran\nwant CreateContainerError", Duration: time.Second},
+		Kubelet: "1.34.4", Verdict: skew.Fail, Failure: "container ran\nwant CreateContainerError", Duration: time.Second},
 	{Name: "[seccomp/failure/row-1] runtime [node:t-worker]", ID: "seccomp/failure/row-1", Node: "t-worker",
-		Kubelet: "1.34.4", Verdict: reports.Skip, Reason: "no docker access"},
+		Kubelet: "1.34.4", Verdict: skew.Skip, Reason: "no docker access"},
 }
 
 var apparmorResults = []reports.Result{
-	{Name: "[apparmor/api/types] fields accepted", ID: "apparmor/api/types", APIServer: "1.37.2", Verdict: reports.Pass},
+	{Name: "[apparmor/api/types] fields accepted", ID: "apparmor/api/types", APIServer: "1.37.2", Verdict: skew.Pass},
 	{Name: "[apparmor/kubelet/enforce] enforced [node:t-worker2]", ID: "apparmor/kubelet/enforce", Node: "t-worker2",
-		Kubelet: "1.37.2", Verdict: reports.Pass, Observed: "skewproof-deny-write (enforce)"},
+		Kubelet: "1.37.2", Verdict: skew.Pass, Observed: "skewproof-deny-write (enforce)"},
 	{Name: "[apparmor/kubelet/enforce] enforced [node:t-worker]", ID: "apparmor/kubelet/enforce", Node: "t-worker",
-		Kubelet: "1.34.4", Verdict: reports.Skip, Reason: "host has no AppArmor"},
+		Kubelet: "1.34.4", Verdict: skew.Skip, Reason: "host has no AppArmor"},
 }
 
 func sampleRecord() reports.Record {
@@ -188,7 +189,7 @@ func TestCreateVerify(t *testing.T) {
 	if s.Files != 8 || s.APIServer != "1.37.2" || s.Cluster != "t" || s.Specs != 7 {
 		t.Errorf("summary %+v", s)
 	}
-	if c := s.Counts; c[reports.Pass] != 3 || c[reports.Deviation] != 1 || c[reports.Fail] != 1 || c[reports.Skip] != 2 {
+	if c := s.Counts; c[skew.Pass] != 3 || c[skew.Deviation] != 1 || c[skew.Fail] != 1 || c[skew.Skip] != 2 {
 		t.Errorf("counts %v", c)
 	}
 	if got, want := s.String(), "8 files, apiserver v1.37.2, 3 pass, 1 deviation, 1 fail, 2 skip"; got != want {

@@ -29,6 +29,7 @@ import (
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/runner/sonobuoy"
+	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
@@ -89,14 +90,14 @@ func Main(ctx context.Context) int {
 		out.printf("skewproof: %v", err)
 	}
 	c := reports.Count(res)
-	passed := c[reports.Pass] + c[reports.Deviation]
-	out.printf("\nRan %d of %d Specs in %.3f seconds", passed+c[reports.Fail], total, time.Since(start).Seconds())
+	passed := c[skew.Pass] + c[skew.Deviation]
+	out.printf("\nRan %d of %d Specs in %.3f seconds", passed+c[skew.Fail], total, time.Since(start).Seconds())
 	status := 0
-	if err != nil || c[reports.Fail] > 0 {
+	if err != nil || c[skew.Fail] > 0 {
 		status = 1
-		out.printf("FAIL! -- %d Passed | %d Failed | 0 Pending | %d Skipped (%d of the passed deviate from the KEP as documented)", passed, c[reports.Fail], c[reports.Skip], c[reports.Deviation])
+		out.printf("FAIL! -- %d Passed | %d Failed | 0 Pending | %d Skipped (%d of the passed deviate from the KEP as documented)", passed, c[skew.Fail], c[skew.Skip], c[skew.Deviation])
 	} else {
-		out.printf("SUCCESS! -- %d Passed | 0 Failed | 0 Pending | %d Skipped (%d of the passed deviate from the KEP as documented)", passed, c[reports.Skip], c[reports.Deviation])
+		out.printf("SUCCESS! -- %d Passed | 0 Failed | 0 Pending | %d Skipped (%d of the passed deviate from the KEP as documented)", passed, c[skew.Skip], c[skew.Deviation])
 	}
 	junit := filepath.Join(dir, JUnitFile)
 	if _, err := os.Stat(junit); err != nil {
@@ -105,7 +106,7 @@ func Main(ctx context.Context) int {
 			out.printf("skewproof: %v", err)
 		}
 	}
-	if err != nil && c[reports.Fail] == 0 {
+	if err != nil && c[skew.Fail] == 0 {
 		// Sonobuoy judges a plugin by its JUnit report alone, not by the
 		// exit status, and counts an empty report as passed: a run that
 		// failed without a failed spec reports one failed test case that
@@ -165,7 +166,7 @@ func addRunFailure(path string, runErr error) error {
 	}
 	suites = append(suites, reports.Suite{Name: "skewproof", Timestamp: time.Now(), Results: []reports.Result{{
 		ID: RunFailureID, Name: "[skewproof] the conformance run [" + RunFailureID + "]",
-		Verdict: reports.Fail, Failure: runErr.Error(),
+		Verdict: skew.Fail, Failure: runErr.Error(),
 	}}})
 	return reports.WriteJUnitFile(path, suites...)
 }
@@ -228,7 +229,7 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 		Command: append([]string{exe, "conformance-entrypoint"}, e2eEnv()...), Progress: p,
 		OnSpec: func(r reports.Result) {
 			done++
-			if r.Verdict == reports.Fail {
+			if r.Verdict == skew.Fail {
 				failures = append(failures, r.Name)
 			}
 			// One "•" per finished spec: Hydrophone counts them.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -57,7 +58,7 @@ func TestAddRunFailure(t *testing.T) {
 	for _, s := range suites {
 		rs = append(rs, s.Results...)
 	}
-	if len(rs) != 1 || rs[0].ID != RunFailureID || rs[0].Verdict != reports.Fail || !strings.Contains(rs[0].Failure, "no spec selected") {
+	if len(rs) != 1 || rs[0].ID != RunFailureID || rs[0].Verdict != skew.Fail || !strings.Contains(rs[0].Failure, "no spec selected") {
 		t.Errorf("results %+v", rs)
 	}
 }

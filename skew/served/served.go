@@ -42,22 +42,9 @@ type cacheRecord struct {
 // it so that they never need the network.
 var lister = listFromProxy
 
-// CacheDir is where skewproof keeps its caches: $SKEWPROOF_CACHE_DIR if set,
-// otherwise os.UserCacheDir()/skewproof.
-func CacheDir() (string, error) {
-	if d := os.Getenv(senv.CacheDir); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("finding the user cache directory: %w; set SKEWPROOF_CACHE_DIR", err)
-	}
-	return filepath.Join(d, "skewproof"), nil
-}
-
 // CachePath returns the path of the served-versions cache file.
 func CachePath() (string, error) {
-	d, err := CacheDir()
+	d, err := senv.ResolveCacheDir()
 	if err != nil {
 		return "", err
 	}

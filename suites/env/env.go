@@ -4,6 +4,12 @@
 // the runner sets them and the suites read them.
 package env
 
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
 const (
 	// Kubeconfig is the kubeconfig of the cluster under test (required to
 	// run specs; without it and without Nodes the binary skips).
@@ -54,3 +60,26 @@ const (
 
 // Prefix is what every name above begins with.
 const Prefix = "SKEWPROOF_"
+
+// ResolveCacheDir returns the one directory skewproof keeps its caches in
+// (built binaries, image archives, the served-versions list): $CacheDir if
+// set, else <user cache dir>/skewproof, as an absolute path, created if it
+// does not exist.
+func ResolveCacheDir() (string, error) {
+	d := os.Getenv(CacheDir)
+	if d == "" {
+		u, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("finding the user cache directory: %w; set %s", err, CacheDir)
+		}
+		d = filepath.Join(u, "skewproof")
+	}
+	dir, err := filepath.Abs(d)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating the cache directory %s: %w (set %s)", dir, err, CacheDir)
+	}
+	return dir, nil
+}

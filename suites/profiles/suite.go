@@ -26,6 +26,7 @@ import (
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
@@ -190,7 +191,7 @@ func teardown(ctx context.Context) error {
 // record attaches the skewproof result entry of a spec.
 func record(id, node, kubelet, outcome string) {
 	AddReportEntry(reports.EntryName, reports.Result{ID: id, Node: node, Kubelet: kubelet, APIServer: env.APIServer,
-		Verdict: reports.Pass, Outcome: outcome}, ReportEntryVisibilityNever)
+		Verdict: skew.Pass, Outcome: outcome}, ReportEntryVisibilityNever)
 }
 
 // onNode runs a shell command in a kind node container.

@@ -123,7 +123,7 @@ func CheckProgressLinePerSpec(t *testing.T, testFunc, id string) {
 			lines = append(lines, r)
 		}
 	}
-	if len(lines) != 1 || lines[0].ID != id || lines[0].Verdict != reports.Fail {
+	if len(lines) != 1 || lines[0].ID != id || lines[0].Verdict != skew.Fail {
 		t.Errorf("progress lines %+v, want one failed %s:\n%s", lines, id, out)
 	}
 }

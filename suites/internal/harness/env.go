@@ -134,8 +134,8 @@ func fakeEnv(apiserver, nodes string) error {
 // on (kind nodes share it), unless SKEWPROOF_APPARMOR_NODES says otherwise
 // for the node.
 func hostFacts(node, runtime string) skew.HostFacts {
-	h := clusters.DetectHost()
-	f := skew.HostFacts{Seccomp: h.Seccomp, AppArmor: h.AppArmor, Runtime: runtime}
+	f := clusters.DetectHost()
+	f.Runtime = runtime
 	for _, kv := range strings.Split(os.Getenv(senv.AppArmorNodes), ",") {
 		if n, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && n == node {
 			f.AppArmor = v == "true"

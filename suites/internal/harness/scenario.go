@@ -176,26 +176,26 @@ func (t *Scenario) Judge(subs ...Sub) {
 			outcomes = append(outcomes, s.Name+": "+s.Obs.Container.String())
 		}
 	}
-	v := reports.Verdict(t.Exp.Verdict(len(kepMis) == 0 && len(must) == 0, len(upMis) == 0 && len(must) == 0))
+	v := skew.Verdict(t.Exp.Verdict(len(kepMis) == 0 && len(must) == 0, len(upMis) == 0 && len(must) == 0))
 	t.result.Verdict = v
 	t.result.Observed = strings.Join(observed, " | ")
 	t.result.Outcome = strings.Join(outcomes, "; ")
 	switch v {
-	case reports.Pass:
+	case skew.Pass:
 		t.result.Reason = "matches the KEP: " + t.Exp.Reason
-	case reports.Deviation:
+	case skew.Deviation:
 		t.result.Reason = "known upstream deviation: " + t.Exp.Reason
 		if len(kepMis) > 0 {
 			t.result.Outcome = strings.TrimPrefix(t.result.Outcome+"; differs from the KEP plan: "+strings.Join(kepMis, "; "), "; ")
 		}
-	case reports.Fail:
+	case skew.Fail:
 		all := append(must, upMis...)
 		t.result.Reason = t.Exp.Reason
 		t.result.Failure = fmt.Sprintf("%s on %s: observation matches neither the KEP nor upstream v%s\nexpected: %s\nmismatches:\n  %s\nobserved: %s",
 			t.ID, where(t.Node), t.Exp.Version, reports.Describe(t.Exp.Expected), strings.Join(all, "\n  "), t.result.Observed)
 	}
 	t.record()
-	if v == reports.Fail {
+	if v == skew.Fail {
 		Fail(t.result.Failure)
 	}
 }

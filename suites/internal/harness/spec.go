@@ -206,7 +206,7 @@ func (t *Scenario) record() {
 
 // Skip records a skip with its reason and stops the spec.
 func (t *Scenario) Skip(reason string) {
-	t.result.Verdict, t.result.Reason = reports.Skip, reason
+	t.result.Verdict, t.result.Reason = skew.Skip, reason
 	t.record()
 	Skip(reason)
 }
