@@ -234,6 +234,9 @@ const (
 	Deviation Verdict = "deviation"
 	Fail      Verdict = "fail"
 	Skip      Verdict = "skip"
+	// Flaky: failed once and passed on the retry; both outcomes are kept.
+	// Never a plain pass. Only a run gives it (the oracle never does).
+	Flaky Verdict = "flaky"
 )
 
 // Verdict turns "did the observation match the KEP plan / the upstream
