@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
 	kindlog "sigs.k8s.io/kind/pkg/log"
@@ -250,10 +251,11 @@ func flattenKindError(err error) string {
 
 func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmorImage string) (*Cluster, error) {
 	p := o.Progress
-	cs, err := Clientset(o.Kubeconfig)
+	cl, err := kubeclient.Load(o.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
+	cs := cl.Core
 	want := 1 + len(o.Kubelets)
 	var infos []NodeInfo
 	if err := p.Timed("pod networking (CNI config from each node's podCIDR)", func() error {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 )
 
 // The integration test boots a real mixed-version cluster, built offline:
@@ -52,10 +53,11 @@ func TestIntegrationMixedCluster(t *testing.T) {
 		}
 		assertNothingLeft(t, name)
 	})
-	cs, err := clusters.Clientset(kubeconfig)
+	cl, err := kubeclient.Load(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cs := cl.Core
 
 	t.Run("apiserver version", func(t *testing.T) {
 		v, err := cs.Discovery().ServerVersion()

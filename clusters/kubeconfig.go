@@ -1,14 +1,11 @@
-// A cluster's kubeconfig: where it goes unless told, and a client for it.
+// A cluster's kubeconfig: where it goes unless told (clients for it:
+// package clusters/kubeclient).
 
 package clusters
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // DefaultKubeconfig is where a cluster's kubeconfig goes unless told.
@@ -18,13 +15,4 @@ func DefaultKubeconfig(name string) string {
 		home = os.TempDir()
 	}
 	return filepath.Join(home, ".kube", "skewproof-"+name+".yaml")
-}
-
-// Clientset returns a client for the cluster of a kubeconfig.
-func Clientset(kubeconfig string) (*kubernetes.Clientset, error) {
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
-	}
-	return kubernetes.NewForConfig(rc)
 }

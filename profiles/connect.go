@@ -12,14 +12,13 @@
 package profiles
 
 import (
-	"fmt"
 	"time"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/profiles/agent"
 )
 
@@ -40,9 +39,9 @@ type Cluster struct {
 // Connect connects to the cluster of a kubeconfig; namespace defaults to
 // agent.DefaultNamespace.
 func Connect(kubeconfig, namespace string) (*Cluster, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := kubeclient.Config(kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
+		return nil, err
 	}
 	return NewCluster(cfg, namespace)
 }
@@ -52,13 +51,9 @@ func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 	if namespace == "" {
 		namespace = agent.DefaultNamespace
 	}
-	core, err := kubernetes.NewForConfig(cfg)
+	c, err := kubeclient.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Cluster{Config: cfg, Core: core, Dynamic: dyn, Namespace: namespace}, nil
+	return &Cluster{Config: cfg, Core: c.Core, Dynamic: c.Dynamic, Namespace: namespace}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/reports"
 )
 
@@ -23,10 +24,11 @@ type cluster struct {
 }
 
 func connect(ctx context.Context, kubeconfig string) (*cluster, error) {
-	cs, err := clusters.Clientset(kubeconfig)
+	cl, err := kubeclient.Load(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
+	cs := cl.Core
 	sv, err := cs.Discovery().ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("asking the API server of %s its version: %w", kubeconfig, err)

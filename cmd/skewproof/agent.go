@@ -9,11 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 )
@@ -59,28 +56,17 @@ type agentOptions struct {
 	loadAppArmor                                            bool
 }
 
-// restConfig is the in-cluster configuration, or a kubeconfig when given.
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", kubeconfig)
-	}
-	cfg, err := rest.InClusterConfig()
-	if err != nil {
-		return nil, fmt.Errorf("not in a pod (%v): pass --kubeconfig", err)
-	}
-	return cfg, nil
-}
-
 func (o agentOptions) run(ctx context.Context) error {
-	cfg, err := restConfig(o.kubeconfig)
+	cfg, err := kubeclient.Config(o.kubeconfig)
 	if err != nil {
 		return err
 	}
 	cfg.UserAgent = "skewproof-agent/" + o.node
-	dyn, core, err := clientsFor(cfg)
+	c, err := kubeclient.New(cfg)
 	if err != nil {
 		return err
 	}
+	dyn, core := c.Dynamic, c.Core
 	os.Remove(agent.ReadyFile)
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	a, err := agent.New(agent.Config{Node: o.node, Namespace: o.ns, SeccompRoot: o.root, Dynamic: dyn, Core: core,
@@ -106,19 +92,6 @@ func (o agentOptions) run(ctx context.Context) error {
 			logger.Printf("writing %s: %v", agent.ReadyFile, err)
 		}
 	})
-}
-
-// clientsFor returns the dynamic and typed clients of one configuration.
-func clientsFor(cfg *rest.Config) (dynamic.Interface, kubernetes.Interface, error) {
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	core, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return dyn, core, nil
 }
 
 // agentImageFromSelf builds the node agent image from this (static) binary

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/status"
 )
@@ -37,15 +38,16 @@ func newAgentAggregateCmd() *cobra.Command {
 // runAggregate runs the status aggregator, with the Linux nodes from an
 // informer as the nodes expected to report.
 func runAggregate(ctx context.Context, ns, kubeconfig string, interval time.Duration) error {
-	cfg, err := restConfig(kubeconfig)
+	cfg, err := kubeclient.Config(kubeconfig)
 	if err != nil {
 		return err
 	}
 	cfg.UserAgent = "skewproof-aggregator"
-	dyn, core, err := clientsFor(cfg)
+	cl, err := kubeclient.New(cfg)
 	if err != nil {
 		return err
 	}
+	dyn, core := cl.Dynamic, cl.Core
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	// The expected nodes come from an informer on the Linux nodes (the agent
 	// DaemonSet tolerates every taint: every Linux node is expected).

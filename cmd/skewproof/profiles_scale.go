@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/status"
 )
@@ -68,9 +68,9 @@ func (o scaleOptions) run(ctx context.Context, flags []string) error {
 	if o.ns == "" {
 		o.ns = fmt.Sprintf("skewproof-scale-%04d", rand.Intn(10000))
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	cfg, err := kubeclient.Config(o.kubeconfig)
 	if err != nil {
-		return usagef("reading kubeconfig %s: %v", o.kubeconfig, err)
+		return usagef("%v", err)
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), int(o.qps)
 	cfg.UserAgent = "skewproof-profiles-scale"

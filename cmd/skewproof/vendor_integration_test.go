@@ -14,7 +14,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
@@ -208,10 +208,11 @@ func TestIntegrationVendorMode(t *testing.T) {
 
 	// Nothing of the runs remains: no namespace or RuntimeClass of a run,
 	// no profile CRD, no node agent.
-	cs, err := clusters.Clientset(kubeconfig)
+	cl, err := kubeclient.Load(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cs := cl.Core
 	if nl, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: "skewproof.io/run"}); err != nil || len(nl.Items) > 0 {
 		t.Errorf("namespaces of a run remain: %v %v", nl, err)
 	}

@@ -19,10 +19,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/reports"
@@ -61,7 +61,7 @@ func init() {
 }
 
 func discover(ctx context.Context) error {
-	rc, err := clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
+	rc, err := kubeclient.Config(env.Kubeconfig)
 	if err != nil {
 		return err
 	}
