@@ -59,13 +59,30 @@ func RuntimeDefaultAppArmorProfile(runtime string) string {
 	}
 }
 
+// aaBeforeFieldsPhase is the first phase of every rule about the fields.
+var aaBeforeFieldsPhase = phase("before AppArmor fields", aaBeforeFields, aaNoField)
+
+// aaAnnAndField: accepted with the container annotation localhost/<p> and
+// the container field Localhost (sent, or copied from the annotation).
+func aaAnnAndField(summary string) Observation {
+	return Observation{Summary: summary, Admission: Accepted,
+		Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}
+}
+
+// aaAnnNoField: accepted with the container annotation localhost/<p> and
+// no container field.
+func aaAnnNoField(summary string) Observation {
+	return Observation{Summary: summary, Admission: Accepted,
+		Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, AbsentFields: []string{ContainerAppArmorType}}
+}
+
 // aaRule builds a rule whose behaviour is the same in plan and upstream:
 // not applicable before the fields exist (when fieldsOnly) and o afterwards.
 func aaRule(id, title, ref string, c Component, host HostCondition, source string, fieldsOnly bool, o Observation) Rule {
 	r := Rule{ID: id, Title: title, KEPRef: ref, Component: c, Host: host, Source: source}
 	if fieldsOnly {
 		r.KEPWindow, r.UpstreamWindow = aaFields, aaFields
-		r.KEP = []Phase{phase("before AppArmor fields", aaBeforeFields, aaNoField), phase("AppArmor fields", aaFields, o)}
+		r.KEP = []Phase{aaBeforeFieldsPhase, phase("AppArmor fields", aaFields, o)}
 	} else {
 		r.KEP = always("AppArmor", o)
 	}
@@ -147,7 +164,7 @@ var appArmorRules = []Rule{
 		KEPRef: appArmorKEP + " §Proposal › Validation (2); §Version Skew Strategy › Pod Creation", Component: Apiserver,
 		KEPWindow: aaFields, UpstreamWindow: aaFields,
 		Source: "pkg/apis/core/validation/validation.go: validateWindows (\"cannot be set for a windows pod\"); pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew (returns early for windows)",
-		KEP: []Phase{phase("before AppArmor fields", aaBeforeFields, aaNoField), phase("AppArmor fields", aaFields, Observation{
+		KEP: []Phase{aaBeforeFieldsPhase, phase("AppArmor fields", aaFields, Observation{
 			Summary: "field on a windows pod rejected; annotation on a windows pod stored without a field", Admission: Rejected,
 			MessageContains: []string{"cannot be set for a windows pod"}, AbsentFields: []string{ContainerAppArmorType}})},
 	},
@@ -164,7 +181,7 @@ var appArmorRules = []Rule{
 		KEPWindow: aaPhase1, UpstreamWindow: aaPhase1,
 		Source: "pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew, appArmorAnnotationForField (v1.30.14…v1.33.13; gone in v1.34.4)",
 		KEP: []Phase{
-			phase("before AppArmor fields", aaBeforeFields, aaNoField),
+			aaBeforeFieldsPhase,
 			phase("Phase 1: fields copied to annotations", aaPhase1, Observation{Summary: "pod-level Localhost field: annotation localhost/<p> added for the container", Admission: Accepted,
 				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{PodAppArmorType: "Localhost"}}),
 			phase("Phase 2+: no field-to-annotation copy", aaPhase23, Observation{Summary: "field stored; no annotation added", Admission: Accepted,
@@ -178,24 +195,20 @@ var appArmorRules = []Rule{
 		KEPWindow: aaPhase12, UpstreamWindow: aaFields,
 		Source: "pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew (annotation → field still in v1.37.2)",
 		KEP: []Phase{
-			phase("before AppArmor fields", aaBeforeFields, aaNoField),
-			phase("Phases 1-2: annotations copied to fields", aaPhase12, Observation{Summary: "container field Localhost populated from the annotation", Admission: Accepted,
-				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}),
-			phase("Phase 3: no annotation-to-field copy", aaPhase3, Observation{Summary: "annotation stored; no field populated", Admission: Accepted,
-				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, AbsentFields: []string{ContainerAppArmorType}}),
+			aaBeforeFieldsPhase,
+			phase("Phases 1-2: annotations copied to fields", aaPhase12, aaAnnAndField("container field Localhost populated from the annotation")),
+			phase("Phase 3: no annotation-to-field copy", aaPhase3, aaAnnNoField("annotation stored; no field populated")),
 		},
 		Upstream: []Phase{
-			phase("before AppArmor fields", aaBeforeFields, aaNoField),
-			phase("annotations copied to fields (Phase 3 not shipped)", aaFields, Observation{Summary: "container field Localhost populated from the annotation", Admission: Accepted,
-				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}),
+			aaBeforeFieldsPhase,
+			phase("annotations copied to fields (Phase 3 not shipped)", aaFields, aaAnnAndField("container field Localhost populated from the annotation")),
 		},
 	},
 
 	aaRule("apparmor/create/match", "field and annotation both set and equal: accepted",
 		appArmorKEP+" §Proposal › Validation (1)", Apiserver, HostCondition{},
 		"pkg/apis/core/validation/validation.go: validateAppArmorAnnotationsAndFieldsMatchOnCreate", true,
-		Observation{Summary: "accepted; stored as sent", Admission: Accepted,
-			Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}),
+		aaAnnAndField("accepted; stored as sent")),
 
 	aaRule("apparmor/create/mismatch", "field and annotation both set and different: rejected (all phases)",
 		appArmorKEP+" §Proposal › Validation (1); §Removing annotation support (Phase 3: validation persists)", Apiserver, HostCondition{},
@@ -254,12 +267,12 @@ var appArmorRules = []Rule{
 			"v1.34.4…v1.37.2: only when the annotation differs from the pod-level profile); pkg/apis/core/validation/validation.go: ValidatePodTemplateSpec " +
 			"(validateAppArmorAnnotationsAndFieldsMatchOnCreate also on templates, so a container annotation differing from the pod-level field is rejected there)",
 		KEP: []Phase{
-			phase("before AppArmor fields", aaBeforeFields, aaNoField),
+			aaBeforeFieldsPhase,
 			phase("Phase 1: warn only when no field at all", aaPhase1, aaTemplate(false, "no warning (a pod-level field is set)")),
 			phase("Phase 2+: warn when no container field", aaPhase23, aaTemplate(true, "one warning (no container field)")),
 		},
 		Upstream: []Phase{
-			phase("before AppArmor fields", aaBeforeFields, aaNoField),
+			aaBeforeFieldsPhase,
 			phase("no warning for this template in any release (to v1.33: a pod-level field is set; from v1.34: the annotation equals the pod-level profile)", aaFields,
 				aaTemplate(false, "no warning (a pod-level field that the annotation equals)")),
 		},
@@ -271,16 +284,13 @@ var appArmorRules = []Rule{
 		KEPWindow: aaPhase12, UpstreamWindow: aaFields,
 		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate → applyAppArmorVersionSkew",
 		KEP: []Phase{
-			phase("before AppArmor fields", aaBeforeFields, aaNoField),
-			phase("Phases 1-2: annotations copied to fields", aaPhase12, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the container field", Admission: Accepted,
-				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}),
-			phase("Phase 3: no annotation-to-field copy", aaPhase3, Observation{Summary: "the ReplicaSet's pod keeps the annotation; no field", Admission: Accepted,
-				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, AbsentFields: []string{ContainerAppArmorType}}),
+			aaBeforeFieldsPhase,
+			phase("Phases 1-2: annotations copied to fields", aaPhase12, aaAnnAndField("the ReplicaSet's pod (annotation only in template) gets the container field")),
+			phase("Phase 3: no annotation-to-field copy", aaPhase3, aaAnnNoField("the ReplicaSet's pod keeps the annotation; no field")),
 		},
 		Upstream: []Phase{
-			phase("before AppArmor fields", aaBeforeFields, aaNoField),
-			phase("annotations copied to fields (Phase 3 not shipped)", aaFields, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the container field", Admission: Accepted,
-				Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{ContainerAppArmorType: "Localhost"}}),
+			aaBeforeFieldsPhase,
+			phase("annotations copied to fields (Phase 3 not shipped)", aaFields, aaAnnAndField("the ReplicaSet's pod (annotation only in template) gets the container field")),
 		},
 	},
 

@@ -30,6 +30,8 @@ var (
 	seccompKEPAfterRemoval   = win("1.23", "")
 	seccompUpstreamAfterSync = win("1.27", "")
 	notYet                   = na("seccomp fields do not exist before v1.19")
+	// seccompBeforeFieldsPhase is the first phase of every rule about the fields.
+	seccompBeforeFieldsPhase = phase("before seccomp fields", seccompBeforeFields, notYet)
 )
 
 var seccompPodAnnKey = SeccompPodAnnotation
@@ -39,8 +41,8 @@ func seccompFieldRule(id, title, ref, source string, o Observation) Rule {
 	return Rule{
 		ID: id, Title: title, KEPRef: ref, Component: Apiserver,
 		KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompFieldsOnwards, Source: source,
-		KEP:      []Phase{phase("before seccomp fields", seccompBeforeFields, notYet), phase("seccomp GA", seccompFieldsOnwards, o)},
-		Upstream: []Phase{phase("before seccomp fields", seccompBeforeFields, notYet), phase("seccomp GA", seccompFieldsOnwards, o)},
+		KEP:      []Phase{seccompBeforeFieldsPhase, phase("seccomp GA", seccompFieldsOnwards, o)},
+		Upstream: []Phase{seccompBeforeFieldsPhase, phase("seccomp GA", seccompFieldsOnwards, o)},
 	}
 }
 
@@ -97,14 +99,14 @@ var seccompRules = []Rule{
 		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpstreamSyncWin,
 		Source: "pkg/registry/core/pod/strategy.go (no seccomp sync in v1.29.6…v1.37.2); removal version from pkg/api/pod/warnings.go \"non-functional in v1.27+\"",
 		KEP: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("field/annotation sync", seccompKEPSyncWindow, Observation{Summary: "annotations added from the fields", Admission: Accepted,
 				Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}}),
 			phase("annotation support removed (v1.23)", seccompKEPAfterRemoval, Observation{Summary: "fields stored as sent; no annotation added", Admission: Accepted,
 				AbsentAnnotations: []string{seccompPodAnnKey, seccompCtrAnnKey}}),
 		},
 		Upstream: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("field/annotation sync", seccompUpstreamSyncWin, Observation{Summary: "annotations added from the fields", Admission: Accepted,
 				Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}}),
 			phase("annotation support removed (v1.27)", seccompUpstreamAfterSync, Observation{Summary: "fields stored as sent; no annotation added", Admission: Accepted,
@@ -118,14 +120,14 @@ var seccompRules = []Rule{
 		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpstreamSyncWin,
 		Source: "pkg/registry/core/pod/strategy.go (no seccomp sync in v1.29.6…v1.37.2); pkg/api/pod/warnings.go \"non-functional in v1.27+\"",
 		KEP: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("field/annotation sync", seccompKEPSyncWindow, Observation{Summary: "fields populated from the annotations (docker/default → RuntimeDefault)", Admission: Accepted,
 				Fields: map[string]string{PodSeccompType: "RuntimeDefault", ContainerSeccompType: "Localhost"}}),
 			phase("annotation support removed (v1.23)", seccompKEPAfterRemoval, Observation{Summary: "annotations stored as sent; no field populated", Admission: Accepted,
 				Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}, AbsentFields: []string{PodSeccompType, ContainerSeccompType}}),
 		},
 		Upstream: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("field/annotation sync", seccompUpstreamSyncWin, Observation{Summary: "fields populated from the annotations (docker/default → RuntimeDefault)", Admission: Accepted,
 				Fields: map[string]string{PodSeccompType: "RuntimeDefault", ContainerSeccompType: "Localhost"}}),
 			phase("annotation support removed (v1.27)", seccompUpstreamAfterSync, Observation{Summary: "annotations stored as sent; no field populated", Admission: Accepted,
@@ -152,12 +154,12 @@ var seccompRules = []Rule{
 		Component: Apiserver, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompUpstreamAfterSync,
 		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (\"non-functional in v1.27+\" text verified in v1.29.6…v1.37.2)",
 		KEP: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("annotation use warned; support ends in v1.23", seccompFieldsOnwards, Observation{Summary: "accepted with a warning about the annotations' use (mechanism and text not fixed by the KEP)", Admission: Accepted,
 				WarningContains: []string{seccompPodAnnKey, seccompCtrAnnKey}}),
 		},
 		Upstream: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			unresearched("warning text of v1.19-v1.26 (not researched: sources not served)", win("1.19", "1.27"), na("warning text of v1.19-v1.26 not researched: those sources are not served")),
 			phase("non-functional-in-v1.27+ warning", seccompUpstreamAfterSync, Observation{Summary: "accepted with one warning per annotation without a field", Admission: Accepted,
 				Warnings: []string{SeccompAnnotationWarning("", seccompPodAnnKey), SeccompAnnotationWarning("", seccompCtrAnnKey)}}),
@@ -176,12 +178,12 @@ var seccompRules = []Rule{
 		Component: Kubelet, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompFieldsOnwards, Host: needSeccomp,
 		Source: "pkg/apis/core/validation/validation.go: ValidatePodSpecificAnnotationUpdates (seccomp annotations mutable, values validated); pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (annotations unused)",
 		KEP: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("annotation updates ignored", seccompFieldsOnwards, Observation{Summary: "update accepted; after a restart the container still runs with the field's profile (RuntimeDefault)",
 				Admission: Accepted, Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
 		},
 		Upstream: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("annotation updates ignored", seccompFieldsOnwards, Observation{Summary: "update accepted; after a restart the container still runs with the field's profile (RuntimeDefault)",
 				Admission: Accepted, Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
 		},
@@ -193,13 +195,13 @@ var seccompRules = []Rule{
 		Component: Apiserver, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompUpstreamAfterSync,
 		Source: "pkg/api/pod/warnings.go: GetWarningsForPodTemplate → warningsForPodSpecAndMeta; pkg/apis/core/validation/validation.go: ValidatePodTemplateSpec (also rejects field/annotation mismatch)",
 		KEP: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("templates ignored; warning that support ends in v1.23", seccompFieldsOnwards, Observation{Summary: "Deployment stored as sent (annotation only, no field); warned about the annotation's use (mechanism and text not fixed by the KEP)",
 				Admission: Accepted, Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType},
 				WarningContains: []string{seccompPodAnnKey}}),
 		},
 		Upstream: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			unresearched("warning text of v1.19-v1.26 (not researched: sources not served)", win("1.19", "1.27"), na("warning text of v1.19-v1.26 not researched: those sources are not served")),
 			phase("templates ignored; non-functional-in-v1.27+ warning", seccompUpstreamAfterSync, Observation{Summary: "Deployment stored as sent (annotation only, no field); warning per annotation",
 				Admission: Accepted, Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType},
@@ -213,14 +215,14 @@ var seccompRules = []Rule{
 		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpstreamSyncWin,
 		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate (same path as any pod create)",
 		KEP: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("field/annotation sync", seccompKEPSyncWindow, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the field", Admission: Accepted,
 				Fields: map[string]string{PodSeccompType: "RuntimeDefault"}}),
 			phase("annotation support removed (v1.23)", seccompKEPAfterRemoval, Observation{Summary: "the ReplicaSet's pod keeps the annotation; no field populated", Admission: Accepted,
 				Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType}}),
 		},
 		Upstream: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("field/annotation sync", seccompUpstreamSyncWin, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the field", Admission: Accepted,
 				Fields: map[string]string{PodSeccompType: "RuntimeDefault"}}),
 			phase("annotation support removed (v1.27)", seccompUpstreamAfterSync, Observation{Summary: "the ReplicaSet's pod keeps the annotation; no field populated", Admission: Accepted,
@@ -255,14 +257,14 @@ var seccompRules = []Rule{
 		Component: Kubelet, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: win("1.19", "1.27"), Host: needSeccomp,
 		Source: "pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (v1.29.6…v1.37.2: container field, pod field, default; annotations unused)",
 		KEP: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("fields and annotations honoured", seccompKEPSyncWindow, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: container annotation wins (Seccomp: 0)",
 				Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
 			phase("fields only (annotations removed v1.23)", seccompKEPAfterRemoval, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: annotation ignored, pod field applies (Seccomp: 2)",
 				Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
 		},
 		Upstream: []Phase{
-			phase("before seccomp fields", seccompBeforeFields, notYet),
+			seccompBeforeFieldsPhase,
 			phase("fields and annotations honoured", win("1.19", "1.27"), Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: container annotation wins (Seccomp: 0)",
 				Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
 			phase("fields only (annotations removed v1.27)", seccompUpstreamAfterSync, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: annotation ignored, pod field applies (Seccomp: 2)",
@@ -362,7 +364,7 @@ func seccompRow2() Rule {
 		needSeccomp,
 		obs("pod created; denying execve: fails to start; denying mkdir: runs and misbehaves (EPERM); SCMP_ACT_LOG: runs and logs"))
 	r.Upstream = []Phase{
-		phase("before seccomp fields", seccompBeforeFields, notYet),
+		seccompBeforeFieldsPhase,
 		phase("back-off shown as Waiting (re-sync every 10 s)", win("1.19", "1.35"),
 			obs("pod created; denying execve: fails to start, mostly Waiting CrashLoopBackOff during back-off; denying mkdir: EPERM; SCMP_ACT_LOG: logged")),
 		phase("back-off shown as Terminated (requeue at back-off expiry)", win("1.35", ""),
