@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/reporters"
+
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -189,66 +191,101 @@ func WriteJUnitFile(path string, suites ...Suite) error {
 
 // ReadJUnit reads a document written by WriteJUnit (or any JUnit file whose
 // test cases carry skewproof properties; test cases without them are read
-// with the verdict their failure/skipped element implies).
+// with the verdict their failure/error/skipped element implies).
 func ReadJUnit(r io.Reader) ([]Suite, error) {
-	var doc junitSuites
-	if err := xml.NewDecoder(r).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("reading JUnit: %w", err)
+	doc, err := DecodeJUnit(r)
+	if err != nil {
+		return nil, err
 	}
 	var out []Suite
-	for _, js := range doc.Suites {
-		s := Suite{Name: js.Name}
+	for _, js := range doc.TestSuites {
+		s := Suite{Name: js.Name, Cluster: js.Properties.WithName("cluster")}
 		if t, err := time.Parse(time.RFC3339, js.Timestamp); err == nil {
 			s.Timestamp = t
 		}
-		if js.Properties != nil {
-			for _, p := range js.Properties.Props {
-				if p.Name == "cluster" {
-					s.Cluster = p.Value
-				}
-			}
-		}
-		for _, tc := range js.Cases {
-			r := Result{Name: tc.Name, Duration: time.Duration(tc.Time * float64(time.Second))}
-			if tc.Properties != nil {
-				for _, p := range tc.Properties.Props {
-					switch p.Name {
-					case PropID:
-						r.ID = p.Value
-					case PropVerdict:
-						r.Verdict = skew.Verdict(p.Value)
-					case PropReason:
-						r.Reason = p.Value
-					case PropNode:
-						r.Node = p.Value
-					case PropKubelet:
-						r.Kubelet = p.Value
-					case PropAPIServer:
-						r.APIServer = p.Value
-					case PropObserved:
-						r.Observed = p.Value
-					case PropExpected:
-						r.Expected = p.Value
-					case PropKEPPlanned:
-						r.KEP = p.Value
-					case PropOutcome:
-						r.Outcome = p.Value
-					}
-				}
-			}
-			switch {
-			case tc.Failure != nil:
-				r.Verdict, r.Failure = skew.Fail, tc.Failure.Text
-			case tc.Skipped != nil && r.Verdict == "":
-				r.Verdict, r.Reason = skew.Skip, tc.Skipped.Message
-			case r.Verdict == "":
-				r.Verdict = skew.Pass
-			}
-			s.Results = append(s.Results, r)
+		for _, tc := range js.TestCases {
+			s.Results = append(s.Results, ResultOf(tc))
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// DecodeJUnit decodes a JUnit document into Ginkgo's JUnit types, keeping
+// every property; a document whose root is a single <testsuite> is read as
+// a <testsuites> holding it.
+func DecodeJUnit(r io.Reader) (reporters.JUnitTestSuites, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return reporters.JUnitTestSuites{}, fmt.Errorf("reading JUnit: %w", err)
+	}
+	var doc reporters.JUnitTestSuites
+	err = xml.Unmarshal(b, &doc)
+	if err != nil && strings.Contains(err.Error(), "expected element type <testsuites> but have <testsuite>") {
+		var one reporters.JUnitTestSuite
+		if err = xml.Unmarshal(b, &one); err == nil {
+			doc.TestSuites = []reporters.JUnitTestSuite{one}
+		}
+	}
+	if err != nil {
+		return reporters.JUnitTestSuites{}, fmt.Errorf("reading JUnit: %w", err)
+	}
+	return doc, nil
+}
+
+// ResultOf reads one JUnit test case: its skewproof properties, else the
+// verdict its failure, error or skipped element implies. A failure element
+// makes it a failure unless its verdict is flaky (failed, then passed on a
+// retry: the failure of the first attempt is kept).
+func ResultOf(tc reporters.JUnitTestCase) Result {
+	r := Result{Name: tc.Name, Duration: time.Duration(tc.Time * float64(time.Second))}
+	if tc.Properties != nil {
+		for _, p := range tc.Properties.Properties {
+			switch p.Name {
+			case PropID:
+				r.ID = p.Value
+			case PropVerdict:
+				r.Verdict = skew.Verdict(p.Value)
+			case PropReason:
+				r.Reason = p.Value
+			case PropNode:
+				r.Node = p.Value
+			case PropKubelet:
+				r.Kubelet = p.Value
+			case PropAPIServer:
+				r.APIServer = p.Value
+			case PropObserved:
+				r.Observed = p.Value
+			case PropExpected:
+				r.Expected = p.Value
+			case PropKEPPlanned:
+				r.KEP = p.Value
+			case PropOutcome:
+				r.Outcome = p.Value
+			}
+		}
+	}
+	failure := ""
+	switch {
+	case tc.Failure != nil:
+		failure = tc.Failure.Description
+	case tc.Error != nil:
+		failure = strings.TrimSpace(tc.Error.Message + "\n" + tc.Error.Description)
+	}
+	switch {
+	case (tc.Failure != nil || tc.Error != nil) && r.Verdict == skew.Flaky:
+		r.Failure = failure
+	case tc.Failure != nil || tc.Error != nil:
+		r.Verdict, r.Failure = skew.Fail, failure
+	case tc.Skipped != nil && r.Verdict == "":
+		r.Verdict, r.Reason = skew.Skip, tc.Skipped.Message
+	case r.Verdict == "":
+		r.Verdict = skew.Pass
+	}
+	if r.ID == "" {
+		r.ID = idFromText(r.Name)
+	}
+	return r
 }
 
 // ReadJUnitFiles reads and concatenates several files (report merge).
@@ -273,7 +310,11 @@ func ReadJUnitFiles(paths ...string) ([]Suite, error) {
 type Counts map[skew.Verdict]int
 
 func (c Counts) String() string {
-	return fmt.Sprintf("%d pass, %d deviation, %d fail, %d skip", c[skew.Pass], c[skew.Deviation], c[skew.Fail], c[skew.Skip])
+	s := fmt.Sprintf("%d pass, %d deviation, %d fail, %d skip", c[skew.Pass], c[skew.Deviation], c[skew.Fail], c[skew.Skip])
+	if c[skew.Flaky] > 0 {
+		s += fmt.Sprintf(", %d flaky", c[skew.Flaky])
+	}
+	return s
 }
 
 // Count tallies the verdicts of results.

@@ -1,0 +1,67 @@
+package reports
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/skewproof/skewproof/skew"
+)
+
+// A flaky case keeps its verdict (and the first attempt's failure) even
+// with a failure element; a plain failure element still means fail.
+func TestReadFlakyAndErrors(t *testing.T) {
+	doc := `<testsuites><testsuite name="seccomp">
+  <testcase name="[seccomp/kubelet/enforce] a" classname="seccomp" time="1">
+    <properties><property name="id" value="seccomp/kubelet/enforce"/><property name="verdict" value="flaky"/></properties>
+    <failure message="first attempt" type="Failure">attempt 1: Seccomp: want 2, got 0</failure>
+  </testcase>
+  <testcase name="[seccomp/kubelet/localhost] b" classname="seccomp" time="1">
+    <properties><property name="verdict" value="pass"/></properties>
+    <failure message="boom" type="Failure">boom</failure>
+  </testcase>
+  <testcase name="[seccomp/api/types] c" classname="seccomp" time="1"><error message="panicked" type="panicked">stack</error></testcase>
+</testsuite></testsuites>`
+	suites, err := ReadJUnit(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := suites[0].Results
+	if rs[0].Verdict != skew.Flaky || !strings.Contains(rs[0].Failure, "want 2") {
+		t.Errorf("flaky case read as %+v", rs[0])
+	}
+	if rs[1].Verdict != skew.Fail || rs[1].ID != "seccomp/kubelet/localhost" {
+		t.Errorf("failure element must make a fail (id from the name): %+v", rs[1])
+	}
+	if rs[2].Verdict != skew.Fail || !strings.Contains(rs[2].Failure, "stack") {
+		t.Errorf("error element must make a fail: %+v", rs[2])
+	}
+	if got := Count(rs).String(); got != "0 pass, 0 deviation, 2 fail, 0 skip, 1 flaky" {
+		t.Errorf("counts: %s", got)
+	}
+	if got := Count(rs[1:]).String(); strings.Contains(got, "flaky") {
+		t.Errorf("flaky named without flaky results: %s", got)
+	}
+}
+
+// WriteJUnit keeps a flaky verdict through a round trip; a lone <testsuite>
+// root is read too.
+func TestReadFlakyRoundTripAndSingleSuite(t *testing.T) {
+	var buf bytes.Buffer
+	in := Suite{Name: "apparmor", Cluster: "c", Results: []Result{{Name: "[apparmor/kubelet/enforce] x", ID: "apparmor/kubelet/enforce", Verdict: skew.Flaky}}}
+	if err := WriteJUnit(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	suites, err := ReadJUnit(&buf)
+	if err != nil || suites[0].Results[0].Verdict != skew.Flaky || suites[0].Cluster != "c" {
+		t.Fatalf("round trip: %v %+v", err, suites)
+	}
+	one := `<testsuite name="x"><testcase name="[a/b/c] t" classname="x"><skipped message="why"/></testcase></testsuite>`
+	suites, err = ReadJUnit(strings.NewReader(one))
+	if err != nil || len(suites) != 1 || suites[0].Results[0].Verdict != skew.Skip || suites[0].Results[0].Reason != "why" {
+		t.Fatalf("single suite: %v %+v", err, suites)
+	}
+	if _, err := ReadJUnit(strings.NewReader("<testsuites><testsuite")); err == nil {
+		t.Errorf("malformed JUnit read without error")
+	}
+}
