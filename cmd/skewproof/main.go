@@ -80,7 +80,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(
 		newRunCmd(), newSimulateCmd(), newMatrixCmd(), newPreflightCmd(),
 		newClusterCmd(), newImagesCmd(), newProfilesCmd(),
-		newBundleCmd(), newSonobuoyPluginCmd(), newRBACCmd(),
+		newBundleCmd(), newReportCmd(), newSonobuoyPluginCmd(), newRBACCmd(),
 		newAgentCmd(), newConformanceEntrypointCmd(),
 	)
 	return root

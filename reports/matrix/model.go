@@ -1,0 +1,216 @@
+package matrix
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/go-version"
+
+	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
+)
+
+// Verdicts lists every verdict, worst first: the order of filters, counts
+// and of a cell that holds several results (the worst wins).
+var Verdicts = []skew.Verdict{skew.Fail, skew.Flaky, skew.Deviation, skew.Pass, skew.Skip}
+
+// severity orders verdicts: fail > flaky > deviation > pass > skip; an
+// unknown verdict counts as a failure.
+func severity(v skew.Verdict) int {
+	for i, w := range Verdicts {
+		if v == w {
+			return len(Verdicts) - i
+		}
+	}
+	return len(Verdicts) + 1
+}
+
+// Pair is a column: a kube-apiserver version and a kubelet version. Kubelet
+// is "" for a run without any kubelet result.
+type Pair struct {
+	APIServer string `json:"apiserver"`
+	Kubelet   string `json:"kubelet"`
+}
+
+// String is "APISERVER/KUBELET" ("APISERVER/-" without a kubelet).
+func (p Pair) String() string {
+	k := p.Kubelet
+	if k == "" {
+		k = "-"
+	}
+	return p.APIServer + "/" + k
+}
+
+// Entry is one result in a cell: a spec of one run on one node.
+type Entry struct {
+	Run        string       `json:"run"`
+	Node       string       `json:"node,omitempty"`
+	Verdict    skew.Verdict `json:"verdict"`
+	Reason     string       `json:"reason,omitempty"`
+	Observed   string       `json:"observed,omitempty"`
+	Expected   string       `json:"expected,omitempty"`
+	KEPPlanned string       `json:"kepPlanned,omitempty"`
+	Outcome    string       `json:"outcome,omitempty"`
+	Failure    string       `json:"failure,omitempty"`
+}
+
+// Cell is one id at one pair: the worst verdict of its entries, and what
+// the oracle says about the rule.
+type Cell struct {
+	ID   string `json:"id"`
+	Pair Pair   `json:"pair"`
+	// Scope: "apiserver" when the results were observed at the API server
+	// (they hold for every kubelet of the run), else "kubelet".
+	Scope   string       `json:"scope"`
+	Verdict skew.Verdict `json:"verdict"`
+	Entries []Entry      `json:"entries"`
+	// KEPRef, Source and OracleReason come from the oracle (skew.Expect);
+	// empty for ids it does not know (the profiles suite).
+	KEPRef       string `json:"kepRef,omitempty"`
+	Source       string `json:"source,omitempty"`
+	OracleReason string `json:"oracleReason,omitempty"`
+}
+
+// Worst is the entry that gives the cell its verdict.
+func (c Cell) Worst() Entry {
+	w := c.Entries[0]
+	for _, e := range c.Entries[1:] {
+		if severity(e.Verdict) > severity(w.Verdict) {
+			w = e
+		}
+	}
+	return w
+}
+
+// Report is runs joined into one matrix.
+type Report struct {
+	Runs   []Run
+	Pairs  []Pair
+	Cells  []Cell // sorted by id, then pair
+	Counts reports.Counts
+}
+
+type cellKey struct {
+	id   string
+	pair Pair
+}
+
+// Build joins runs into a matrix. A result with a kubelet version goes to
+// its (apiserver, kubelet) pair; a result observed at the API server (no
+// kubelet) goes to every pair of its run with that apiserver.
+func Build(runs []Run) Report {
+	cells := map[cellKey]*Cell{}
+	pairSet := map[Pair]bool{}
+	for _, run := range runs {
+		api := run.apiserverOf()
+		var kubelets []string
+		seen := map[string]bool{}
+		for _, r := range run.Results {
+			if k := trimV(r.Kubelet); k != "" && !seen[k] {
+				seen[k] = true
+				kubelets = append(kubelets, k)
+			}
+		}
+		for _, r := range run.Results {
+			rapi := trimV(r.APIServer)
+			if rapi == "" {
+				rapi = api
+			}
+			scope, ks := "kubelet", []string{trimV(r.Kubelet)}
+			if ks[0] == "" {
+				scope, ks = "apiserver", kubelets
+				if len(ks) == 0 {
+					ks = []string{""}
+				}
+			}
+			for _, k := range ks {
+				key := cellKey{r.ID, Pair{rapi, k}}
+				pairSet[key.pair] = true
+				c, ok := cells[key]
+				if !ok {
+					c = &Cell{ID: r.ID, Pair: key.pair, Scope: scope}
+					cells[key] = c
+				}
+				c.Entries = append(c.Entries, Entry{Run: run.Name, Node: r.Node, Verdict: r.Verdict, Reason: r.Reason,
+					Observed: r.Observed, Expected: r.Expected, KEPPlanned: r.KEP, Outcome: r.Outcome, Failure: r.Failure})
+			}
+		}
+	}
+	rep := Report{Runs: runs, Counts: reports.Counts{}}
+	for p := range pairSet {
+		rep.Pairs = append(rep.Pairs, p)
+	}
+	sort.Slice(rep.Pairs, func(i, j int) bool { return pairLess(rep.Pairs[i], rep.Pairs[j]) })
+	for _, c := range cells {
+		c.Verdict = c.Worst().Verdict
+		oracle(c, runs)
+		rep.Cells = append(rep.Cells, *c)
+		rep.Counts[c.Verdict]++
+	}
+	sort.Slice(rep.Cells, func(i, j int) bool {
+		a, b := rep.Cells[i], rep.Cells[j]
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		return pairLess(a.Pair, b.Pair)
+	})
+	return rep
+}
+
+// oracle fills in what skew.Expect says about the cell's rule at its pair.
+func oracle(c *Cell, runs []Run) {
+	rule, ok := skew.RuleByID(c.ID)
+	if !ok {
+		return
+	}
+	c.KEPRef, c.Source = rule.KEPRef, rule.Source
+	api, err := skew.ParseVersion(c.Pair.APIServer)
+	if err != nil {
+		c.OracleReason = "no oracle answer: " + err.Error()
+		return
+	}
+	kub := api
+	if c.Pair.Kubelet != "" {
+		if kub, err = skew.ParseVersion(c.Pair.Kubelet); err != nil {
+			c.OracleReason = "no oracle answer: " + err.Error()
+			return
+		}
+	}
+	e, err := skew.Expect(c.ID, api, kub, hostOf(c, runs))
+	if err != nil {
+		c.OracleReason = "no oracle answer: " + err.Error()
+		return
+	}
+	c.OracleReason = e.Reason
+	if e.Skip != "" {
+		c.OracleReason += "; skips here: " + e.Skip
+	}
+}
+
+// hostOf is the host of the first run of the cell that recorded one.
+func hostOf(c *Cell, runs []Run) skew.HostFacts {
+	h := skew.DefaultHost
+	for _, r := range runs {
+		if r.Name == c.Entries[0].Run && r.Record != nil && r.Record.Host != nil {
+			h.AppArmor, h.Seccomp = r.Record.Host.AppArmor, r.Record.Host.Seccomp
+		}
+	}
+	return h
+}
+
+func pairLess(a, b Pair) bool {
+	if c := compareVersions(a.APIServer, b.APIServer); c != 0 {
+		return c < 0
+	}
+	return compareVersions(a.Kubelet, b.Kubelet) < 0
+}
+
+// compareVersions compares semantic versions, falling back to strings.
+func compareVersions(a, b string) int {
+	va, ea := version.NewVersion(a)
+	vb, eb := version.NewVersion(b)
+	if ea == nil && eb == nil {
+		return va.Compare(vb)
+	}
+	return strings.Compare(a, b)
+}
