@@ -228,7 +228,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	for _, r := range restrictedRuntimes {
 		parts = append(parts, r.binary, r.script())
 	}
-	key := cacheKey(parts...)
+	key := imageKey(parts...)
 	ref := NodeImageRepo + ":" + spec.Tag() + "-" + key
 	if imageExists(ctx, ref) {
 		p.Step("node image %s: cached", ref)
