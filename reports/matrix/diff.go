@@ -80,7 +80,7 @@ func Compare(oldName string, old Report, newName string, cur Report) Diff {
 		seen[k] = true
 		newIDs[c.ID] = true
 		o, ok := oldCells[k]
-		ch := Change{ID: c.ID, Pair: c.Pair, New: c.Verdict, Reason: c.Worst().Reason}
+		ch := Change{ID: c.ID, Pair: c.Pair, New: c.Verdict, Reason: c.Worst().Why()}
 		switch {
 		case !ok:
 			ch.Kind = Appeared
@@ -94,7 +94,7 @@ func Compare(oldName string, old Report, newName string, cur Report) Diff {
 	}
 	for _, c := range old.Cells {
 		if !seen[cellKey{c.ID, c.Pair}] {
-			d.Changes = append(d.Changes, Change{Kind: Disappeared, ID: c.ID, Pair: c.Pair, Old: c.Verdict, Reason: c.Worst().Reason})
+			d.Changes = append(d.Changes, Change{Kind: Disappeared, ID: c.ID, Pair: c.Pair, Old: c.Verdict, Reason: c.Worst().Why()})
 		}
 	}
 	for id := range newIDs {

@@ -25,12 +25,7 @@ func WriteMarkdown(w io.Writer, rep Report, d *Diff) error {
 	if att := rep.Attention(); len(att) > 0 {
 		fmt.Fprintf(&b, "\n## Needs attention (%d)\n\n| id | apiserver/kubelet | verdict | reason |\n|---|---|---|---|\n", len(att))
 		for _, c := range att {
-			w := c.Worst()
-			why := w.Reason
-			if why == "" {
-				why = w.Failure
-			}
-			fmt.Fprintf(&b, "| `%s` | %s | **%s** | %s |\n", c.ID, c.Pair, c.Verdict, mdCell(shortText(why)))
+			fmt.Fprintf(&b, "| `%s` | %s | **%s** | %s |\n", c.ID, c.Pair, c.Verdict, mdCell(shortText(c.Worst().Why())))
 		}
 	}
 	if d != nil {

@@ -54,6 +54,14 @@ type Entry struct {
 	Failure    string       `json:"failure,omitempty"`
 }
 
+// Why is the entry's reason, else the first line of its failure.
+func (e Entry) Why() string {
+	if e.Reason != "" {
+		return e.Reason
+	}
+	return shortText(e.Failure)
+}
+
 // Cell is one id at one pair: the worst verdict of its entries, and what
 // the oracle says about the rule.
 type Cell struct {
