@@ -1,0 +1,217 @@
+// Package gobuild builds static binaries (Kubernetes, etcd, CoreDNS, the
+// pause program) from modules the Go module proxy serves, into the build
+// cache: go build through a throw-away wrapper module that requires the
+// module, with replace directives where the module needs them.
+package gobuild
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/skewproof/skewproof/clusters/internal/cache"
+	"github.com/skewproof/skewproof/clusters/internal/command"
+	senv "github.com/skewproof/skewproof/suites/env"
+)
+
+// Progress reports the steps of a build (clusters.Progress).
+type Progress interface {
+	Step(format string, args ...any)
+	Timed(name string, fn func() error) error
+}
+
+// ProgramSet describes static binaries built from one module served by the
+// Go module proxy, through a throw-away wrapper module that requires it.
+type ProgramSet struct {
+	Module   string            // e.g. k8s.io/kubernetes
+	Version  string            // e.g. v1.37.2
+	Replaces map[string]string // module path -> version (replace directives)
+	Programs map[string]string // binary name -> main package import path
+	LDFlags  string
+}
+
+func (s ProgramSet) key() string {
+	parts := []string{s.Module, s.Version, s.LDFlags}
+	for _, m := range sortedKeys(s.Replaces) {
+		parts = append(parts, "replace "+m+"="+s.Replaces[m])
+	}
+	for _, n := range sortedKeys(s.Programs) {
+		parts = append(parts, "program "+n+"="+s.Programs[n])
+	}
+	return cache.Key(parts...)
+}
+
+// dirName names the cache entry, e.g. k8s.io_kubernetes-v1.37.2-<key>.
+func (s ProgramSet) dirName() string {
+	return strings.ReplaceAll(s.Module, "/", "_") + "-" + s.Version + "-" + s.key()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Env is the environment of every build: static, reproducible, no
+// toolchain download, no workspace of the caller's.
+func Env() []string {
+	return append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
+}
+
+// Build builds the set into <cache>/bin/<module-base>-<version>-<key>/
+// and returns that directory; a complete earlier build is reused.
+func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
+	cacheDir, err := senv.ResolveCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(cacheDir, "bin", s.dirName())
+	if cache.Complete(dst) {
+		p.Step("%s %s binaries: cached (%s)", s.Module, s.Version, dst)
+		return dst, nil
+	}
+	src := filepath.Join(cacheDir, "src", s.dirName())
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	var gomod strings.Builder
+	fmt.Fprintf(&gomod, "module skewproof.local/build\n\ngo 1.21\n\nrequire %s %s\n", s.Module, s.Version)
+	if len(s.Replaces) > 0 {
+		gomod.WriteString("\nreplace (\n")
+		for _, m := range sortedKeys(s.Replaces) {
+			fmt.Fprintf(&gomod, "\t%s => %s %s\n", m, m, s.Replaces[m])
+		}
+		gomod.WriteString(")\n")
+	}
+	var tools strings.Builder
+	tools.WriteString("//go:build tools\n\npackage tools\n\nimport (\n")
+	for _, n := range sortedKeys(s.Programs) {
+		fmt.Fprintf(&tools, "\t_ %q\n", s.Programs[n])
+	}
+	tools.WriteString(")\n")
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte(gomod.String()), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "tools.go"), []byte(tools.String()), 0o644); err != nil {
+		return "", err
+	}
+	env := Env()
+	if err := p.Timed(fmt.Sprintf("resolving %s %s (go mod tidy)", s.Module, s.Version), func() error {
+		// -e: tools.go imports main packages, which tidy reports but resolves.
+		return command.Run(ctx, src, env, "go", "mod", "tidy", "-e")
+	}); err != nil {
+		return "", fmt.Errorf("resolving %s %s through the Go module proxy: %w", s.Module, s.Version, err)
+	}
+	err = cache.AtomicDir(dst, func(tmp string) error {
+		for _, n := range sortedKeys(s.Programs) {
+			pkg := s.Programs[n]
+			if err := p.Timed(fmt.Sprintf("go build %s (%s)", n, s.Version), func() error {
+				return command.Run(ctx, src, env, "go", "build", "-trimpath", "-ldflags", s.LDFlags, "-o", filepath.Join(tmp, n), pkg)
+			}); err != nil {
+				return fmt.Errorf("building %s %s: %w", n, s.Version, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+var replaceLine = regexp.MustCompile(`^\s*(k8s\.io/[A-Za-z0-9._/-]+)\s*=>\s*\./staging/`)
+
+// kubernetesStagingReplaces reads k8s.io/kubernetes's go.mod at version v from
+// the module cache (downloading it) and returns a replace of every staging
+// module by its published v0.Y.Z release, since the module zip holds no
+// staging/ directory.
+func kubernetesStagingReplaces(ctx context.Context, v string) (map[string]string, error) {
+	dir, err := ModuleDir(ctx, "k8s.io/kubernetes", v)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	staging := "v0." + strings.SplitN(trimV(v), ".", 2)[1]
+	reps := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := replaceLine.FindStringSubmatch(sc.Text()); m != nil {
+			reps[m[1]] = staging
+		}
+	}
+	if len(reps) == 0 {
+		return nil, fmt.Errorf("k8s.io/kubernetes %s: no staging replace directives found in go.mod", v)
+	}
+	return reps, sc.Err()
+}
+
+// ModuleDir downloads module@version through the Go module proxy (or finds it
+// in the module cache) and returns its directory.
+func ModuleDir(ctx context.Context, module, version string) (string, error) {
+	tmp, err := os.MkdirTemp("", "skewproof-moddl-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", module+"@"+version)
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=")
+	out, err := cmd.Output()
+	dirRe := regexp.MustCompile(`"Dir":\s*"([^"]+)"`)
+	if m := dirRe.FindSubmatch(out); m != nil {
+		return string(m[1]), nil
+	}
+	errRe := regexp.MustCompile(`"Error":\s*"([^"]+)"`)
+	if m := errRe.FindSubmatch(out); m != nil {
+		return "", fmt.Errorf("downloading %s@%s: %s", module, version, m[1])
+	}
+	return "", fmt.Errorf("downloading %s@%s: %v", module, version, err)
+}
+
+// kubernetesLDFlags stamps the version into the binaries as the upstream
+// release build does; without it they report a placeholder version.
+func kubernetesLDFlags(v string) string {
+	parts := strings.SplitN(trimV(v), ".", 3)
+	var b strings.Builder
+	b.WriteString("-s -w")
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		fmt.Fprintf(&b, " -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean -X %s.buildDate=1970-01-01T00:00:00Z",
+			pkg, "v"+trimV(v), pkg, parts[0], pkg, parts[1], pkg, pkg)
+	}
+	return b.String()
+}
+
+// KubernetesBinaries builds the named commands (kubelet, kubeadm, ...) of
+// k8s.io/kubernetes at version v and returns the directory holding them.
+func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...string) (string, error) {
+	reps, err := kubernetesStagingReplaces(ctx, "v"+trimV(v))
+	if err != nil {
+		return "", err
+	}
+	progs := map[string]string{}
+	for _, n := range names {
+		progs[n] = "k8s.io/kubernetes/cmd/" + n
+	}
+	return Build(ctx, p, ProgramSet{
+		Module:   "k8s.io/kubernetes",
+		Version:  "v" + trimV(v),
+		Replaces: reps,
+		Programs: progs,
+		LDFlags:  kubernetesLDFlags(v),
+	})
+}
+
+func trimV(v string) string { return strings.TrimPrefix(v, "v") }
