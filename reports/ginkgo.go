@@ -63,6 +63,16 @@ func FromSpec(s types.SpecReport) (r Result, ok bool) {
 		if r.Verdict == "" {
 			r.Verdict = skew.Pass
 		}
+		if s.NumAttempts > 1 {
+			// Passed on a retry (--flake-attempts): flaky, never a plain
+			// pass; the failure of the earlier attempt is kept.
+			var earlier []string
+			for _, f := range s.AdditionalFailures {
+				earlier = append(earlier, strings.TrimSpace(f.Failure.Message))
+			}
+			r.Reason = strings.TrimSpace(fmt.Sprintf("%s on attempt %d of %d after a failure; %s", r.Verdict, s.NumAttempts, s.NumAttempts, r.Reason))
+			r.Verdict, r.Failure = skew.Flaky, strings.Join(earlier, "\n")
+		}
 	case types.SpecStateSkipped, types.SpecStatePending:
 		r.Verdict = skew.Skip
 		if r.Reason == "" {
@@ -124,7 +134,7 @@ func ProgressLine(r Result) string {
 	switch r.Verdict {
 	case skew.Fail:
 		line += "  " + firstLine(r.Failure)
-	case skew.Skip:
+	case skew.Skip, skew.Flaky:
 		line += "  " + r.Reason
 	case skew.Deviation:
 		line += "  " + r.Outcome

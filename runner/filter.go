@@ -2,6 +2,8 @@ package runner
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -25,10 +27,15 @@ func IDFilter(ids []string, nodes map[string][]string) string {
 	return strings.Join(alts, " || ")
 }
 
-// FailedFilter selects the specs that failed in a JUnit file of an earlier
-// run, on the nodes they failed on.
+// FailedFilter selects the specs that failed or were flaky in an earlier
+// run, on the nodes they failed on: junit is a JUnit file, or a directory
+// holding them (a run's --junit-dir, a report's --out).
 func FailedFilter(junit string) (string, error) {
-	suites, err := reports.ReadJUnitFiles(junit)
+	files, err := junitFiles(junit)
+	if err != nil {
+		return "", err
+	}
+	suites, err := reports.ReadJUnitFiles(files...)
 	if err != nil {
 		return "", err
 	}
@@ -37,7 +44,7 @@ func FailedFilter(junit string) (string, error) {
 	seen := map[string]bool{}
 	for _, s := range suites {
 		for _, r := range s.Results {
-			if r.Verdict != skew.Fail || r.ID == "" {
+			if r.Verdict != skew.Fail && r.Verdict != skew.Flaky || r.ID == "" {
 				continue
 			}
 			if !seen[r.ID] {
@@ -52,7 +59,7 @@ func FailedFilter(junit string) (string, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return "", fmt.Errorf("no failed spec in %s", junit)
+		return "", fmt.Errorf("no failed or flaky spec in %s: nothing to rerun", junit)
 	}
 	// An id that failed at cluster level runs everywhere it applies.
 	for _, id := range ids {
@@ -79,4 +86,43 @@ func ParseSuites(list string) ([]string, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// junitFiles is path itself, or the JUnit files directly in directory path:
+// the merged report's when there is one, else the runs' junit-*.xml.
+func junitFiles(path string) ([]string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the earlier report: %w", err)
+	}
+	if !fi.IsDir() {
+		return []string{path}, nil
+	}
+	for _, pattern := range []string{"junit.xml", "junit_01.xml", "junit-*.xml"} {
+		m, _ := filepath.Glob(filepath.Join(path, pattern))
+		var files []string
+		for _, f := range m {
+			if !perProcess(filepath.Base(f)) {
+				files = append(files, f)
+			}
+		}
+		if len(files) > 0 {
+			return files, nil
+		}
+	}
+	return nil, fmt.Errorf("no JUnit file (junit.xml, junit_01.xml or junit-*.xml) in %s; give the file itself", path)
+}
+
+// perProcess tells the files a run keeps beside its merged JUnit file
+// (junit-<name>.<suite>.xml, junit-<name>.<suite>.part-<p>.xml).
+func perProcess(base string) bool {
+	if strings.Contains(base, ".part-") {
+		return true
+	}
+	for _, s := range Suites {
+		if strings.HasSuffix(base, "."+s+".xml") {
+			return true
+		}
+	}
+	return false
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,6 +97,10 @@ func (o Options) runOne(ctx context.Context, p *clusters.Progress, name, junitDi
 		}
 		_ = os.Remove(files[i])
 		args := append(SuiteArgs(name, Select(o.LabelFilter, part.filter), o.Focus, o.Skip), "-test.timeout", o.Timeout.String())
+		if o.FlakeAttempts > 1 {
+			// A failed spec runs again; a pass then is reported flaky.
+			args = append(args, "-ginkgo.flake-attempts", strconv.Itoa(o.FlakeAttempts))
+		}
 		wg.Add(1)
 		go func(i int, plog string) {
 			defer wg.Done()

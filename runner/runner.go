@@ -60,6 +60,10 @@ type Options struct {
 	// concurrent processes.
 	Parallel bool
 	Timeout  time.Duration
+	// FlakeAttempts > 1 runs a failed spec again, up to that many attempts
+	// in all; a spec that passes on a retry is reported flaky, with the
+	// earlier failure (DefaultFlakeAttempts: one retry).
+	FlakeAttempts int
 	// AgentImage is a node agent image present on every node; empty: one
 	// is built from AgentBinary and loaded into local node containers.
 	AgentImage, AgentImageNote string
@@ -73,6 +77,9 @@ type Options struct {
 	Progress *clusters.Progress
 	OnSpec   func(reports.Result)
 }
+
+// DefaultFlakeAttempts is one retry of a failed spec.
+const DefaultFlakeAttempts = 2
 
 // Outcome is what a run produced.
 type Outcome struct {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/skewproof/skewproof/reports"
@@ -92,5 +93,31 @@ func TestFailedFilter(t *testing.T) {
 	}
 	if got := IDFilter([]string{"seccomp/api/types", "seccomp/create/none"}, nil); got != "seccomp-api-types || seccomp-create-none" {
 		t.Errorf("IDFilter = %q", got)
+	}
+}
+
+// --rerun-failed takes a run's directory as well as a file, and reruns flaky
+// specs too: a retry that passed is not a plain pass.
+func TestFailedFilterFromDirectory(t *testing.T) {
+	dir := t.TempDir()
+	res := []reports.Result{
+		{Name: "[seccomp/kubelet/enforce] a", ID: "seccomp/kubelet/enforce", Node: "w1", Verdict: skew.Flaky},
+		{Name: "[seccomp/api/types] b", ID: "seccomp/api/types", Verdict: skew.Pass},
+		{Name: "[seccomp/failure/row-4] c", ID: "seccomp/failure/row-4", Node: "w2", Verdict: skew.Fail},
+	}
+	if err := reports.WriteJUnitFile(filepath.Join(dir, "junit-x.xml"), reports.Suite{Name: "seccomp", Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	// A per-process file of the same run must not be read twice.
+	if err := reports.WriteJUnitFile(filepath.Join(dir, "junit-x.seccomp.part-api.xml"), reports.Suite{Name: "seccomp", Results: res[1:2]}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FailedFilter(dir)
+	want := "(seccomp-kubelet-enforce && node: containsAny {w1}) || (seccomp-failure-row-4 && node: containsAny {w2})"
+	if err != nil || got != want {
+		t.Errorf("FailedFilter(dir) = %q, %v; want %q", got, err, want)
+	}
+	if _, err := FailedFilter(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no JUnit file") {
+		t.Errorf("empty dir: %v", err)
 	}
 }

@@ -12,15 +12,18 @@ import (
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/runner"
+	"github.com/skewproof/skewproof/skew"
 )
 
 type runOptions struct {
 	name, apiserver, kubeconfig, labelFilter, junitDir string
 	suiteBinary, agentImg, appArmorNode                string
-	kubeletList, ids, rerun, suiteList                 string
+	kubeletList, ids, rerun, suiteList, matrix         string
 	suites, kubelets                                   []string
 	keep, parallel, buildSuites                        bool
 	timeout                                            time.Duration
+	flakeAttempts, matrixParallel                      int
+	plan                                               []skew.Cluster
 	imageArgs, gateArgs                                []string
 	images                                             map[string]string
 	gates                                              map[string]bool
@@ -30,7 +33,7 @@ func newRunCmd() *cobra.Command {
 	var o runOptions
 	c := &cobra.Command{
 		Use:   "run",
-		Short: "run the conformance suites on a new cluster (--apiserver, --kubelets) or an existing one (--kubeconfig)",
+		Short: "run the conformance suites on a new cluster (--apiserver, --kubelets), every cluster of a version matrix (--matrix) or an existing one (--kubeconfig)",
 		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(cmd.Context()); err != nil {
@@ -58,6 +61,9 @@ func newRunCmd() *cobra.Command {
 	fs.StringVar(&o.appArmorNode, "apparmor-node", "", appArmorNodeUsage)
 	fs.StringArrayVar(&o.gateArgs, "feature-gates", nil, "feature gates for every component of a new cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.StringArrayVar(&o.imageArgs, "node-image", nil, nodeImageUsage)
+	fs.IntVar(&o.flakeAttempts, "flake-attempts", runner.DefaultFlakeAttempts, "attempts of a failed spec: a pass on a later attempt is reported flaky, with the earlier failure (1: no retry)")
+	fs.StringVar(&o.matrix, "matrix", "", "run every cluster 'skewproof matrix' plans for these kube-apiserver minors, e.g. 1.36..1.37, into --junit-dir/<cluster>/, then merge them into --junit-dir/report/")
+	fs.IntVar(&o.matrixParallel, "matrix-parallel", 1, "with --matrix: clusters at once (preflight refuses more than the host's free memory fits)")
 	return c
 }
 
@@ -69,7 +75,7 @@ func (o runOptions) run(ctx context.Context) error {
 	}
 	ro := runner.Options{Name: o.name, Kubeconfig: o.kubeconfig, Suites: o.suites, LabelFilter: o.labelFilter,
 		JUnitDir: o.junitDir, Keep: o.keep, Parallel: o.parallel, Timeout: o.timeout, AgentImage: o.agentImg,
-		AgentBinary: exe, Mode: "existing-cluster", Command: os.Args, Progress: p}
+		AgentBinary: exe, Mode: "existing-cluster", Command: os.Args, Progress: p, FlakeAttempts: o.flakeAttempts}
 	if o.kubeconfig == "" {
 		ro.Mode = "new-cluster"
 		host := clusters.DetectHost()
@@ -93,6 +99,9 @@ func (o runOptions) run(ctx context.Context) error {
 		if ro.SuiteBinary, err = runner.FindSuiteBinary(exe); err != nil {
 			return err
 		}
+	}
+	if o.matrix != "" {
+		return o.runMatrix(ctx, ro)
 	}
 	out, err := runner.Run(ctx, ro)
 	if len(out.Results) > 0 || out.JUnit != "" {

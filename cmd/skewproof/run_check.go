@@ -39,6 +39,12 @@ func (o *runOptions) check(ctx context.Context) error {
 			return usagef("--suite-binary %s: not a file", o.suiteBinary)
 		}
 	}
+	if o.flakeAttempts < 1 {
+		return usagef("--flake-attempts must be at least 1 (1: no retry)")
+	}
+	if o.matrix != "" {
+		return o.checkMatrix(ctx)
+	}
 	switch {
 	case len(o.suites) == 0:
 		return usagef("--suites: give at least one suite, e.g. seccomp")

@@ -225,7 +225,7 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 	p := clusters.NewProgress(out)
 	o := runner.Options{Name: s.Name, Kubeconfig: kubeconfig, Suites: s.Suites, SuiteBinary: suiteBin,
 		LabelFilter: s.LabelFilter, Focus: s.Focus, Skip: s.Skip, JUnitDir: dir, JUnitName: JUnitFile,
-		Parallel: true, Timeout: s.Timeout, AgentImage: s.AgentImage, AgentBinary: exe, Mode: "in-cluster",
+		Parallel: true, Timeout: s.Timeout, FlakeAttempts: s.FlakeAttempts, AgentImage: s.AgentImage, AgentBinary: exe, Mode: "in-cluster",
 		Command: append([]string{exe, "conformance-entrypoint"}, e2eEnv()...), Progress: p,
 		OnSpec: func(r reports.Result) {
 			done++

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,8 @@ type Settings struct {
 	Suites                   []string
 	AgentImage, Name         string
 	Timeout                  time.Duration
+	// FlakeAttempts: attempts of a failed spec (2: one retry).
+	FlakeAttempts int
 	// Ignored lists the Ginkgo arguments that do not apply (the runner
 	// plans its own processes).
 	Ignored []string
@@ -35,8 +38,9 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 	fs.StringVar(&s.AgentImage, "agent-image", "", "")
 	fs.StringVar(&s.Name, "name", "in-cluster", "")
 	fs.DurationVar(&s.Timeout, "timeout", 60*time.Minute, "")
+	fs.IntVar(&s.FlakeAttempts, "flake-attempts", runner.DefaultFlakeAttempts, "")
 	if err := fs.Parse(strings.Fields(getenv(EnvExtraArgs))); err != nil {
-		return s, fmt.Errorf("%s: %v (flags: --suites, --label-filter, --agent-image, --timeout, --name)", EnvExtraArgs, err)
+		return s, fmt.Errorf("%s: %v (flags: --suites, --label-filter, --agent-image, --timeout, --name, --flake-attempts)", EnvExtraArgs, err)
 	}
 	var err error
 	if s.Suites, err = runner.ParseSuites(*suites); err != nil {
@@ -53,6 +57,12 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 			s.LabelFilter = runner.Select(s.LabelFilter, val)
 		case "dry-run", "dryRun":
 			s.DryRun = !hasVal || val == "true"
+		case "flake-attempts", "flakeAttempts":
+			if n, err := strconv.Atoi(val); err == nil && hasVal {
+				s.FlakeAttempts = n
+			} else {
+				s.Ignored = append(s.Ignored, a)
+			}
 		default:
 			s.Ignored = append(s.Ignored, a)
 		}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/skewproof/skewproof/reports"
+	rmatrix "github.com/skewproof/skewproof/reports/matrix"
+	"github.com/skewproof/skewproof/runner"
+	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/served"
+)
+
+// checkMatrix plans the clusters of --matrix and checks that they can be
+// built and that --matrix-parallel of them fit in the host's memory.
+func (o *runOptions) checkMatrix(ctx context.Context) error {
+	switch {
+	case len(o.suites) == 0:
+		return usagef("--suites: give at least one suite, e.g. seccomp")
+	case o.kubeconfig != "" || o.apiserver != "" || len(o.kubelets) > 0:
+		return usagef("--matrix plans its own clusters; leave out --kubeconfig, --apiserver and --kubelets")
+	case o.appArmorNode != "" || len(o.images) > 0:
+		return usagef("--apparmor-node and --node-image apply to one cluster; run that cluster without --matrix")
+	case o.matrixParallel < 1:
+		return usagef("--matrix-parallel must be at least 1")
+	case o.suiteBinary != "" && o.buildSuites:
+		return usagef("give --suite-binary or --build-suites, not both")
+	case o.timeout <= 0:
+		return usagef("--timeout must be positive")
+	}
+	if err := validName(o.name); err != nil {
+		return err
+	}
+	from, to, err := skew.ParseMinorRange(o.matrix)
+	if err != nil {
+		return usagef("--matrix: %v", err)
+	}
+	list, err := served.Versions(ctx)
+	if err != nil {
+		return err
+	}
+	if o.plan, err = skew.Matrix(list, from, to); err != nil {
+		return usagef("--matrix: %v", err)
+	}
+	nodes := 0
+	for _, c := range o.plan {
+		if err := checkPair(ctx, c.Apiserver, c.Kubelets, true); err != nil {
+			return err
+		}
+		if err := checkGates(o.gates, c.Apiserver, c.Kubelets); err != nil {
+			return err
+		}
+		nodes = max(nodes, 1+len(c.Kubelets))
+	}
+	if fit, avail := runner.MatrixFit(nodes); o.matrixParallel > 1 && o.matrixParallel > fit {
+		return usagef("--matrix-parallel %d: %d clusters of %d nodes need %d MiB, the host has %d MiB available; %d fit",
+			o.matrixParallel, o.matrixParallel, nodes, o.matrixParallel*nodes*runner.NodeMemoryMiB, avail, fit)
+	}
+	return nil
+}
+
+// runMatrix runs every cluster of the plan, then merges their results into
+// --junit-dir/report (merged JUnit, summary.json, matrix.md, matrix.html).
+func (o runOptions) runMatrix(ctx context.Context, base runner.Options) error {
+	base.Mode = "matrix"
+	legs, runErr := runner.RunMatrix(ctx, runner.MatrixOptions{Base: base, Clusters: o.plan, Parallel: o.matrixParallel})
+	var dirs []string
+	fmt.Println()
+	for _, l := range legs {
+		status := reports.Count(l.Outcome.Results).String()
+		if l.Err != nil {
+			status += " (" + firstLine(l.Err.Error()) + ")"
+		}
+		fmt.Printf("%-22s kube-apiserver %-8s kubelets %-30s %s\n", l.Name, l.Cluster.Apiserver, strings.Join(l.Cluster.Kubelets, ","), status)
+		if _, err := os.Stat(l.Outcome.JUnit); l.Outcome.JUnit != "" && err == nil {
+			dirs = append(dirs, l.Dir)
+		}
+	}
+	if len(dirs) == 0 {
+		return runErr
+	}
+	out := filepath.Join(o.junitDir, "report")
+	g, err := rmatrix.Generate(rmatrix.Options{Inputs: dirs, Out: out})
+	if err != nil {
+		return fmt.Errorf("merging the matrix's results: %w (the runs' results stay in %s)", err, o.junitDir)
+	}
+	fmt.Printf("\n%s\nreport: %s (junit.xml, summary.json, matrix.md, matrix.html)\n", g.Headline(), out)
+	return runErr
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,40 @@
+package runner
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// NodeMemoryMiB is what one kind node of a skewproof cluster uses while the
+// suites run (measured: docs/measurements.md, "Memory per node").
+const NodeMemoryMiB = 700
+
+// MatrixFit returns how many clusters of the given number of nodes fit in
+// the host's available memory (at least 1), and that memory in MiB (0 when
+// unknown: then 1 fits).
+func MatrixFit(nodes int) (fit, availMiB int) {
+	availMiB = availableMiB()
+	if availMiB == 0 || nodes < 1 {
+		return 1, availMiB
+	}
+	return max(1, availMiB/(nodes*NodeMemoryMiB)), availMiB
+}
+
+// availableMiB is MemAvailable of /proc/meminfo.
+func availableMiB() int {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return kb / 1024
+		}
+	}
+	return 0
+}

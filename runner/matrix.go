@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/skew"
+)
+
+// MatrixOptions configure a run of every cluster of a version matrix
+// (skew.Matrix): one new cluster per kube-apiserver minor, each with the
+// kubelets its skew window allows.
+type MatrixOptions struct {
+	// Base is every cluster's run; Name is the prefix of the cluster names
+	// and JUnitDir the results directory that gets one directory per
+	// cluster. Base.Up carries the host facts; its versions are the leg's.
+	Base     Options
+	Clusters []skew.Cluster
+	// Parallel is how many clusters run at once (at least 1).
+	Parallel int
+	// Output receives the legs' progress when they run at once, each line
+	// prefixed with the leg's name (default os.Stderr).
+	Output io.Writer
+}
+
+// Leg is one cluster of the matrix and what its run gave.
+type Leg struct {
+	Cluster skew.Cluster
+	Name    string
+	Dir     string
+	Outcome Outcome
+	Err     error
+}
+
+// LegName is the name of a matrix cluster: the prefix and the API server's
+// minor, e.g. skewproof-run-1-37.
+func LegName(prefix string, c skew.Cluster) string {
+	v := c.Apiserver
+	if i := strings.LastIndex(v, "."); strings.Count(v, ".") == 2 {
+		v = v[:i]
+	}
+	return prefix + "-" + strings.ReplaceAll(v, ".", "-")
+}
+
+// RunMatrix runs the clusters of the matrix, Parallel at a time, each into
+// its own directory under Base.JUnitDir, and returns every leg, failed ones
+// included; the error joins the legs' errors. An interrupt (ctx cancelled)
+// stops the legs that run (each deletes its cluster) and starts no other.
+func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
+	if len(o.Clusters) == 0 {
+		return nil, errors.New("the matrix has no cluster")
+	}
+	p := o.Base.Progress
+	if p == nil {
+		p = clusters.NewProgress(nil)
+	}
+	out := o.Output
+	if out == nil {
+		out = os.Stderr
+	}
+	var outMu sync.Mutex
+	n := max(o.Parallel, 1)
+	legs := make([]Leg, len(o.Clusters))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, c := range o.Clusters {
+		legs[i] = Leg{Cluster: c, Name: LegName(o.Base.Name, c)}
+		legs[i].Dir = filepath.Join(o.Base.JUnitDir, legs[i].Name)
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			legs[i].Err = fmt.Errorf("not started: %w", context.Cause(ctx))
+			continue
+		}
+		wg.Add(1)
+		go func(l *Leg) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ro := o.Base
+			ro.Name, ro.JUnitDir = l.Name, l.Dir
+			if n > 1 {
+				// Legs at once: each line says whose it is.
+				ro.Progress = clusters.NewProgress(&prefixWriter{mu: &outMu, w: out, prefix: l.Name + ": "})
+				ro.OnSpec = nil
+			}
+			ro.Up.APIServer, ro.Up.Kubelets = l.Cluster.Apiserver, l.Cluster.Kubelets
+			p.Step("matrix: cluster %s (kube-apiserver %s, kubelets %s) into %s", l.Name, l.Cluster.Apiserver,
+				strings.Join(l.Cluster.Kubelets, " "), l.Dir)
+			l.Outcome, l.Err = Run(ctx, ro)
+			if l.Err != nil {
+				l.Err = fmt.Errorf("%s: %w", l.Name, l.Err)
+			}
+		}(&legs[i])
+	}
+	wg.Wait()
+	var errs []error
+	for _, l := range legs {
+		errs = append(errs, l.Err)
+	}
+	return legs, errors.Join(errs...)
+}
+
+// prefixWriter prefixes every line written to it; the writes of Progress
+// are whole lines.
+type prefixWriter struct {
+	mu     *sync.Mutex
+	w      io.Writer
+	prefix string
+}
+
+func (pw *prefixWriter) Write(b []byte) (int, error) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	var buf bytes.Buffer
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(line) > 0 {
+			buf.WriteString(pw.prefix)
+			buf.Write(line)
+		}
+	}
+	if _, err := pw.w.Write(buf.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

@@ -1,0 +1,52 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/skewproof/skewproof/skew"
+)
+
+func TestLegName(t *testing.T) {
+	for in, want := range map[string]string{"1.37.2": "skewproof-1-37", "1.36": "skewproof-1-36"} {
+		if got := LegName("skewproof", skew.Cluster{Apiserver: in}); got != want {
+			t.Errorf("LegName(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// Lines of legs that run at once say whose they are.
+func TestPrefixWriter(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	w := &prefixWriter{mu: &mu, w: &buf, prefix: "a: "}
+	fmt.Fprintf(w, "one\ntwo\n")
+	if got := buf.String(); got != "a: one\na: two\n" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestMatrixFit(t *testing.T) {
+	fit, avail := MatrixFit(5)
+	if avail > 0 && fit != max(1, avail/(5*NodeMemoryMiB)) || fit < 1 {
+		t.Errorf("MatrixFit(5) = %d, %d", fit, avail)
+	}
+}
+
+// An interrupted matrix starts no cluster and says so for every leg.
+func TestRunMatrixInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	legs, err := RunMatrix(ctx, MatrixOptions{Base: Options{Name: "m", JUnitDir: t.TempDir()},
+		Clusters: []skew.Cluster{{Apiserver: "1.36.3"}, {Apiserver: "1.37.2"}}})
+	if err == nil || len(legs) != 2 || !strings.Contains(err.Error(), "not started") {
+		t.Fatalf("legs %+v, err %v", legs, err)
+	}
+	if legs[1].Name != "m-1-37" || !strings.HasSuffix(legs[1].Dir, "/m-1-37") {
+		t.Errorf("leg 2: %+v", legs[1])
+	}
+}
