@@ -211,23 +211,11 @@ func ReadJUnit(r io.Reader) ([]Suite, error) {
 	return out, nil
 }
 
-// DecodeJUnit decodes a JUnit document into Ginkgo's JUnit types, keeping
-// every property; a document whose root is a single <testsuite> is read as
-// a <testsuites> holding it.
+// DecodeJUnit decodes a JUnit document (root <testsuites>, as skewproof
+// and Ginkgo write it) into Ginkgo's JUnit types, keeping every property.
 func DecodeJUnit(r io.Reader) (reporters.JUnitTestSuites, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return reporters.JUnitTestSuites{}, fmt.Errorf("reading JUnit: %w", err)
-	}
 	var doc reporters.JUnitTestSuites
-	err = xml.Unmarshal(b, &doc)
-	if err != nil && strings.Contains(err.Error(), "expected element type <testsuites> but have <testsuite>") {
-		var one reporters.JUnitTestSuite
-		if err = xml.Unmarshal(b, &one); err == nil {
-			doc.TestSuites = []reporters.JUnitTestSuite{one}
-		}
-	}
-	if err != nil {
+	if err := xml.NewDecoder(r).Decode(&doc); err != nil {
 		return reporters.JUnitTestSuites{}, fmt.Errorf("reading JUnit: %w", err)
 	}
 	return doc, nil
