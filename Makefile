@@ -11,6 +11,8 @@ E2E := bin/skewproof-e2e.test
 APISERVER ?= 1.37.2
 KUBELETS ?= 1.34.4,1.35.4,1.36.3,1.37.2
 CLUSTER ?= conformance
+# MATRIX=1.34..1.37: every cluster of that matrix instead, merged into one report.
+MATRIX ?=
 
 .PHONY: all build host host-uml unit integration test conformance images matrix clean generate verify
 
@@ -49,7 +51,7 @@ integration: host-uml build
 test: unit integration
 
 conformance: host build
-	APISERVER=$(APISERVER) KUBELETS=$(KUBELETS) CLUSTER=$(CLUSTER) bash hack/conformance.sh
+	APISERVER=$(APISERVER) KUBELETS=$(KUBELETS) CLUSTER=$(CLUSTER) MATRIX=$(MATRIX) bash hack/conformance.sh
 
 images: host build
 	$(BIN) images build --kubernetes $(APISERVER)

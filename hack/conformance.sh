@@ -4,9 +4,16 @@
 # cluster up (building node images offline when they are not cached), installs
 # the profiles, runs the suites, writes JUnit into ARTIFACTS (default
 # _artifacts/) and deletes the cluster on success, failure and interrupt.
+# MATRIX=1.34..1.37 runs every cluster of that version matrix instead
+# (`skewproof run --matrix`), one after the other, and merges the results into
+# ARTIFACTS/report/ (junit.xml, summary.json, matrix.md, matrix.html).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${APISERVER:=1.37.2}" "${KUBELETS:=1.34.4,1.35.4,1.36.3,1.37.2}" "${CLUSTER:=conformance}"
 # RUN_FLAGS is split into words on purpose (several flags).
+if [[ -n "${MATRIX:-}" ]]; then
+	# shellcheck disable=SC2086
+	exec bin/skewproof run --name "$CLUSTER" --matrix "$MATRIX" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}
+fi
 # shellcheck disable=SC2086
 exec bin/skewproof run --name "$CLUSTER" --apiserver "$APISERVER" --kubelets "$KUBELETS" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}
