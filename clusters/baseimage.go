@@ -12,6 +12,11 @@ import (
 	"strings"
 
 	senv "github.com/skewproof/skewproof/suites/env"
+
+	"github.com/skewproof/skewproof/clusters/internal/cache"
+	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/clusters/internal/gobuild"
+	"github.com/skewproof/skewproof/clusters/internal/image"
 )
 
 // The base image is what kind's base image holds (systemd, containerd, runc,
@@ -57,8 +62,8 @@ func KindVersion() string {
 type baseImage struct {
 	Ref        string
 	Key        string
-	ToolsLayer layerFile // iptables, nft, conntrack with their libraries (kube-proxy)
-	BusyBox    layerFile // busybox with its applet links (test image)
+	ToolsLayer image.Layer // iptables, nft, conntrack with their libraries (kube-proxy)
+	BusyBox    image.Layer // busybox with its applet links (test image)
 	Dir        string
 }
 
@@ -102,23 +107,25 @@ var toolsPaths = []string{
 // BuildBase builds (or finds in the cache) the base node image.
 func BuildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 	kindVer := KindVersion()
-	kindDir, err := moduleDir(ctx, kindModule, kindVer)
+	kindDir, err := gobuild.ModuleDir(ctx, kindModule, kindVer)
 	if err != nil {
 		return nil, fmt.Errorf("reading kind's base-image files: %w", err)
 	}
-	key := cacheKey("base", debianSuite, debianMirror, strings.Join(basePackages, ","), kindVer, baseSetupScript, strings.Join(toolsPaths, ","), toolsLibraries)
-	cache, err := senv.ResolveCacheDir()
+	key := cache.Key("base", debianSuite, debianMirror, strings.Join(basePackages, ","), kindVer, baseSetupScript, strings.Join(toolsPaths, ","), toolsLibraries)
+	cacheDir, err := senv.ResolveCacheDir()
 	if err != nil {
 		return nil, err
 	}
-	b := &baseImage{Ref: "skewproof-base:" + key, Key: key, Dir: filepath.Join(cache, "base-"+key)}
+	b := &baseImage{Ref: "skewproof-base:" + key, Key: key, Dir: filepath.Join(cacheDir, "base-"+key)}
 	layersOK := func() bool {
 		var err1, err2 error
-		b.ToolsLayer, err1 = digestFile(filepath.Join(b.Dir, "tools.tar"))
-		b.BusyBox, err2 = digestFile(filepath.Join(b.Dir, "busybox.tar"))
+		b.ToolsLayer, err1 = image.DigestFile(filepath.Join(b.Dir, "tools.tar"))
+		b.BusyBox, err2 = image.DigestFile(filepath.Join(b.Dir, "busybox.tar"))
 		return err1 == nil && err2 == nil
 	}
-	if imageExists(ctx, b.Ref) && layersOK() {
+	// A base image written before images carried the host's architecture
+	// says amd64 on any host: one of another architecture is built anew.
+	if imageExists(ctx, b.Ref) && layersOK() && imageArchitecture(ctx, b.Ref) == image.Architecture {
 		p.Step("base image %s: cached", b.Ref)
 		return b, nil
 	}
@@ -128,14 +135,14 @@ func BuildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 	if _, err := exec.LookPath("debootstrap"); err != nil {
 		return nil, fmt.Errorf("debootstrap not found; run hack/setup-host.sh (or apt-get install debootstrap)")
 	}
-	work, err := os.MkdirTemp(cache, ".base-build-")
+	work, err := os.MkdirTemp(cacheDir, ".base-build-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
 	root := filepath.Join(work, "rootfs")
 	if err := p.Timed("debootstrap "+debianSuite+" (base root file system)", func() error {
-		return runIn(ctx, work, os.Environ(), "debootstrap", "--variant=minbase",
+		return command.Run(ctx, work, os.Environ(), "debootstrap", "--variant=minbase",
 			"--include="+strings.Join(basePackages, ","), debianSuite, root, debianMirror)
 	}); err != nil {
 		return nil, fmt.Errorf("building the base image: %w", err)
@@ -146,12 +153,12 @@ func BuildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 		return nil, err
 	}
 	if err := p.Timed("configuring the base root file system", func() error {
-		return runIn(ctx, work, os.Environ(), "chroot", root, "/bin/sh", "-c", baseSetupScript)
+		return command.Run(ctx, work, os.Environ(), "chroot", root, "/bin/sh", "-c", baseSetupScript)
 	}); err != nil {
 		return nil, err
 	}
-	err = atomicDir(b.Dir, func(tmp string) error {
-		tools := newLayer()
+	err = cache.AtomicDir(b.Dir, func(tmp string) error {
+		tools := image.NewLayer()
 		for _, tp := range toolsPaths {
 			if err := tools.FromRoot(root, tp); err != nil {
 				return err
@@ -163,7 +170,7 @@ func BuildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 		if _, err := tools.WriteTo(filepath.Join(tmp, "tools.tar")); err != nil {
 			return err
 		}
-		bb := newLayer().File("/bin/busybox", filepath.Join(root, "usr/bin/busybox"), 0o755)
+		bb := image.NewLayer().File("/bin/busybox", filepath.Join(root, "usr/bin/busybox"), 0o755)
 		applets, err := os.ReadFile(filepath.Join(root, ".busybox-applets"))
 		if err != nil {
 			return err
@@ -188,14 +195,14 @@ func BuildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 		if err != nil {
 			return err
 		}
-		return dockerLoad(ctx, []imageSpec{{
+		return dockerLoad(ctx, image.Image{
 			Tags:       []string{b.Ref},
-			Layers:     []layerFile{lf},
+			Layers:     []image.Layer{lf},
 			Env:        []string{"container=docker", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 			Entrypoint: []string{"/usr/local/bin/entrypoint", "/sbin/init"},
 			StopSignal: "SIGRTMIN+3",
 			Labels:     map[string]string{"io.skewproof.image": "base", "io.skewproof.key": key},
-		}})
+		})
 	}); err != nil {
 		return nil, fmt.Errorf("importing the base image: %w", err)
 	}
@@ -207,11 +214,11 @@ func BuildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 
 // tarDir archives a root file system with numeric owners, xattrs and
 // capabilities kept, and returns it with its digest.
-func tarDir(ctx context.Context, dir, dst string) (layerFile, error) {
-	if err := runIn(ctx, dir, os.Environ(), "tar", "--numeric-owner", "--xattrs", "--xattrs-include=security.capability", "-C", dir, "-cf", dst, "."); err != nil {
-		return layerFile{}, err
+func tarDir(ctx context.Context, dir, dst string) (image.Layer, error) {
+	if err := command.Run(ctx, dir, os.Environ(), "tar", "--numeric-owner", "--xattrs", "--xattrs-include=security.capability", "-C", dir, "-cf", dst, "."); err != nil {
+		return image.Layer{}, err
 	}
-	return digestFile(dst)
+	return image.DigestFile(dst)
 }
 
 // copyKindFiles installs kind's base-image files as kind's Dockerfile does.
@@ -260,7 +267,7 @@ func copyFile(src, dst string, mode os.FileMode) error {
 // addLibraries adds the shared libraries (per ldd in the chroot) of every
 // ELF file among paths, and of the shared objects in a directory among them
 // (iptables' extensions: libxt_statistic.so needs libm), to the layer.
-func addLibraries(ctx context.Context, root string, l *layerBuilder, paths []string) error {
+func addLibraries(ctx context.Context, root string, l *image.LayerBuilder, paths []string) error {
 	seen := map[string]bool{}
 	var files []string
 	for _, p := range paths {

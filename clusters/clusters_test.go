@@ -1,10 +1,7 @@
 package clusters
 
 import (
-	"archive/tar"
-	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,32 +20,6 @@ func TestParseImageRef(t *testing.T) {
 		r := parseImageRef(tc.in)
 		if r.Name != tc.name || r.Tag != tc.tag || r.Full != tc.in {
 			t.Errorf("parseImageRef(%q) = %+v, want name %s tag %s", tc.in, r, tc.name, tc.tag)
-		}
-	}
-}
-
-func TestCacheKeyCoversEveryInput(t *testing.T) {
-	a := cacheKey("node", "v1.37.2", "v1.34.4")
-	if a != cacheKey("node", "v1.37.2", "v1.34.4") {
-		t.Fatal("cacheKey is not deterministic")
-	}
-	for _, other := range [][]string{{"node", "v1.37.2", "v1.35.4"}, {"node", "v1.37.2v1.34.4"}, {"node", "v1.37.2", "v1.34.4", ""}} {
-		if cacheKey(other...) == a {
-			t.Errorf("cacheKey(%q) collides with cacheKey(node, v1.37.2, v1.34.4)", other)
-		}
-	}
-}
-
-func TestKubernetesLDFlagsStampVersion(t *testing.T) {
-	f := kubernetesLDFlags("1.34.4")
-	for _, want := range []string{
-		"k8s.io/component-base/version.gitVersion=v1.34.4",
-		"k8s.io/component-base/version.gitMinor=34",
-		"k8s.io/component-base/version.gitMajor=1",
-		"k8s.io/client-go/pkg/version.gitVersion=v1.34.4",
-	} {
-		if !strings.Contains(f, want) {
-			t.Errorf("ldflags %q lack %q", f, want)
 		}
 	}
 }
@@ -187,72 +158,6 @@ func TestMissingCaps(t *testing.T) {
 	m := missingCaps(all &^ (1 << 24))
 	if len(m) != 1 || m[0] != "CAP_SYS_RESOURCE" {
 		t.Errorf("missingCaps without bit 24 = %v, want [CAP_SYS_RESOURCE]", m)
-	}
-}
-
-func TestLayerAndImageArchive(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "bin")
-	if err := os.WriteFile(src, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	build := func() layerFile {
-		lf, err := newLayer().File("/usr/local/bin/x", src, 0o755).Symlink("/bin/y", "x").Data("/etc/z", []byte("z"), 0o644).
-			WriteTo(filepath.Join(dir, "l.tar"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return lf
-	}
-	a, b := build(), build()
-	if a.DiffID != b.DiffID || !strings.HasPrefix(a.DiffID, "sha256:") {
-		t.Fatalf("layer digests %s and %s: want equal sha256 digests for equal input", a.DiffID, b.DiffID)
-	}
-	var buf bytes.Buffer
-	if err := writeImageArchive(&buf, []imageSpec{{Tags: []string{"example.org/x:1"}, Layers: []layerFile{a}, Entrypoint: []string{"/usr/local/bin/x"}}}); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{}
-	tr := tar.NewReader(&buf)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(tr)
-		files[h.Name] = data
-	}
-	var manifest []struct {
-		Config   string
-		RepoTags []string
-		Layers   []string
-	}
-	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
-		t.Fatalf("manifest.json: %v", err)
-	}
-	if len(manifest) != 1 || manifest[0].RepoTags[0] != "example.org/x:1" || len(manifest[0].Layers) != 1 {
-		t.Fatalf("manifest %+v", manifest)
-	}
-	if _, ok := files[manifest[0].Layers[0]]; !ok {
-		t.Errorf("layer %s missing from the archive", manifest[0].Layers[0])
-	}
-	var cfg struct {
-		Config struct{ Entrypoint []string }
-		RootFS struct {
-			DiffIDs []string `json:"diff_ids"`
-		} `json:"rootfs"`
-	}
-	if err := json.Unmarshal(files[manifest[0].Config], &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.RootFS.DiffIDs) != 1 || cfg.RootFS.DiffIDs[0] != a.DiffID {
-		t.Errorf("diff_ids %v, want [%s]", cfg.RootFS.DiffIDs, a.DiffID)
-	}
-	if strings.Join(cfg.Config.Entrypoint, " ") != "/usr/local/bin/x" {
-		t.Errorf("entrypoint %v", cfg.Config.Entrypoint)
 	}
 }
 

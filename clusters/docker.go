@@ -7,6 +7,9 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+
+	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/clusters/internal/image"
 )
 
 // docker runs the Docker CLI and returns its trimmed standard output.
@@ -28,7 +31,7 @@ func dockerIn(ctx context.Context, stdin io.Reader, args ...string) (string, err
 		if msg == "" {
 			msg = strings.TrimSpace(out.String())
 		}
-		return "", fmt.Errorf("docker %s: %v: %s", strings.Join(firstN(args, 3), " "), err, tail(msg, 15))
+		return "", fmt.Errorf("docker %s: %v: %s", strings.Join(firstN(args, 3), " "), err, command.Tail(msg, 15))
 	}
 	return strings.TrimSpace(out.String()), nil
 }
@@ -46,10 +49,16 @@ func imageExists(ctx context.Context, ref string) bool {
 	return err == nil
 }
 
+// imageArchitecture is the architecture of a local Docker image, or "".
+func imageArchitecture(ctx context.Context, ref string) string {
+	arch, _ := docker(ctx, "image", "inspect", "--format", "{{.Architecture}}", ref)
+	return arch
+}
+
 // dockerLoad streams images into the Docker daemon.
-func dockerLoad(ctx context.Context, images []imageSpec) error {
+func dockerLoad(ctx context.Context, images ...image.Image) error {
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeImageArchive(pw, images)) }()
+	go func() { pw.CloseWithError(image.Write(pw, images...)) }()
 	_, err := dockerIn(ctx, pr, "load", "-q")
 	pr.Close()
 	return err

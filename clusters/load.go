@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/skewproof/skewproof/clusters/internal/image"
 )
 
 // LoadBinaryImage makes an image named ref that holds one static binary at
@@ -24,18 +26,28 @@ func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoin
 		return err
 	}
 	for _, n := range nodes {
-		af, err := os.Open(archive)
-		if err != nil {
+		if err := importImage(ctx, n, archive, ref); err != nil {
 			return err
 		}
-		_, err = NodeExec(ctx, n, af, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "-")
-		af.Close()
-		if err != nil {
-			return fmt.Errorf("loading %s into node %s: %w", ref, n, err)
-		}
-		if _, err := NodeExec(ctx, n, nil, "ctr", "-n", "k8s.io", "images", "label", fullImageName(ref), "io.cri-containerd.pinned=pinned"); err != nil {
-			return fmt.Errorf("pinning %s on node %s: %w", ref, n, err)
-		}
+	}
+	return nil
+}
+
+// importImage imports the archive into a node's containerd (the k8s.io
+// namespace the kubelet's CRI uses) and pins ref so that the kubelet's
+// image garbage collection keeps it.
+func importImage(ctx context.Context, node, archive, ref string) error {
+	af, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	_, err = NodeExec(ctx, node, af, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "-")
+	af.Close()
+	if err != nil {
+		return fmt.Errorf("loading %s into node %s: %w", ref, node, err)
+	}
+	if _, err := NodeExec(ctx, node, nil, "ctr", "-n", "k8s.io", "images", "label", fullImageName(ref), "io.cri-containerd.pinned=pinned"); err != nil {
+		return fmt.Errorf("pinning %s on node %s: %w", ref, node, err)
 	}
 	return nil
 }
@@ -43,23 +55,15 @@ func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoin
 // WriteBinaryImage writes the image of LoadBinaryImage as a "docker save"
 // archive at archive (work holds temporary files); `docker load` takes it.
 func WriteBinaryImage(archive, work, ref, binary, inImage string, entrypoint []string, extra ...ExtraLayer) error {
-	var layers []layerFile
+	layers := make([]image.Layer, 0, len(extra))
 	for _, e := range extra {
-		layers = append(layers, layerFile{Path: e.Path, DiffID: e.Digest})
+		layers = append(layers, image.Layer{Path: e.Path, DiffID: e.Digest})
 	}
 	img, err := binaryImage(work, ref, binary, inImage, entrypoint, layers...)
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(archive)
-	if err != nil {
-		return err
-	}
-	if err := writeImageArchive(f, []imageSpec{img}); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return image.WriteFile(archive, img)
 }
 
 // fullImageName is the name containerd stores a reference under on import:

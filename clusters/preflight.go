@@ -14,6 +14,8 @@ import (
 	senv "github.com/skewproof/skewproof/suites/env"
 
 	"github.com/skewproof/skewproof/skew"
+
+	"github.com/skewproof/skewproof/clusters/internal/image"
 )
 
 // Status of one preflight check (not a verdict: verdicts are the oracle's,
@@ -204,9 +206,9 @@ func privilegedProbe(ctx context.Context, missing []string) Check {
 			return Check{name, "not tested: " + err.Error(), Warn, ""}
 		}
 		defer os.RemoveAll(dir)
-		lf, err := newLayer().File("/bin/busybox", bb, 0o755).Symlink("/bin/sh", "busybox").Symlink("/bin/sleep", "busybox").Symlink("/bin/true", "busybox").WriteTo(filepath.Join(dir, "layer.tar"))
+		lf, err := image.NewLayer().File("/bin/busybox", bb, 0o755).Symlink("/bin/sh", "busybox").Symlink("/bin/sleep", "busybox").Symlink("/bin/true", "busybox").WriteTo(filepath.Join(dir, "layer.tar"))
 		if err == nil {
-			err = dockerLoad(ctx, []imageSpec{{Tags: []string{probeImage}, Layers: []layerFile{lf}, Labels: map[string]string{"io.skewproof.image": "probe"}}})
+			err = dockerLoad(ctx, image.Image{Tags: []string{probeImage}, Layers: []image.Layer{lf}, Labels: map[string]string{"io.skewproof.image": "probe"}})
 		}
 		if err != nil {
 			return Check{name, "not tested: " + firstLine(err.Error()), Warn, ""}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles/agent"
+	"github.com/skewproof/skewproof/profiles/agentimage"
 )
 
 // AgentImageRef is the agent image name for a skewproof binary and the
@@ -49,19 +50,19 @@ type AgentImage struct {
 
 // agentImage names the agent image of a binary and gathers its extra
 // layers: apparmor_parser with its libraries when the build host's package
-// manager provides Debian's apparmor package (clusters.AppArmorParserLayer);
+// manager provides Debian's apparmor package (agentimage.AppArmorParserLayer);
 // without it the image still builds.
 func agentImage(ctx context.Context, binary string) (AgentImage, []clusters.ExtraLayer, error) {
 	var (
 		img   AgentImage
 		extra []clusters.ExtraLayer
 	)
-	l, err := clusters.AppArmorParserLayer(ctx)
+	l, err := agentimage.AppArmorParserLayer(ctx)
 	switch {
 	case err == nil:
 		extra = append(extra, l)
 		img.AppArmorParser = l.Version
-	case errors.Is(err, clusters.ErrNoAppArmorPackage):
+	case errors.Is(err, agentimage.ErrNoAppArmorPackage):
 		img.Note = "the agent image has no apparmor_parser: " + err.Error()
 	default:
 		return img, nil, fmt.Errorf("adding apparmor_parser to the agent image: %w", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
+	"github.com/skewproof/skewproof/profiles/agentimage"
 	"github.com/skewproof/skewproof/runner"
 )
 
@@ -40,11 +41,11 @@ type Image struct {
 func layers(ctx context.Context, work, skewproof, e2e string) (Image, []clusters.ExtraLayer, error) {
 	var img Image
 	var extra []clusters.ExtraLayer
-	l, err := clusters.AppArmorParserLayer(ctx)
+	l, err := agentimage.AppArmorParserLayer(ctx)
 	switch {
 	case err == nil:
 		extra = append(extra, l)
-	case errors.Is(err, clusters.ErrNoAppArmorPackage):
+	case errors.Is(err, agentimage.ErrNoAppArmorPackage):
 		img.Note = "the image has no apparmor_parser: " + err.Error()
 	default:
 		return img, nil, err

@@ -11,19 +11,28 @@ import (
 	"runtime"
 )
 
+// BuilderVersion is part of every cache key: bump it whenever what the
+// builder produces changes in a way the other inputs do not capture, so that
+// stale artefacts are never reused (every cached artefact is then rebuilt
+// once: Kubernetes from source, the base image with debootstrap).
+//
 // DO NOT bump BuilderVersion for a change of how images are written (the
 // archive writer, image config, layer order): that would recompile every
 // cached Kubernetes release (about 40 minutes on two cores, and CI runs on
 // the same cache). Bump ImageVersion instead: it is part of the keys of
 // node images and image archives only (ImageKey), never of compiled
 // binaries or the debootstrap base.
-const ImageVersion = "1"
-
-// BuilderVersion is part of every cache key: bump it whenever what the
-// builder produces changes in a way the other inputs do not capture, so that
-// stale artefacts are never reused (every cached artefact is then rebuilt
-// once: Kubernetes from source, the base image with debootstrap).
 const BuilderVersion = "4"
+
+// ImageVersion is part of the keys of node images and image archives
+// (ImageKey). "2": archives written with go-containerregistry, with the
+// host's architecture.
+const ImageVersion = "2"
+
+// ImageKey is Key for image archives and node images: it adds ImageVersion.
+func ImageKey(parts ...string) string {
+	return Key(append([]string{"image-format=" + ImageVersion}, parts...)...)
+}
 
 // Key hashes every input of an artefact, together with the builder version
 // and the Go toolchain, into a short content address.
@@ -36,11 +45,6 @@ func Key(parts ...string) string {
 		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// ImageKey is Key for image archives and node images: it adds ImageVersion.
-func ImageKey(parts ...string) string {
-	return Key(append([]string{"image-format=" + ImageVersion}, parts...)...)
 }
 
 // Complete reports whether the entry at dir was completely written.

@@ -47,3 +47,13 @@ func TestAtomicDir(t *testing.T) {
 		t.Errorf("entry content %q, %v", b, err)
 	}
 }
+
+// A change of the image format keys images anew, never compiled binaries.
+func TestImageKeyIsApartFromKey(t *testing.T) {
+	if ImageKey("node", "v1.37.2") == Key("node", "v1.37.2") {
+		t.Error("ImageKey does not add ImageVersion")
+	}
+	if ImageKey("node", "v1.37.2") != Key("image-format="+ImageVersion, "node", "v1.37.2") {
+		t.Error("ImageKey is not Key with the image format first")
+	}
+}

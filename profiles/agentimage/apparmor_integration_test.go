@@ -1,6 +1,6 @@
 //go:build integration
 
-package clusters_test
+package agentimage_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/profiles/agentimage"
 )
 
 // The apparmor_parser layer, built from this host's Debian package, runs in
@@ -20,8 +21,8 @@ import (
 func TestIntegrationAppArmorParserLayer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	l, err := clusters.AppArmorParserLayer(ctx)
-	if errors.Is(err, clusters.ErrNoAppArmorPackage) {
+	l, err := agentimage.AppArmorParserLayer(ctx)
+	if errors.Is(err, agentimage.ErrNoAppArmorPackage) {
 		t.Skipf("this host cannot provide the package: %v", err)
 	}
 	if err != nil {
@@ -39,7 +40,7 @@ func TestIntegrationAppArmorParserLayer(t *testing.T) {
 	t.Cleanup(func() { clusters.Docker(context.Background(), "rmi", ref) })
 	// Both output streams: a warning (e.g. a missing parser.conf) fails too.
 	out, err := clusters.Docker(ctx, "run", "--rm", "--network=none", "--read-only", "--cap-drop=ALL", "--entrypoint", "/bin/busybox", ref,
-		"sh", "-c", clusters.AppArmorParserInImage+" --version 2>&1")
+		"sh", "-c", agentimage.AppArmorParserInImage+" --version 2>&1")
 	if err != nil {
 		t.Fatalf("apparmor_parser --version in the image: %v", err)
 	}

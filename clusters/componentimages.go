@@ -13,6 +13,11 @@ import (
 	"strings"
 
 	senv "github.com/skewproof/skewproof/suites/env"
+
+	"github.com/skewproof/skewproof/clusters/internal/cache"
+	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/clusters/internal/gobuild"
+	"github.com/skewproof/skewproof/clusters/internal/image"
 )
 
 //go:embed assets/pause.go.txt
@@ -58,7 +63,7 @@ var busyboxTagRe = regexp.MustCompile(`configs\[BusyBox\]\s*=\s*Config\{[^,]+,\s
 // e2eBusyBoxRef is the busybox image name the e2e framework of version v asks
 // for (test/utils/image/manifest.go).
 func e2eBusyBoxRef(ctx context.Context, v string) (string, error) {
-	dir, err := moduleDir(ctx, "k8s.io/kubernetes", "v"+trimV(v))
+	dir, err := gobuild.ModuleDir(ctx, "k8s.io/kubernetes", "v"+trimV(v))
 	if err != nil {
 		return "", err
 	}
@@ -80,7 +85,7 @@ const BusyBoxImage = "skewproof.local/busybox:1"
 // etcdBinary builds etcd for a kubeadm etcd image tag such as 3.7.0-0.
 func etcdBinary(ctx context.Context, p *Progress, tag string) (string, error) {
 	v := "v" + strings.SplitN(tag, "-", 2)[0]
-	return buildGoPrograms(ctx, p, goProgramSet{
+	return gobuild.Build(ctx, p, gobuild.ProgramSet{
 		Module:   "go.etcd.io/etcd/server/v3",
 		Version:  v,
 		Programs: map[string]string{"etcd": "go.etcd.io/etcd/server/v3"},
@@ -90,7 +95,7 @@ func etcdBinary(ctx context.Context, p *Progress, tag string) (string, error) {
 
 // corednsBinary builds CoreDNS at the tag kubeadm names.
 func corednsBinary(ctx context.Context, p *Progress, tag string) (string, error) {
-	return buildGoPrograms(ctx, p, goProgramSet{
+	return gobuild.Build(ctx, p, gobuild.ProgramSet{
 		Module:   "github.com/coredns/coredns",
 		Version:  "v" + trimV(tag),
 		Programs: map[string]string{"coredns": "github.com/coredns/coredns"},
@@ -100,12 +105,12 @@ func corednsBinary(ctx context.Context, p *Progress, tag string) (string, error)
 
 // pauseBinary builds the project's own pause program.
 func pauseBinary(ctx context.Context, p *Progress) (string, error) {
-	cache, err := senv.ResolveCacheDir()
+	cacheDir, err := senv.ResolveCacheDir()
 	if err != nil {
 		return "", err
 	}
-	dst := filepath.Join(cache, "bin", "pause-"+cacheKey("pause", string(pauseSource)))
-	err = atomicDir(dst, func(tmp string) error {
+	dst := filepath.Join(cacheDir, "bin", "pause-"+cache.Key("pause", string(pauseSource)))
+	err = cache.AtomicDir(dst, func(tmp string) error {
 		src := filepath.Join(tmp, "src")
 		if err := os.MkdirAll(src, 0o755); err != nil {
 			return err
@@ -116,7 +121,7 @@ func pauseBinary(ctx context.Context, p *Progress) (string, error) {
 		if err := os.WriteFile(filepath.Join(src, "main.go"), pauseSource, 0o644); err != nil {
 			return err
 		}
-		if err := runIn(ctx, src, goEnv(), "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(tmp, "pause"), "."); err != nil {
+		if err := command.Run(ctx, src, gobuild.Env(), "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(tmp, "pause"), "."); err != nil {
 			return err
 		}
 		return os.RemoveAll(src)
@@ -125,18 +130,80 @@ func pauseBinary(ctx context.Context, p *Progress) (string, error) {
 }
 
 // binaryImage is an image holding one static binary.
-func binaryImage(dir, ref, bin, inImage string, entrypoint []string, extra ...layerFile) (imageSpec, error) {
-	lf, err := newLayer().File(inImage, filepath.Join(bin), 0o755).Dir("/tmp", 0o1777).
+func binaryImage(dir, ref, bin, inImage string, entrypoint []string, extra ...image.Layer) (image.Image, error) {
+	lf, err := image.NewLayer().File(inImage, filepath.Join(bin), 0o755).Dir("/tmp", 0o1777).
 		Data("/etc/passwd", []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"), 0o644).
 		Data("/etc/nsswitch.conf", []byte("hosts: files dns\n"), 0o644).
 		WriteTo(filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".tar"))
 	if err != nil {
-		return imageSpec{}, err
+		return image.Image{}, err
 	}
-	return imageSpec{
+	return image.Image{
 		Tags:       []string{ref},
-		Layers:     append(append([]layerFile{}, extra...), lf),
+		Layers:     append(append([]image.Layer{}, extra...), lf),
 		Entrypoint: entrypoint,
 		Labels:     map[string]string{"io.skewproof.image": "component"},
 	}, nil
+}
+
+// componentImages builds the images kubeadm of the control-plane version
+// asks for (the control-plane components only for a control-plane image)
+// and the busybox test image, from the binaries in cpBin and the layers of
+// the base image; pause is the sandbox image's reference.
+func componentImages(ctx context.Context, p *Progress, work string, spec NodeImageSpec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
+	cp := "v" + trimV(spec.ControlPlane)
+	refs, err := kubeadmImages(ctx, filepath.Join(cpBin, "kubeadm"), cp)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, r := range refs {
+		var img image.Image
+		switch r.Name {
+		case "kube-apiserver", "kube-controller-manager", "kube-scheduler":
+			if !spec.IsControlPlane() {
+				continue
+			}
+			img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil)
+		case "kube-proxy":
+			var wrapper image.Layer
+			if wrapper, err = iptablesWrapperLayer(filepath.Join(work, "iptables-wrapper.tar")); err == nil {
+				img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil, base.ToolsLayer, wrapper)
+			}
+		case "etcd":
+			if !spec.IsControlPlane() {
+				continue
+			}
+			var dir string
+			if dir, err = etcdBinary(ctx, p, r.Tag); err == nil {
+				img, err = binaryImage(work, r.Full, filepath.Join(dir, "etcd"), "/usr/local/bin/etcd", nil)
+			}
+		case "coredns":
+			var dir string
+			if dir, err = corednsBinary(ctx, p, r.Tag); err == nil {
+				img, err = binaryImage(work, r.Full, filepath.Join(dir, "coredns"), "/coredns", []string{"/coredns"})
+			}
+		case "pause":
+			var dir string
+			pause = r.Full
+			if dir, err = pauseBinary(ctx, p); err == nil {
+				img, err = binaryImage(work, r.Full, filepath.Join(dir, "pause"), "/pause", []string{"/pause"})
+			}
+		default:
+			return nil, "", fmt.Errorf("kubeadm %s asks for image %s, which skewproof cannot build", spec.ControlPlane, r.Full)
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("building image %s: %w", r.Full, err)
+		}
+		images = append(images, img)
+	}
+	if pause == "" {
+		return nil, "", fmt.Errorf("kubeadm %s listed no pause image", cp)
+	}
+	bbRef, err := e2eBusyBoxRef(ctx, cp)
+	if err != nil {
+		return nil, "", err
+	}
+	images = append(images, image.Image{Tags: []string{bbRef, BusyBoxImage}, Layers: []image.Layer{base.BusyBox}, Cmd: []string{"sh"},
+		Labels: map[string]string{"io.skewproof.image": "test"}})
+	return images, pause, nil
 }

@@ -1,0 +1,90 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/clusters/internal/image"
+)
+
+// stopContainerdScript stops the build container's containerd and waits
+// until it has exited; the process is re-parented to "sleep", which never
+// reaps it, so a zombie counts as stopped.
+const stopContainerdScript = `pkill -x containerd
+for i in $(seq 1 100); do
+	alive=
+	for p in $(pgrep -x containerd); do
+		[ "$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)" = Z ] || alive=1
+	done
+	[ -z "$alive" ] && exit 0
+	sleep 0.2
+done
+echo "containerd did not stop" >&2
+exit 1`
+
+// assembleNodeImage does what kind's node-image build does: a container
+// from the base image receives the files, its containerd imports the images
+// (pinned, not unpacked), and the container is committed as the node image.
+func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive string, images []image.Image) error {
+	name := fmt.Sprintf("%s%d", BuildContainerPrefix, time.Now().UnixNano())
+	if _, err := docker(ctx, "run", "-d", "--name", name,
+		"--privileged", "--security-opt", "seccomp=unconfined", "--entrypoint=sleep", baseRef, "infinity"); err != nil {
+		return err
+	}
+	// Removed with a fresh context: this must happen on interrupt too.
+	defer docker(context.Background(), "rm", "-f", "-v", name)
+	ft, err := os.Open(filesTar)
+	if err != nil {
+		return err
+	}
+	_, err = dockerIn(ctx, ft, "cp", "-", name+":/")
+	ft.Close()
+	if err != nil {
+		return err
+	}
+	if _, err := docker(ctx, "exec", name, "sh", "-c", "nohup containerd >/tmp/containerd.log 2>&1 &"); err != nil {
+		return err
+	}
+	ready := false
+	for i := 0; i < 60 && !ready; i++ {
+		if _, err := docker(ctx, "exec", name, "ctr", "version"); err == nil {
+			ready = true
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if !ready {
+		log, _ := docker(ctx, "exec", name, "cat", "/tmp/containerd.log")
+		return fmt.Errorf("containerd did not start in the build container: %s", command.Tail(log, 10))
+	}
+	af, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	_, err = dockerIn(ctx, af, "exec", "-i", name, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "--all-platforms", "-")
+	af.Close()
+	if err != nil {
+		return err
+	}
+	for _, img := range images {
+		for _, t := range img.Tags {
+			if _, err := docker(ctx, "exec", name, "ctr", "-n", "k8s.io", "images", "label", t, "io.cri-containerd.pinned=pinned"); err != nil {
+				return fmt.Errorf("image %s missing after import: %w", t, err)
+			}
+		}
+	}
+	if _, err := docker(ctx, "exec", name, "sh", "-c", stopContainerdScript); err != nil {
+		return fmt.Errorf("stopping containerd in the build container: %w", err)
+	}
+	_, err = docker(ctx, "commit",
+		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
+		"--change", `CMD []`,
+		"--change", "LABEL io.skewproof.image=node",
+		"--change", "LABEL io.skewproof.node-tag="+strings.SplitN(strings.TrimPrefix(ref, NodeImageRepo+":"), "-", 2)[0],
+		name, ref)
+	return err
+}

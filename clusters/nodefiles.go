@@ -1,0 +1,37 @@
+package clusters
+
+import (
+	"path/filepath"
+
+	"github.com/skewproof/skewproof/clusters/internal/image"
+)
+
+const defaultStorageManifest = `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "true"
+provisioner: kubernetes.io/host-path
+`
+
+// nodeFiles is the layer of files added to the base image: kubeadm and
+// kubectl of the control plane (from cpBin), the node's kubelet, the
+// versions, kind's default storage class, the containerd configuration
+// with the sandbox image pause, the closed registry hosts, and the
+// restricted runtimes.
+func nodeFiles(cpBin, kubeletPath, cp, kl, pause string) *image.LayerBuilder {
+	files := image.NewLayer().
+		File("/usr/bin/kubeadm", filepath.Join(cpBin, "kubeadm"), 0o755).
+		File("/usr/bin/kubectl", filepath.Join(cpBin, "kubectl"), 0o755).
+		File("/usr/bin/kubelet", kubeletPath, 0o755).
+		Data("/kind/version", []byte(cp+"\n"), 0o644).
+		Data("/kind/skewproof-kubelet-version", []byte(kl+"\n"), 0o644).
+		Data("/kind/manifests/default-storage.yaml", []byte(defaultStorageManifest), 0o644).
+		Data("/etc/containerd/config.toml", []byte(containerdConfig(pause)), 0o644).
+		Data("/etc/containerd/certs.d/_default/hosts.toml", []byte(closedRegistryHosts), 0o644)
+	for _, r := range restrictedRuntimes {
+		files = files.Data(r.binary, []byte(r.script()), 0o755)
+	}
+	return files
+}

@@ -1,0 +1,76 @@
+package clusters
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Runtime handlers of every node image whose OCI runtime drops one
+// security setting from the container's OCI spec before runc sees it: the
+// "runtime without seccomp support" rows of KEP-135's failure table and the
+// "runtime without AppArmor support" row of KEP-24's. A RuntimeClass with
+// the handler's name selects one.
+const (
+	NoSeccompHandler  = "skewproof-noseccomp"
+	NoAppArmorHandler = "skewproof-noapparmor"
+)
+
+// RestrictedRuntimeHandlers are the handlers above, in a stable order.
+func RestrictedRuntimeHandlers() []string {
+	hs := make([]string, len(restrictedRuntimes))
+	for i, r := range restrictedRuntimes {
+		hs[i] = r.handler
+	}
+	return hs
+}
+
+// restrictedRuntime is one of those handlers: its containerd runtime is
+// binary, a wrapper around runc that deletes field (a jq path) from the
+// bundle's config.json.
+type restrictedRuntime struct {
+	handler, binary, field, lacks string
+}
+
+var restrictedRuntimes = []restrictedRuntime{
+	{handler: NoSeccompHandler, binary: "/usr/local/sbin/runc-no-seccomp", field: ".linux.seccomp", lacks: "seccomp"},
+	{handler: NoAppArmorHandler, binary: "/usr/local/sbin/runc-no-apparmor", field: ".process.apparmorProfile", lacks: "AppArmor"},
+}
+
+// nodeRunc is the runc of the node images.
+const nodeRunc = "/usr/local/sbin/runc"
+
+// script is the wrapper's text.
+func (r restrictedRuntime) script() string { return fieldDroppingRuntime(r.field, r.lacks, nodeRunc) }
+
+// fieldDroppingRuntime is an OCI runtime that, on "create" and "run",
+// deletes field from the bundle's config.json and then execs runc with the
+// same arguments.
+func fieldDroppingRuntime(field, lacks, runc string) string {
+	return `#!/bin/sh
+# written by skewproof: runc without ` + lacks + ` support (deletes ` + field + ` from the OCI spec)
+bundle=.
+sub=
+prev=
+for a in "$@"; do
+	case "$prev" in --bundle|-b) bundle=$a ;; esac
+	case "$a" in --bundle=*) bundle=${a#--bundle=} ;; create|run) [ -z "$sub" ] && sub=$a ;; esac
+	prev=$a
+done
+if [ -n "$sub" ] && [ -f "$bundle/config.json" ]; then
+	jq 'del(` + field + `)' "$bundle/config.json" > "$bundle/config.json.skewproof" && mv "$bundle/config.json.skewproof" "$bundle/config.json"
+fi
+exec ` + runc + ` "$@"
+`
+}
+
+// restrictedRuntimesConfig is the containerd configuration of the handlers.
+func restrictedRuntimesConfig() string {
+	var b strings.Builder
+	for _, r := range restrictedRuntimes {
+		t := `[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.` + r.handler + `]`
+		fmt.Fprintf(&b, "# A runtime without %s support: its runtime deletes %s from the OCI spec.\n", r.lacks, r.field)
+		fmt.Fprintf(&b, "%s\n  runtime_type = \"io.containerd.runc.v2\"\n  base_runtime_spec = \"/etc/containerd/cri-base.json\"\n", t)
+		fmt.Fprintf(&b, "  %s.options]\n    SystemdCgroup = true\n    BinaryName = %q\n\n", strings.TrimSuffix(t, "]"), r.binary)
+	}
+	return b.String()
+}
