@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/reporters"
+
+	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // JUnitFile is the merged JUnit file of a report.
@@ -30,6 +33,9 @@ func WriteJUnit(w io.Writer, runs []Run) error {
 				ts = s.Timestamp
 			}
 			for _, tc := range s.TestCases {
+				if tc.Status == "" {
+					tc.Status = statusOf(reports.ResultOf(tc).Verdict)
+				}
 				switch {
 				case tc.Failure != nil:
 					js.Failures++
@@ -68,6 +74,18 @@ func WriteJUnit(w io.Writer, runs []Run) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// statusOf is the Ginkgo spec state a verdict corresponds to, for the
+// status attribute of a test case written without one.
+func statusOf(v skew.Verdict) string {
+	switch v {
+	case skew.Fail:
+		return "failed"
+	case skew.Skip:
+		return "skipped"
+	}
+	return "passed"
 }
 
 // shortText is s cut to its first line.
