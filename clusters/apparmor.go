@@ -20,8 +20,8 @@ import (
 // variable; both are bind mounts made when the node container is created,
 // so the node image stays the same.
 
-// SecurityFS is where securityfs is mounted, on the host and in nodes.
-const SecurityFS = "/sys/kernel/security"
+// securityFS is where securityfs is mounted, on the host and in nodes.
+const securityFS = "/sys/kernel/security"
 
 // containerdAppArmorDropIn is the containerd.service drop-in of nodes on
 // an AppArmor host.
@@ -30,8 +30,8 @@ const containerdAppArmorDropIn = `# skewproof: containerd applies AppArmor only 
 UnsetEnvironment=container
 `
 
-// ContainerdDropInPath is where the drop-in is mounted in a node.
-const ContainerdDropInPath = "/etc/systemd/system/containerd.service.d/20-skewproof-apparmor.conf"
+// containerdDropInPath is where the drop-in is mounted in a node.
+const containerdDropInPath = "/etc/systemd/system/containerd.service.d/20-skewproof-apparmor.conf"
 
 // writeContainerdAppArmorDropIn writes the drop-in into the cache
 // directory (a fixed path: the nodes' bind mounts refer to it as long as
@@ -55,7 +55,7 @@ func writeContainerdAppArmorDropIn() (string, error) {
 // the host's securityfs and the containerd drop-in at dropIn.
 func nodeAppArmorMounts(dropIn string) []v1alpha4.Mount {
 	return []v1alpha4.Mount{
-		{HostPath: SecurityFS, ContainerPath: SecurityFS},
-		{HostPath: dropIn, ContainerPath: ContainerdDropInPath, Readonly: true},
+		{HostPath: securityFS, ContainerPath: securityFS},
+		{HostPath: dropIn, ContainerPath: containerdDropInPath, Readonly: true},
 	}
 }

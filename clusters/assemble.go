@@ -84,7 +84,7 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
 		"--change", `CMD []`,
 		"--change", "LABEL io.skewproof.image=node",
-		"--change", "LABEL io.skewproof.node-tag="+strings.SplitN(strings.TrimPrefix(ref, NodeImageRepo+":"), "-", 2)[0],
+		"--change", "LABEL io.skewproof.node-tag="+strings.SplitN(strings.TrimPrefix(ref, nodeImageRepo+":"), "-", 2)[0],
 		name, ref)
 	return err
 }

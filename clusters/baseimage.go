@@ -26,8 +26,8 @@ import (
 const (
 	debianSuite  = "trixie"
 	debianMirror = "http://deb.debian.org/debian"
-	// KindVersion is the sigs.k8s.io/kind release whose base-image files are
-	// used; it must match go.mod (checked by a unit test).
+	// kindModule is the module whose base-image files are used, at the
+	// version go.mod requires (kindVersion; checked by a unit test).
 	kindModule = "sigs.k8s.io/kind"
 )
 
@@ -42,8 +42,8 @@ var basePackages = []string{
 	"busybox-static", "apparmor",
 }
 
-// KindVersion returns the version of sigs.k8s.io/kind this binary is built with.
-func KindVersion() string {
+// kindVersion returns the version of sigs.k8s.io/kind this binary is built with.
+func kindVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == kindModule {
@@ -104,9 +104,9 @@ var toolsPaths = []string{
 	"/bin/sh", "/usr/bin/busybox",
 }
 
-// BuildBase builds (or finds in the cache) the base node image.
-func BuildBase(ctx context.Context, p *Progress) (*baseImage, error) {
-	kindVer := KindVersion()
+// buildBase builds (or finds in the cache) the base node image.
+func buildBase(ctx context.Context, p *Progress) (*baseImage, error) {
+	kindVer := kindVersion()
 	kindDir, err := gobuild.ModuleDir(ctx, kindModule, kindVer)
 	if err != nil {
 		return nil, fmt.Errorf("reading kind's base-image files: %w", err)

@@ -280,7 +280,7 @@ func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmor
 		want++
 	}
 	if err := p.Timed("waiting for nodes Ready and kube-system pods ready", func() error {
-		return WaitReady(ctx, cs, want, o.ReadyTimeout)
+		return waitReady(ctx, cs, want, o.ReadyTimeout)
 	}); err != nil {
 		return nil, err
 	}

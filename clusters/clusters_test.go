@@ -29,8 +29,8 @@ func TestKindVersionMatchesGoMod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(raw), kindModule+" "+KindVersion()) {
-		t.Errorf("KindVersion() = %s, not the version go.mod requires", KindVersion())
+	if !strings.Contains(string(raw), kindModule+" "+kindVersion()) {
+		t.Errorf("kindVersion() = %s, not the version go.mod requires", kindVersion())
 	}
 }
 
@@ -192,11 +192,11 @@ func TestNodeAppArmorMounts(t *testing.T) {
 		t.Fatalf("drop-in %s: %q, %v", path, b, err)
 	}
 	ms := nodeAppArmorMounts(path)
-	if len(ms) != 2 || ms[0].HostPath != SecurityFS || ms[0].ContainerPath != SecurityFS || ms[0].Readonly ||
-		ms[1].HostPath != path || ms[1].ContainerPath != ContainerdDropInPath || !ms[1].Readonly {
+	if len(ms) != 2 || ms[0].HostPath != securityFS || ms[0].ContainerPath != securityFS || ms[0].Readonly ||
+		ms[1].HostPath != path || ms[1].ContainerPath != containerdDropInPath || !ms[1].Readonly {
 		t.Errorf("mounts %+v", ms)
 	}
-	if !strings.HasPrefix(ContainerdDropInPath, "/etc/systemd/system/containerd.service.d/") {
-		t.Errorf("the drop-in must be a containerd.service drop-in: %s", ContainerdDropInPath)
+	if !strings.HasPrefix(containerdDropInPath, "/etc/systemd/system/containerd.service.d/") {
+		t.Errorf("the drop-in must be a containerd.service drop-in: %s", containerdDropInPath)
 	}
 }

@@ -23,29 +23,29 @@ import (
 //go:embed assets/pause.go.txt
 var pauseSource []byte
 
-// ImageRef is a parsed image reference registry/repository:tag.
-type ImageRef struct {
+// imageRef is a parsed image reference registry/repository:tag.
+type imageRef struct {
 	Full string // registry.k8s.io/etcd:3.7.0-0
 	Name string // last path element: etcd
 	Tag  string // 3.7.0-0
 }
 
-func parseImageRef(s string) ImageRef {
+func parseImageRef(s string) imageRef {
 	s = strings.TrimSpace(s)
 	name, tag := s, "latest"
 	if i := strings.LastIndex(s, ":"); i > strings.LastIndex(s, "/") {
 		name, tag = s[:i], s[i+1:]
 	}
-	return ImageRef{Full: s, Name: name[strings.LastIndex(name, "/")+1:], Tag: tag}
+	return imageRef{Full: s, Name: name[strings.LastIndex(name, "/")+1:], Tag: tag}
 }
 
 // kubeadmImages asks kubeadm which images a cluster of its version needs.
-func kubeadmImages(ctx context.Context, kubeadm, version string) ([]ImageRef, error) {
+func kubeadmImages(ctx context.Context, kubeadm, version string) ([]imageRef, error) {
 	out, err := exec.CommandContext(ctx, kubeadm, "config", "images", "list", "--kubernetes-version", "v"+trimV(version)).Output()
 	if err != nil {
 		return nil, fmt.Errorf("kubeadm config images list: %w", err)
 	}
-	var refs []ImageRef
+	var refs []imageRef
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		if l := strings.TrimSpace(sc.Text()); l != "" {

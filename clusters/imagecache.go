@@ -14,7 +14,7 @@ import (
 func ListImages(ctx context.Context) (string, error) {
 	out, err := docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.CreatedSince}}")
 	if err != nil {
-		return "", DockerUnavailableError(err)
+		return "", dockerUnavailableError(err)
 	}
 	var b strings.Builder
 	fmt.Fprintln(&b, "IMAGE\tSIZE\tCREATED")
@@ -43,7 +43,7 @@ func dirSize(dir string) string {
 func PruneImages(ctx context.Context, p *Progress) error {
 	out, err := docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}")
 	if err != nil {
-		return DockerUnavailableError(err)
+		return dockerUnavailableError(err)
 	}
 	for _, ref := range strings.Fields(out) {
 		if _, err := docker(ctx, "rmi", ref); err != nil {

@@ -14,7 +14,7 @@ import (
 // skewproof network or with skewproof node images).
 func List(ctx context.Context) ([]string, error) {
 	if _, err := docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
-		return nil, DockerUnavailableError(err)
+		return nil, dockerUnavailableError(err)
 	}
 	out, err := docker(ctx, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster", "--format", `{{.Label "io.x-k8s.kind.cluster"}} {{.Networks}}`)
 	if err != nil {
@@ -43,9 +43,9 @@ func List(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// DockerUnavailableError is the one-line error for a Docker daemon that does
+// dockerUnavailableError is the one-line error for a Docker daemon that does
 // not answer.
-func DockerUnavailableError(err error) error {
+func dockerUnavailableError(err error) error {
 	return fmt.Errorf("the Docker daemon is not reachable (%s); start it, e.g. 'sudo hack/setup-host.sh'", firstLine(err.Error()))
 }
 

@@ -13,7 +13,7 @@ import (
 // LoadBinaryImage makes an image named ref that holds one static binary at
 // inImage (with /tmp, /etc/passwd) on top of the extra layers, and imports
 // it, pinned, into the containerd of each named node (a kind node container
-// or a UML node, through NodeExec).
+// or a UML node, through nodeExec).
 // Nothing is pulled or pushed.
 func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoint []string, nodes []string, extra ...ExtraLayer) error {
 	dir, err := os.MkdirTemp("", "skewproof-image-")
@@ -41,12 +41,12 @@ func importImage(ctx context.Context, node, archive, ref string) error {
 	if err != nil {
 		return err
 	}
-	_, err = NodeExec(ctx, node, af, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "-")
+	_, err = nodeExec(ctx, node, af, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "-")
 	af.Close()
 	if err != nil {
 		return fmt.Errorf("loading %s into node %s: %w", ref, node, err)
 	}
-	if _, err := NodeExec(ctx, node, nil, "ctr", "-n", "k8s.io", "images", "label", fullImageName(ref), "io.cri-containerd.pinned=pinned"); err != nil {
+	if _, err := nodeExec(ctx, node, nil, "ctr", "-n", "k8s.io", "images", "label", fullImageName(ref), "io.cri-containerd.pinned=pinned"); err != nil {
 		return fmt.Errorf("pinning %s on node %s: %w", ref, node, err)
 	}
 	return nil

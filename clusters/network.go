@@ -20,7 +20,7 @@ func waitPodCIDRs(ctx context.Context, cs kubernetes.Interface, want int, timeou
 		infos   []NodeInfo
 		listErr error
 	)
-	// The API is asked with ctx, not the poll's deadline (as in WaitReady).
+	// The API is asked with ctx, not the poll's deadline (as in waitReady).
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(context.Context) (bool, error) {
 		infos, listErr = nodeInfos(ctx, cs)
 		ok := listErr == nil && len(infos) == want

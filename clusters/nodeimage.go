@@ -54,13 +54,13 @@ const BuildContainerPrefix = "skewproof-build-"
 // nodeImageRevision changes whenever the node-image assembly changes.
 const nodeImageRevision = "2"
 
-// NodeImageRepo is the repository of the node images skewproof builds.
-const NodeImageRepo = "skewproof-node"
+// nodeImageRepo is the repository of the node images skewproof builds.
+const nodeImageRepo = "skewproof-node"
 
 // BuildNodeImage builds (or finds in the cache) the node image for spec and
 // returns its reference.
 func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (string, error) {
-	base, err := BuildBase(ctx, p)
+	base, err := buildBase(ctx, p)
 	if err != nil {
 		return "", err
 	}
@@ -70,7 +70,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		parts = append(parts, r.binary, r.script())
 	}
 	key := cache.ImageKey(parts...)
-	ref := NodeImageRepo + ":" + spec.Tag() + "-" + key
+	ref := nodeImageRepo + ":" + spec.Tag() + "-" + key
 	if imageExists(ctx, ref) {
 		p.Step("node image %s: cached", ref)
 		return ref, nil

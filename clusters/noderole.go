@@ -2,12 +2,12 @@ package clusters
 
 import corev1 "k8s.io/api/core/v1"
 
-// ControlPlaneLabel is kubeadm's role label of control-plane nodes (also
+// controlPlaneLabel is kubeadm's role label of control-plane nodes (also
 // the key of their NoSchedule taint).
-const ControlPlaneLabel = "node-role.kubernetes.io/control-plane"
+const controlPlaneLabel = "node-role.kubernetes.io/control-plane"
 
 // IsControlPlane says whether a node is a control-plane node.
 func IsControlPlane(n *corev1.Node) bool {
-	_, cp := n.Labels[ControlPlaneLabel]
+	_, cp := n.Labels[controlPlaneLabel]
 	return cp
 }

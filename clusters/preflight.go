@@ -52,9 +52,9 @@ func (r Report) CanRunClusters() bool {
 	return true
 }
 
-// MinFreeDiskGiB is the free space a cold build and one cluster need where
+// minFreeDiskGiB is the free space a cold build and one cluster need where
 // images are cached and where Docker keeps them.
-const MinFreeDiskGiB = 20
+const minFreeDiskGiB = 20
 
 // DetectHost reads the host facts without Docker.
 func DetectHost() skew.HostFacts {
@@ -134,9 +134,9 @@ func diskCheck(name, dir string) Check {
 		if err := syscall.Statfs(d, &st); err == nil {
 			gib := float64(st.Bavail) * float64(st.Bsize) / (1 << 30)
 			c := Check{name, fmt.Sprintf("%.1f GiB", gib), OK, ""}
-			if gib < MinFreeDiskGiB {
+			if gib < minFreeDiskGiB {
 				c.Status = Fail
-				c.Remedy = fmt.Sprintf("free at least %d GiB ('skewproof images prune', 'docker system prune')", MinFreeDiskGiB)
+				c.Remedy = fmt.Sprintf("free at least %d GiB ('skewproof images prune', 'docker system prune')", minFreeDiskGiB)
 			}
 			return c
 		}

@@ -38,9 +38,9 @@ func nodeInfos(ctx context.Context, cs kubernetes.Interface) ([]NodeInfo, error)
 	return out, nil
 }
 
-// WaitReady waits until want nodes are Ready and every kube-system pod is
+// waitReady waits until want nodes are Ready and every kube-system pod is
 // ready (or has succeeded).
-func WaitReady(ctx context.Context, cs kubernetes.Interface, want int, timeout time.Duration) error {
+func waitReady(ctx context.Context, cs kubernetes.Interface, want int, timeout time.Duration) error {
 	var problem string
 	// The API is asked with ctx, not the poll's deadline, so that the last
 	// look reports the cluster's state rather than the deadline.

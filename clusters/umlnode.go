@@ -200,9 +200,9 @@ func appArmorNodeClusters() []string {
 	return out
 }
 
-// NodeExec runs a command on a node of a skewproof cluster: docker exec for
+// nodeExec runs a command on a node of a skewproof cluster: docker exec for
 // a kind node, the exec directory for a UML node. stdin may be nil.
-func NodeExec(ctx context.Context, node string, stdin io.Reader, args ...string) (string, error) {
+func nodeExec(ctx context.Context, node string, stdin io.Reader, args ...string) (string, error) {
 	if n := umlNode(node); n != nil {
 		return n.Exec(ctx, stdin, args...)
 	}
