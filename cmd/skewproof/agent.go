@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"os/exec"
 	"time"
@@ -68,28 +68,28 @@ func (o agentOptions) run(ctx context.Context) error {
 	}
 	dyn, core := c.Dynamic, c.Core
 	os.Remove(agent.ReadyFile)
-	logger := log.New(os.Stderr, "", log.LstdFlags)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	a, err := agent.New(agent.Config{Node: o.node, Namespace: o.ns, SeccompRoot: o.root, Dynamic: dyn, Core: core,
-		Resync: o.resync, Logf: logger.Printf, NoAppArmorLoad: !o.loadAppArmor, StaticPodDir: o.staticPodDir, StaticPodPath: o.staticPodPath})
+		Resync: o.resync, Log: logger, NoAppArmorLoad: !o.loadAppArmor, StaticPodDir: o.staticPodDir, StaticPodPath: o.staticPodPath})
 	if err != nil {
 		return usagef("%v", err)
 	}
 	if ok, why := agent.AppArmorEnabled(agent.DefaultAppArmorEnabledFile); !ok {
-		logger.Printf("node %s: AppArmor profiles will be reported Unsupported: %s", o.node, why)
+		logger.Info("AppArmor profiles will be reported Unsupported", "node", o.node, "why", why)
 	} else if !o.loadAppArmor {
-		logger.Printf("node %s: AppArmor is enabled, but this agent may not load profiles (--apparmor-load=false)", o.node)
+		logger.Info("AppArmor is enabled, but this agent may not load profiles (--apparmor-load=false)", "node", o.node)
 	} else if p, err := exec.LookPath("apparmor_parser"); err != nil {
-		logger.Printf("node %s: AppArmor is enabled, but the agent image has no apparmor_parser: AppArmor profiles will fail", o.node)
+		logger.Warn("AppArmor is enabled, but the agent image has no apparmor_parser: AppArmor profiles will fail", "node", o.node)
 	} else {
-		logger.Printf("node %s: AppArmor is enabled; loading AppArmor profiles with %s", o.node, p)
+		logger.Info("AppArmor is enabled; loading AppArmor profiles", "node", o.node, "parser", p)
 	}
-	logger.Printf("node %s: keeping the profiles of namespace %s under %s", o.node, o.ns, a.Dir())
+	logger.Info("keeping the profiles of a namespace", "node", o.node, "namespace", o.ns, "dir", a.Dir())
 	if o.staticPodDir != "" {
-		logger.Printf("node %s: writing the StaticPods of namespace %s into %s", o.node, o.ns, o.staticPodPath)
+		logger.Info("writing the StaticPods of a namespace", "node", o.node, "namespace", o.ns, "dir", o.staticPodPath)
 	}
 	return a.Run(ctx, func() {
 		if err := os.WriteFile(agent.ReadyFile, []byte("ok\n"), 0o644); err != nil {
-			logger.Printf("writing %s: %v", agent.ReadyFile, err)
+			logger.Error("writing the ready file", "file", agent.ReadyFile, "err", err)
 		}
 	})
 }

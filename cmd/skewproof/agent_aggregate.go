@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"sort"
 	"time"
@@ -48,14 +48,14 @@ func runAggregate(ctx context.Context, ns, kubeconfig string, interval time.Dura
 		return err
 	}
 	dyn, core := cl.Dynamic, cl.Core
-	logger := log.New(os.Stderr, "", log.LstdFlags)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	// The expected nodes come from an informer on the Linux nodes (the agent
 	// DaemonSet tolerates every taint: every Linux node is expected).
 	nodeFactory := informers.NewSharedInformerFactoryWithOptions(core, interval,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "kubernetes.io/os=linux" }))
 	nodes := nodeFactory.Core().V1().Nodes()
 	c := &status.Controller{
-		Dyn: dyn, Namespace: ns, Interval: interval, Logf: logger.Printf,
+		Dyn: dyn, Namespace: ns, Interval: interval, Log: logger,
 		Nodes: func(ctx context.Context) ([]string, error) {
 			l, err := nodes.Lister().List(labels.Everything())
 			if err != nil {
@@ -80,7 +80,7 @@ func runAggregate(ctx context.Context, ns, kubeconfig string, interval time.Dura
 	if !cache.WaitForCacheSync(ctx.Done(), nodes.Informer().HasSynced) {
 		return fmt.Errorf("listing the nodes: %w", ctx.Err())
 	}
-	logger.Printf("aggregating the profiles of namespace %s", ns)
+	logger.Info("aggregating the profiles of a namespace", "namespace", ns)
 	err = c.Run(ctx)
 	nodeFactory.Shutdown()
 	return err

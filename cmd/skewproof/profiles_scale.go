@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/status"
@@ -87,13 +88,10 @@ func (o scaleOptions) run(ctx context.Context, flags []string) error {
 	if err := c.InstallCRDs(ctx); err != nil {
 		return err
 	}
-	start := time.Now()
-	logf := func(f string, a ...any) {
-		fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(f, a...))
-	}
-	logf("namespace %s: %d simulated nodes × %d profiles, %d writers at ≤%.0f requests/s", o.ns, o.nodes, o.nprof, o.workers, o.qps)
+	p := clusters.NewProgress(os.Stderr)
+	p.Step("namespace %s: %d simulated nodes × %d profiles, %d writers at ≤%.0f requests/s", o.ns, o.nodes, o.nprof, o.workers, o.qps)
 	r, err := status.Bench(ctx, dyn, status.BenchOptions{Namespace: o.ns, Nodes: o.nodes, Profiles: o.nprof, Workers: o.workers,
-		FailedNode: o.nodes / 2, Logf: logf, GCTimeout: o.gcTimeout})
+		FailedNode: o.nodes / 2, Log: p.Logger(), GCTimeout: o.gcTimeout})
 	if err != nil {
 		return fmt.Errorf("scale benchmark: %w (namespace %s is being deleted)", err, o.ns)
 	}

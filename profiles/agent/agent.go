@@ -19,6 +19,8 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"time"
@@ -67,7 +69,8 @@ type Config struct {
 	// looked at again, so failed installs are retried, and files and
 	// AppArmor profiles of deleted profiles are swept.
 	Resync time.Duration
-	Logf   func(format string, args ...any)
+	// Log receives what the agent does and every error (default: nothing).
+	Log *slog.Logger
 }
 
 // Agent installs the profiles of one namespace on one node.
@@ -129,8 +132,8 @@ func New(cfg Config) (*Agent, error) {
 }
 
 func (a *Agent) logf(format string, args ...any) {
-	if a.cfg.Logf != nil {
-		a.cfg.Logf(format, args...)
+	if a.cfg.Log != nil {
+		a.cfg.Log.Info(fmt.Sprintf(format, args...))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -36,7 +37,8 @@ type BenchOptions struct {
 	FailedNode int
 	// NodeName names simulated node i (default scale-node-%05d).
 	NodeName func(i int) string
-	Logf     func(format string, args ...any)
+	// Log receives the bench's progress (default: nothing).
+	Log *slog.Logger
 	// Keep leaves the namespace behind.
 	Keep bool
 	// GCTimeout bounds the wait for the garbage collector (default 15m);
@@ -94,9 +96,10 @@ func Bench(ctx context.Context, dyn dynamic.Interface, o BenchOptions) (BenchRes
 	if o.NodeName == nil {
 		o.NodeName = DefaultBenchNodeName
 	}
-	logf := o.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			o.Log.Info(fmt.Sprintf(format, args...))
+		}
 	}
 	res := BenchResult{Nodes: o.Nodes, Profiles: o.Profiles}
 	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",

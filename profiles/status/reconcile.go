@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sort"
 	"strings"
@@ -142,8 +143,8 @@ type Controller struct {
 	// Interval is the informers' resync period (default 10s): every profile
 	// is reconciled again at least that often.
 	Interval time.Duration
-	// Logf, when set, reports each status change and error.
-	Logf func(format string, args ...any)
+	// Log, when set, receives each status change and error.
+	Log *slog.Logger
 
 	once     sync.Once
 	queue    kick.Queue
@@ -323,7 +324,7 @@ func counts(m map[api.Status]int32) string {
 }
 
 func (c *Controller) logf(format string, args ...any) {
-	if c.Logf != nil {
-		c.Logf(format, args...)
+	if c.Log != nil {
+		c.Log.Info(fmt.Sprintf(format, args...))
 	}
 }

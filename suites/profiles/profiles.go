@@ -3,6 +3,7 @@ package profiles
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand"
 	"path"
 	"strings"
@@ -321,7 +322,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			n := env.ScaleNodes
 			r, err := status.Bench(ctx, env.Cluster.Dynamic, status.BenchOptions{
 				Namespace: fmt.Sprintf("skewproof-scale-%04d", rand.Intn(10000)), Nodes: n, Profiles: 3, Workers: 8,
-				FailedNode: n / 2, Logf: func(f string, a ...any) { GinkgoWriter.Printf(f+"\n", a...) }})
+				FailedNode: n / 2, Log: slog.New(slog.NewTextHandler(GinkgoWriter, nil))})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(r.Written).To(Equal(3 * n))
 			Expect(r.LargestNodeStatusBytes).To(BeNumerically("<", 4096), "a node status must stay tiny")
