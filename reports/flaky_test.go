@@ -34,3 +34,24 @@ func TestFromSpecFlaky(t *testing.T) {
 		t.Errorf("failed twice: %+v; want fail", r)
 	}
 }
+
+// A flaky result round-trips through JUnit with its earlier failure, and
+// is not written as a <failure> (it passed on its retry).
+func TestFlakyJUnitRoundTrip(t *testing.T) {
+	var buf strings.Builder
+	in := Result{Name: "[seccomp/kubelet/enforce] t", ID: "seccomp/kubelet/enforce", Verdict: skew.Flaky,
+		Reason: "pass on attempt 2 of 2 after a failure;", Failure: "Failure recorded during attempt 1:\nboom"}
+	if err := WriteJUnit(&buf, Suite{Name: "seccomp", Results: []Result{in}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "<failure") || !strings.Contains(buf.String(), "<system-err>") {
+		t.Errorf("flaky case written as:\n%s", buf.String())
+	}
+	s, err := ReadJUnit(strings.NewReader(buf.String()))
+	if err != nil || len(s) != 1 || len(s[0].Results) != 1 {
+		t.Fatalf("%v %+v", err, s)
+	}
+	if got := s[0].Results[0]; got.Verdict != skew.Flaky || got.Failure != in.Failure {
+		t.Errorf("read back %+v", got)
+	}
+}

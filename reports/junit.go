@@ -102,6 +102,9 @@ type junitTestCase struct {
 	Properties *junitProps   `xml:"properties,omitempty"`
 	Failure    *junitMessage `xml:"failure,omitempty"`
 	Skipped    *junitMessage `xml:"skipped,omitempty"`
+	// SystemErr of a flaky case holds the failure of the earlier attempt
+	// (not a <failure>: the spec passed on its retry).
+	SystemErr string `xml:"system-err,omitempty"`
 }
 
 type junitMessage struct {
@@ -150,6 +153,8 @@ func WriteJUnit(w io.Writer, suites ...Suite) error {
 			case skew.Skip:
 				tc.Skipped = &junitMessage{Message: r.Reason}
 				js.Skipped++
+			case skew.Flaky:
+				tc.SystemErr = r.Failure
 			}
 			js.Tests++
 			js.Time += r.Duration.Seconds()
@@ -263,6 +268,8 @@ func ResultOf(tc reporters.JUnitTestCase) Result {
 	switch {
 	case (tc.Failure != nil || tc.Error != nil) && r.Verdict == skew.Flaky:
 		r.Failure = failure
+	case r.Verdict == skew.Flaky:
+		r.Failure = strings.TrimSpace(tc.SystemErr)
 	case tc.Failure != nil || tc.Error != nil:
 		r.Verdict, r.Failure = skew.Fail, failure
 	case tc.Skipped != nil && r.Verdict == "":
