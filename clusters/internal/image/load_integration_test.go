@@ -103,6 +103,11 @@ func TestIntegrationContainerdImport(t *testing.T) {
 		for _, n := range strings.Fields(names) {
 			run(bg, "ctr", "-a", sock, "-n", ns, "images", "rm", "--sync", n)
 		}
+		// Blobs of an import that failed belong to no image.
+		blobs, _ := run(bg, "ctr", "-a", sock, "-n", ns, "content", "ls", "-q")
+		for _, d := range strings.Fields(blobs) {
+			run(bg, "ctr", "-a", sock, "-n", ns, "content", "rm", d)
+		}
 		if _, err := run(bg, "ctr", "-a", sock, "namespaces", "rm", ns); err != nil {
 			t.Errorf("removing the test namespace: %v", err)
 		}
