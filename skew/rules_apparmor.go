@@ -36,7 +36,6 @@ var (
 	aaBeforeFields = win("", "1.30")
 	aaFields       = win("1.30", "")
 	aaPhase1       = win("1.30", "1.34")
-	aaPhase2       = win("1.34", "1.36")
 	aaPhase3       = win("1.36", "")
 	aaPhase12      = win("1.30", "1.36")
 	aaPhase23      = win("1.34", "")

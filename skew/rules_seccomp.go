@@ -22,7 +22,6 @@ const seccompKEP = "KEP-135"
 var (
 	// KEP: "If this feature is implemented in v1.19, I propose v1.23 as a
 	// target for removal of the old behavior" (§Upgrade / Downgrade).
-	seccompFieldsFrom        = "1.19"
 	seccompKEPSyncWindow     = win("1.19", "1.23")
 	seccompUpstreamSyncWin   = win("1.19", "1.27")
 	seccompBeforeFields      = win("", "1.19")

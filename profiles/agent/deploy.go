@@ -87,10 +87,6 @@ type Object struct {
 // Namespaced reports whether the object lives in a namespace.
 func (o Object) Namespaced() bool { return o.Object.GetNamespace() != "" }
 
-func gvr(g, v, r string) schema.GroupVersionResource {
-	return schema.GroupVersionResource{Group: g, Version: v, Resource: r}
-}
-
 // Objects returns what the agent needs, in apply order: the namespace,
 // service accounts and RBAC, the admission policy (optional), the agent
 // DaemonSet and the aggregator Deployment. CRDs are separate (api.CRDs).

@@ -30,7 +30,7 @@ func inClusterKubeconfig() (string, kubernetes.Interface, error) {
 		return "", nil, err
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthority: rc.TLSClientConfig.CAFile}
+	cfg.Clusters["in-cluster"] = &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthority: rc.CAFile}
 	cfg.AuthInfos["in-cluster"] = &clientcmdapi.AuthInfo{TokenFile: rc.BearerTokenFile}
 	cfg.Contexts["in-cluster"] = &clientcmdapi.Context{Cluster: "in-cluster", AuthInfo: "in-cluster"}
 	cfg.CurrentContext = "in-cluster"
