@@ -1,0 +1,136 @@
+package skew
+
+// What a spec observes: admission, stored fields and annotations, warnings,
+// and the container's outcome on the node.
+
+// Component says which version a rule is evaluated against.
+type Component string
+
+const (
+	// Apiserver rules are evaluated against the kube-apiserver version.
+	Apiserver Component = "apiserver"
+	// Kubelet rules are evaluated against the kubelet version of the node
+	// that runs the pod.
+	Kubelet Component = "kubelet"
+)
+
+// Admission is the API server's answer to a create or update.
+type Admission string
+
+const (
+	Accepted Admission = "accepted"
+	Rejected Admission = "rejected"
+)
+
+// ContainerState is what the kubelet makes of a pod's container.
+type ContainerState string
+
+const (
+	// Running: the container runs (see SeccompMode and AppArmorProfile).
+	Running ContainerState = "running"
+	// Waiting: the container does not start; Reason is the waiting reason
+	// (and the kubelet retries with back-off per restartPolicy).
+	Waiting ContainerState = "waiting"
+	// Terminated: the container's process exited and the kubelet restarts
+	// it with back-off (restart count and BackOff events show the retries).
+	Terminated ContainerState = "terminated"
+	// RejectedByKubelet: kubelet admission rejects the pod; the pod phase is
+	// Failed and Reason is the pod status reason.
+	RejectedByKubelet ContainerState = "rejected-by-kubelet"
+	// Blocked: the kubelet keeps the pod Pending with the pod status reason
+	// Reason and every container waiting with reason "Blocked".
+	Blocked ContainerState = "blocked"
+)
+
+// ContainerOutcome is the expected state of the scenario's container.
+type ContainerOutcome struct {
+	State ContainerState `json:"state"`
+	// SeccompMode is the value of "Seccomp:" in /proc/1/status (0 disabled,
+	// 2 filter); nil means not asserted.
+	SeccompMode *int `json:"seccompMode,omitempty"`
+	// AppArmorProfile is the content of /proc/1/attr/current, e.g.
+	// "skewproof-deny-write (enforce)"; "" means not asserted.
+	AppArmorProfile string `json:"appArmorProfile,omitempty"`
+	// Reason is the container waiting reason (Waiting) or the pod status
+	// reason (Blocked, RejectedByKubelet); a "|" separates alternatives.
+	Reason string `json:"reason,omitempty"`
+	// MessageContains is a fragment of the status message or event.
+	MessageContains string `json:"messageContains,omitempty"`
+	// Note describes how the outcome shows (e.g. "mkdir fails with EPERM").
+	Note string `json:"note,omitempty"`
+	// Case names the sub-case of the scenario the outcome belongs to (an
+	// entry of Observation.Cases), e.g. "execve" or "Unconfined".
+	Case string `json:"case,omitempty"`
+}
+
+// Observation is what a spec observes, concrete enough to assert.
+type Observation struct {
+	// Summary is one human-readable line.
+	Summary string `json:"summary"`
+	// Admission is the API server's answer; "" if not part of the rule.
+	Admission Admission `json:"admission,omitempty"`
+	// MessageContains holds fragments of the rejection message, one per
+	// sub-case of the scenario.
+	MessageContains []string `json:"messageContains,omitempty"`
+	// Annotations are expected on the stored object with these values.
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// AbsentAnnotations must not be on the stored object.
+	AbsentAnnotations []string `json:"absentAnnotations,omitempty"`
+	// Fields are expected on the stored object (JSON path → value).
+	Fields map[string]string `json:"fields,omitempty"`
+	// AbsentFields must be unset on the stored object.
+	AbsentFields []string `json:"absentFields,omitempty"`
+	// Warnings are the exact warning texts the API server returns.
+	Warnings []string `json:"warnings,omitempty"`
+	// WarningContains holds fragments each of which some seccomp or
+	// AppArmor warning must contain (where the KEP requires a warning but
+	// fixes neither its mechanism nor its text).
+	WarningContains []string `json:"warningContains,omitempty"`
+	// NoWarnings asserts that no seccomp or AppArmor warning is returned.
+	NoWarnings bool `json:"noWarnings,omitempty"`
+	// Container is the single allowed container outcome.
+	Container *ContainerOutcome `json:"container,omitempty"`
+	// AnyOf lists allowed container outcomes when the KEP allows several;
+	// the spec reports which one it saw.
+	AnyOf []ContainerOutcome `json:"anyOf,omitempty"`
+	// Cases gives the outcomes of a scenario made of several containers, one
+	// per named sub-case (ContainerOutcome.Case); entries with the same Case
+	// are alternatives, any one of which is allowed.
+	Cases []ContainerOutcome `json:"cases,omitempty"`
+	// ReadyMessageContains / ReadyMessageExcludes assert on the message of
+	// the node's Ready condition.
+	ReadyMessageContains string `json:"readyMessageContains,omitempty"`
+	ReadyMessageExcludes string `json:"readyMessageExcludes,omitempty"`
+	// NotApplicable says why the rule cannot be observed at this version
+	// (the spec must skip with this reason, never pass).
+	NotApplicable string `json:"notApplicable,omitempty"`
+}
+
+// RuntimeDefaultMarker stands, in ContainerOutcome.AppArmorProfile, for
+// the runtime's default profile; an expectation names the profile of the
+// node's runtime (RuntimeDefaultAppArmorProfile).
+const RuntimeDefaultMarker = "(runtime default)"
+
+// forRuntime resolves RuntimeDefaultMarker for a runtime.
+func (o Observation) forRuntime(runtime string) Observation {
+	fix := func(c *ContainerOutcome) *ContainerOutcome {
+		if c == nil || c.AppArmorProfile != RuntimeDefaultMarker {
+			return c
+		}
+		cc := *c
+		cc.AppArmorProfile = RuntimeDefaultAppArmorProfile(runtime)
+		return &cc
+	}
+	o.Container = fix(o.Container)
+	for _, l := range []*[]ContainerOutcome{&o.AnyOf, &o.Cases} {
+		if len(*l) == 0 {
+			continue
+		}
+		out := make([]ContainerOutcome, len(*l))
+		for i := range *l {
+			out[i] = *fix(&(*l)[i])
+		}
+		*l = out
+	}
+	return o
+}

@@ -1,0 +1,98 @@
+package skew
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/go-version"
+)
+
+// Simulate evaluates every rule for one version pair.
+func Simulate(apiserver, kubelet *version.Version, host HostFacts) ([]Expectation, error) {
+	if err := CheckSkew(apiserver, kubelet); err != nil {
+		return nil, err
+	}
+	out := make([]Expectation, 0, len(ruleTable))
+	for i := range ruleTable {
+		out = append(out, ruleTable[i].expect(apiserver, kubelet, host))
+	}
+	return out, nil
+}
+
+// Change is one rule whose expected outcome differs across an upgrade.
+type Change struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	KEPRef    string    `json:"kepRef"`
+	Component Component `json:"component"`
+	// Behaviour is true when the upstream outcome changes; false when only
+	// the KEP plan (and so the deviation) changes.
+	Behaviour bool        `json:"behaviourChanges"`
+	Before    Expectation `json:"before"`
+	After     Expectation `json:"after"`
+}
+
+// Upgrade compares a cluster entirely at from (apiserver and kubelets) with
+// one entirely at to, and returns only the rules whose outcome changes for
+// workloads: first those whose upstream behaviour changes, then those where
+// only the KEP plan changes (a deviation appears or disappears).
+func Upgrade(from, to *version.Version, host HostFacts) ([]Change, error) {
+	if MinorOf(to).Less(MinorOf(from)) || (MinorOf(to) == MinorOf(from) && to.LessThan(from)) {
+		return nil, fmt.Errorf("upgrade from v%s to v%s goes backwards; give the older version first", from, to)
+	}
+	var out []Change
+	for i := range ruleTable {
+		r := &ruleTable[i]
+		b := r.expect(from, from, host)
+		a := r.expect(to, to, host)
+		if sameObservation(b.Expected, a.Expected) && sameObservation(b.KEPPlanned, a.KEPPlanned) && b.Deviation == a.Deviation {
+			continue
+		}
+		out = append(out, Change{ID: r.ID, Title: r.Title, KEPRef: r.KEPRef, Component: r.Component,
+			Behaviour: !sameObservation(b.Expected, a.Expected), Before: b, After: a})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Behaviour && !out[j].Behaviour })
+	return out, nil
+}
+
+// Deviations lists, per rule, every upstream phase that differs from the
+// KEP plan for some minor in [from, to].
+type DeviationEntry struct {
+	ID       string   `json:"id"`
+	KEPRef   string   `json:"kepRef"`
+	Minors   []string `json:"minors"`
+	KEP      string   `json:"kep"`
+	Upstream string   `json:"upstream"`
+	Source   string   `json:"source"`
+}
+
+// Deviations evaluates every rule at every minor in [from, to] and groups
+// the minors where plan and upstream differ.
+func Deviations(from, to Minor) []DeviationEntry {
+	var out []DeviationEntry
+	for i := range ruleTable {
+		r := &ruleTable[i]
+		groups := map[string]*DeviationEntry{}
+		var order []string
+		for m := from; !to.Less(m); m = (Minor{m.Major, m.Minor + 1}) {
+			v := MustParseVersion(fmt.Sprintf("%d.%d.0", m.Major, m.Minor))
+			kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, v)
+			if up.Unresearched || Satisfies(up.Obs, kep.Obs) {
+				continue
+			}
+			key := kep.Name + "\x00" + up.Name
+			g, ok := groups[key]
+			if !ok {
+				g = &DeviationEntry{ID: r.ID, KEPRef: r.KEPRef, KEP: kep.Name + ": " + kep.Obs.Summary, Upstream: up.Name + ": " + up.Obs.Summary, Source: r.Source}
+				groups[key] = g
+				order = append(order, key)
+			}
+			g.Minors = append(g.Minors, m.String())
+		}
+		for _, k := range order {
+			out = append(out, *groups[k])
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
