@@ -8,10 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skewproof/skewproof/clusters"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // RunLabel marks what a run creates (namespaces, RuntimeClasses).
-const RunLabel = "skewproof.io/run"
+const RunLabel = senv.RunLabel
 
 // deleteRunNamespaces removes namespaces a suite run left behind on an
 // existing cluster (the suites remove their own; this covers a crash) and

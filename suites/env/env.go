@@ -58,6 +58,10 @@ const (
 	CacheDir = "SKEWPROOF_CACHE_DIR"
 )
 
+// RunLabel is the label every namespace and object of a run carries, with
+// the value of RunID: the runner removes what carries it afterwards.
+const RunLabel = "skewproof.io/run"
+
 // Prefix is what every name above begins with.
 const Prefix = "SKEWPROOF_"
 

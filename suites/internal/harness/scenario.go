@@ -41,7 +41,7 @@ var processID = rand.String(8)
 // Labels of the objects the suites create.
 const (
 	SuiteLabel   = "skewproof.io/suite"
-	RunLabel     = "skewproof.io/run"
+	RunLabel     = senv.RunLabel
 	ProcessLabel = "skewproof.io/process"
 )
 
