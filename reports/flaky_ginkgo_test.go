@@ -1,0 +1,57 @@
+package reports
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/skewproof/skewproof/skew"
+)
+
+// Ginkgo itself, not a hand-made report: testdata/flakysuite run with
+// --flake-attempts=2 gives one flaky spec (with its first failure), one
+// pass and one fail.
+func TestFlakyWithRealGinkgo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles a Ginkgo suite")
+	}
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report.json")
+	cmd := exec.Command("go", "test", "./testdata/flakysuite", "-count=1",
+		"-args", "-ginkgo.flake-attempts=2", "-ginkgo.json-report="+report)
+	cmd.Env = append(os.Environ(), "FLAKY_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the suite has a spec that always fails, yet it passed:\n%s", out)
+	}
+	b, rerr := os.ReadFile(report)
+	if rerr != nil {
+		t.Fatalf("no report (%v):\n%s", rerr, out)
+	}
+	var reps []types.Report
+	if err := json.Unmarshal(b, &reps); err != nil || len(reps) != 1 {
+		t.Fatalf("report: %v", err)
+	}
+	got := map[string]Result{}
+	for _, sp := range reps[0].SpecReports {
+		if r, ok := FromSpec(sp); ok {
+			got[r.ID] = r
+		}
+	}
+	if r := got["seccomp/kubelet/enforce"]; r.Verdict != skew.Flaky || r.Failure == "" {
+		t.Errorf("fails once, then passes: %+v; want flaky with the first failure", r)
+	} else if want := "first attempt: container never started"; !strings.Contains(r.Failure, want) {
+		t.Errorf("flaky failure %q lacks %q", r.Failure, want)
+	}
+	if r := got["seccomp/api/types"]; r.Verdict != skew.Pass {
+		t.Errorf("passes: %+v", r)
+	}
+	if r := got["seccomp/failure/row-4"]; r.Verdict != skew.Fail {
+		t.Errorf("always fails: %+v", r)
+	}
+}
