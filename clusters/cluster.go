@@ -22,9 +22,6 @@ import (
 // KubeletVersionLabel is set on every node to the version of its kubelet.
 const KubeletVersionLabel = "skewproof.io/kubelet-version"
 
-// clusterLabel marks the Docker objects skewproof owns besides kind's.
-const clusterLabel = "io.skewproof.cluster"
-
 // UpOptions describes a cluster: one control-plane node at the apiserver
 // version and one worker per kubelet version.
 type UpOptions struct {
