@@ -116,6 +116,7 @@ func Preflight(ctx context.Context) Report {
 		add(diskCheck("free disk (image cache "+cache+")", cache))
 	}
 	add(diskCheck("free disk (/var/lib/docker)", "/var/lib/docker"))
+	add(memoryCheck())
 	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err == nil {
 		f.Close()
 		add(Check{"kvm", "/dev/kvm present", OK, ""})

@@ -3,7 +3,9 @@ package clusters
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -17,5 +19,15 @@ func TestProgressLogger(t *testing.T) {
 	want := regexp.MustCompile(`^\[ *[0-9.]+s\] installed node=w1 g\.profile="a b" g\.n=3\n\[ *[0-9.]+s\] failed \[error\] node=w1 g\.err=boom\n$`)
 	if !want.Match(buf.Bytes()) {
 		t.Errorf("got:\n%s", buf.String())
+	}
+}
+
+func TestClustersThatFit(t *testing.T) {
+	fit, avail := ClustersThatFit(5)
+	if avail > 0 && fit != max(1, avail/(5*NodeMemoryMiB)) || fit < 1 {
+		t.Errorf("ClustersThatFit(5) = %d, %d", fit, avail)
+	}
+	if c := memoryCheck(); avail > 0 && !strings.Contains(c.Value, fmt.Sprintf("%d cluster(s) of 5 nodes", fit)) {
+		t.Errorf("memory check %+v", c)
 	}
 }

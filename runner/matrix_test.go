@@ -30,13 +30,6 @@ func TestPrefixWriter(t *testing.T) {
 	}
 }
 
-func TestMatrixFit(t *testing.T) {
-	fit, avail := MatrixFit(5)
-	if avail > 0 && fit != max(1, avail/(5*NodeMemoryMiB)) || fit < 1 {
-		t.Errorf("MatrixFit(5) = %d, %d", fit, avail)
-	}
-}
-
 // An interrupted matrix starts no cluster and says so for every leg.
 func TestRunMatrixInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -27,7 +27,7 @@ func newPreflightCmd() *cobra.Command {
 				}
 			} else {
 				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "CHECK\tVERDICT\tVALUE\tREMEDY")
+				fmt.Fprintln(tw, "CHECK\tSTATUS\tVALUE\tREMEDY")
 				for _, c := range r.Checks {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, c.Status, c.Value, c.Remedy)
 				}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/reports"
 	rmatrix "github.com/skewproof/skewproof/reports/matrix"
 	"github.com/skewproof/skewproof/runner"
@@ -55,9 +56,9 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 		}
 		nodes = max(nodes, 1+len(c.Kubelets))
 	}
-	if fit, avail := runner.MatrixFit(nodes); o.matrixParallel > 1 && o.matrixParallel > fit {
+	if fit, avail := clusters.ClustersThatFit(nodes); o.matrixParallel > 1 && o.matrixParallel > fit {
 		return usagef("--matrix-parallel %d: %d clusters of %d nodes need %d MiB, the host has %d MiB available; %d fit",
-			o.matrixParallel, o.matrixParallel, nodes, o.matrixParallel*nodes*runner.NodeMemoryMiB, avail, fit)
+			o.matrixParallel, o.matrixParallel, nodes, o.matrixParallel*nodes*clusters.NodeMemoryMiB, avail, fit)
 	}
 	return nil
 }
