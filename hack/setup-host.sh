@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes a Debian host ready to run skewproof clusters. Idempotent.
 #  - installs the Docker engine (Debian's docker.io), debootstrap, jq,
-#    busybox-static and chromium (the browser check of 'skewproof report's
+#    busybox-static, shellcheck (make verify) and chromium (the browser check of 'skewproof report's
 #    matrix.html) when missing;
 #  - makes sure apt knows a version of the apparmor package (the agent image
 #    takes apparmor_parser from it with apt-get download; the host's kernel
@@ -35,6 +35,7 @@ command -v debootstrap >/dev/null 2>&1 || need_pkgs+=(debootstrap)
 command -v jq >/dev/null 2>&1 || need_pkgs+=(jq)
 [ -x /bin/busybox ] || need_pkgs+=(busybox-static)
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+command -v shellcheck >/dev/null 2>&1 || need_pkgs+=(shellcheck)
 if [ "$uml" = 1 ]; then
 	command -v linux.uml >/dev/null 2>&1 || need_pkgs+=(user-mode-linux)
 	command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs+=(e2fsprogs)
