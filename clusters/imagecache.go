@@ -47,7 +47,7 @@ func PruneImages(ctx context.Context, p *Progress) error {
 	}
 	for _, ref := range strings.Fields(out) {
 		if _, err := docker(ctx, "rmi", ref); err != nil {
-			p.Step("keeping %s: %s", ref, firstLine(err.Error()))
+			p.Step("keeping %s: %s", ref, errSummary(err.Error()))
 			continue
 		}
 		p.Step("removed %s", ref)

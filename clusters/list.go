@@ -46,10 +46,12 @@ func List(ctx context.Context) ([]string, error) {
 // dockerUnavailableError is the one-line error for a Docker daemon that does
 // not answer.
 func dockerUnavailableError(err error) error {
-	return fmt.Errorf("the Docker daemon is not reachable (%s); start it, e.g. 'sudo hack/setup-host.sh'", firstLine(err.Error()))
+	return fmt.Errorf("the Docker daemon is not reachable (%s); start it, e.g. 'sudo hack/setup-host.sh'", errSummary(err.Error()))
 }
 
-func firstLine(s string) string {
+// errSummary is the gist of an error message: its last ": " part when that
+// says something, on one line.
+func errSummary(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndex(s, ": "); i > 0 && len(s)-i > 10 {
 		s = s[i+2:]

@@ -82,7 +82,7 @@ func Preflight(ctx context.Context) Report {
 	if _, err := exec.LookPath("docker"); err != nil {
 		add(Check{"docker client", "not found", Fail, "install Docker (sudo hack/setup-host.sh installs Debian's docker.io)"})
 	} else if v, err := docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
-		add(Check{"docker daemon", "not reachable: " + firstLine(err.Error()), Fail, "start dockerd (sudo hack/setup-host.sh starts it)"})
+		add(Check{"docker daemon", "not reachable: " + errSummary(err.Error()), Fail, "start dockerd (sudo hack/setup-host.sh starts it)"})
 	} else {
 		dockerUp = true
 		add(Check{"docker daemon", "version " + v, OK, ""})
@@ -212,16 +212,16 @@ func privilegedProbe(ctx context.Context, missing []string) Check {
 			err = dockerLoad(ctx, image.Image{Tags: []string{probeImage}, Layers: []image.Layer{lf}, Labels: map[string]string{"io.skewproof.image": "probe"}})
 		}
 		if err != nil {
-			return Check{name, "not tested: " + firstLine(err.Error()), Warn, ""}
+			return Check{name, "not tested: " + errSummary(err.Error()), Warn, ""}
 		}
 	}
 	cname := fmt.Sprintf("skewproof-probe-%d", time.Now().UnixNano())
 	defer docker(context.Background(), "rm", "-f", cname)
 	if _, err := docker(ctx, "run", "-d", "--name", cname, "--privileged", probeImage, "sleep", "60"); err != nil {
-		return Check{name, "cannot start: " + firstLine(err.Error()), Fail, remedy}
+		return Check{name, "cannot start: " + errSummary(err.Error()), Fail, remedy}
 	}
 	if _, err := docker(ctx, "exec", cname, "true"); err != nil {
-		return Check{name, "starts, but exec fails: " + firstLine(err.Error()), Fail, remedy}
+		return Check{name, "starts, but exec fails: " + errSummary(err.Error()), Fail, remedy}
 	}
 	v := "starts and execs"
 	if len(missing) > 0 {

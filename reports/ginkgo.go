@@ -133,7 +133,7 @@ func ProgressLine(r Result) string {
 	line := fmt.Sprintf("%-9s %-44s %-22s %6.1fs", r.Verdict, r.ID, where, r.Duration.Seconds())
 	switch r.Verdict {
 	case skew.Fail:
-		line += "  " + firstLine(r.Failure)
+		line += "  " + FirstLine(r.Failure)
 	case skew.Skip, skew.Flaky:
 		line += "  " + r.Reason
 	case skew.Deviation:

@@ -148,7 +148,7 @@ func WriteJUnit(w io.Writer, suites ...Suite) error {
 			tc := junitTestCase{Name: r.Name, Classname: s.Name, Time: r.Duration.Seconds(), Properties: r.props()}
 			switch r.Verdict {
 			case skew.Fail:
-				tc.Failure = &junitMessage{Message: firstLine(r.Failure), Type: "Failure", Text: r.Failure}
+				tc.Failure = &junitMessage{Message: FirstLine(r.Failure), Type: "Failure", Text: r.Failure}
 				js.Failures++
 			case skew.Skip:
 				tc.Skipped = &junitMessage{Message: r.Reason}
@@ -381,7 +381,8 @@ func WriteSummary(w io.Writer, rs []Result) {
 	fmt.Fprintf(w, "%d specs: %s\n", len(rs), Count(rs))
 }
 
-func firstLine(s string) string {
+// FirstLine is the first line of s, trimmed (a failure's headline).
+func FirstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]

@@ -73,7 +73,7 @@ func (o runOptions) runMatrix(ctx context.Context, base runner.Options) error {
 	for _, l := range legs {
 		status := reports.Count(l.Outcome.Results).String()
 		if l.Err != nil {
-			status += " (" + firstLine(l.Err.Error()) + ")"
+			status += " (" + reports.FirstLine(l.Err.Error()) + ")"
 		}
 		fmt.Printf("%-22s kube-apiserver %-8s kubelets %-30s %s\n", l.Name, l.Cluster.Apiserver, strings.Join(l.Cluster.Kubelets, ","), status)
 		if _, err := os.Stat(l.Outcome.JUnit); l.Outcome.JUnit != "" && err == nil {
@@ -90,9 +90,4 @@ func (o runOptions) runMatrix(ctx context.Context, base runner.Options) error {
 	}
 	fmt.Printf("\n%s\nreport: %s (junit.xml, summary.json, matrix.md, matrix.html)\n", g.Headline(), out)
 	return runErr
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

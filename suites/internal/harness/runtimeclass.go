@@ -13,6 +13,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
@@ -78,14 +79,9 @@ func (t *Scenario) RunUnderHandler(ctx context.Context, name, handler string, re
 	Expect(err).NotTo(HaveOccurred(), "reading RuntimeClass %s", handler)
 	obs := t.RunOnNode(ctx, name, retries, append([]fx.PodOption{fx.RuntimeClass(handler)}, opts...)...)
 	if c := obs.Container; c != nil && c.State == skew.Waiting && c.Reason == SandboxFailed {
-		t.Skip(fmt.Sprintf("the container runtime of node %s has no handler %s (RuntimeClass %s): %s", t.NodeName(), handler, handler, firstLine(c.Message)))
+		t.Skip(fmt.Sprintf("the container runtime of node %s has no handler %s (RuntimeClass %s): %s", t.NodeName(), handler, handler, reports.FirstLine(c.Message)))
 	}
 	return obs
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // sandboxFailure reports a container of a pod with a RuntimeClass whose

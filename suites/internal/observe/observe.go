@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -76,7 +77,7 @@ func (o Observation) Summary() string {
 		parts = append(parts, string(o.Admission))
 	}
 	for _, e := range o.Errors {
-		parts = append(parts, "error "+strconv.Quote(firstLine(e)))
+		parts = append(parts, "error "+strconv.Quote(reports.FirstLine(e)))
 	}
 	if o.Object != nil {
 		if a := annotationsOf(o.Object); len(a) > 0 {
@@ -102,13 +103,6 @@ func (o Observation) Summary() string {
 		parts = append(parts, "Ready message "+strconv.Quote(*o.ReadyMessage))
 	}
 	return strings.Join(parts, "; ")
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func annotationsOf(obj map[string]any) map[string]string {
