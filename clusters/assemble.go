@@ -9,6 +9,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/image"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // stopContainerdScript stops the build container's containerd and waits
@@ -49,15 +50,13 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 	if _, err := docker(ctx, "exec", name, "sh", "-c", "nohup containerd >/tmp/containerd.log 2>&1 &"); err != nil {
 		return err
 	}
-	ready := false
-	for i := 0; i < 60 && !ready; i++ {
-		if _, err := docker(ctx, "exec", name, "ctr", "version"); err == nil {
-			ready = true
-			break
+	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := docker(ctx, "exec", name, "ctr", "version")
+		return err == nil, nil
+	}); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if !ready {
 		log, _ := docker(ctx, "exec", name, "cat", "/tmp/containerd.log")
 		return fmt.Errorf("containerd did not start in the build container: %s", command.Tail(log, 10))
 	}

@@ -12,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skewproof/skewproof/clusters"
 	fx "github.com/skewproof/skewproof/fixtures"
@@ -132,20 +133,26 @@ func kernelLogLine(ctx context.Context, t *h.Scenario, match string) (string, er
 	if h.Env.NodeAccess != "docker" {
 		return "", fmt.Errorf("no node access (SKEWPROOF_NODE_ACCESS=%s)", h.Env.NodeAccess)
 	}
-	for i := 0; i < 10; i++ {
+	var line string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		out, err := clusters.Docker(ctx, "exec", t.NodeName(), "dmesg")
 		if err != nil {
-			return "", err
+			return false, err
 		}
 		for _, l := range strings.Split(out, "\n") {
 			if strings.Contains(l, "type=1326") && strings.Contains(l, match) {
 				if j := strings.Index(l, "audit:"); j >= 0 {
 					l = l[j:]
 				}
-				return l, nil
+				line = l
+				return true, nil
 			}
 		}
-		time.Sleep(time.Second)
+		return false, nil
+	})
+	if wait.Interrupted(err) {
+		// Not logged within 10 s: the caller reports the absence.
+		return "", nil
 	}
-	return "", nil
+	return line, err
 }
