@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	senv "github.com/skewproof/skewproof/suites/env"
@@ -68,5 +69,49 @@ func PruneImages(ctx context.Context, p *Progress) error {
 		}
 	}
 	p.Step("removed the build cache under %s", cache)
+	return nil
+}
+
+// NodeImageRepository is the Docker repository of every node image.
+const NodeImageRepository = nodeImageRepo
+
+// PruneNodeImages keeps the newest keep images of repository (by creation
+// time) and removes the others; the build cache stays, so a removed image
+// is reassembled from cached binaries when needed again. Images in use by
+// a cluster are kept by Docker (it refuses), and said so.
+func PruneNodeImages(ctx context.Context, p *Progress, repository string, keep int) error {
+	if keep < 0 {
+		return fmt.Errorf("--keep must be 0 or more")
+	}
+	out, err := docker(ctx, "images", repository, "--format", "{{.ID}} {{.Repository}}:{{.Tag}}")
+	if err != nil {
+		return dockerUnavailableError(err)
+	}
+	type image struct{ ref, created string }
+	var imgs []image
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		id, ref, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		created, err := docker(ctx, "image", "inspect", "-f", "{{.Created}}", id)
+		if err != nil {
+			return fmt.Errorf("inspecting %s: %w", ref, err)
+		}
+		imgs = append(imgs, image{ref, strings.TrimSpace(created)})
+	}
+	// RFC 3339 in UTC sorts as text; newest first.
+	sort.SliceStable(imgs, func(i, j int) bool { return imgs[i].created > imgs[j].created })
+	for i, im := range imgs {
+		if i < keep {
+			p.Step("keeping %s (created %s)", im.ref, im.created)
+			continue
+		}
+		if _, err := docker(ctx, "rmi", im.ref); err != nil {
+			p.Step("keeping %s: %s", im.ref, errSummary(err.Error()))
+			continue
+		}
+		p.Step("removed %s", im.ref)
+	}
 	return nil
 }

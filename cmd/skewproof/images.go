@@ -63,13 +63,24 @@ func newImagesListCmd() *cobra.Command {
 }
 
 func newImagesPruneCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "prune",
-		Short: "remove every node image and cached build of skewproof",
+	keep := -1
+	c := &cobra.Command{
+		Use:   "prune [--keep N]",
+		Short: "remove every node image and cached build of skewproof, or with --keep N all node images but the newest N (the build cache stays)",
+		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return clusters.PruneImages(cmd.Context(), clusters.NewProgress(os.Stderr))
+			p := clusters.NewProgress(os.Stderr)
+			if cmd.Flags().Changed("keep") {
+				if keep < 0 {
+					return usagef("--keep must be 0 or more")
+				}
+				return clusters.PruneNodeImages(cmd.Context(), p, clusters.NodeImageRepository, keep)
+			}
+			return clusters.PruneImages(cmd.Context(), p)
 		},
 	}
+	c.Flags().IntVar(&keep, "keep", -1, "keep the newest N node images; remove only older node images")
+	return c
 }
 
 func newImagesAgentCmd() *cobra.Command {
