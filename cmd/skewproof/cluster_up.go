@@ -54,6 +54,9 @@ func newClusterUpCmd() *cobra.Command {
 			if err := checkGates(gates, apiserver, kl); err != nil {
 				return err
 			}
+			if err := clusters.CheckClusterFits(len(kl)); err != nil {
+				return usagef("%v", err)
+			}
 			if _, err := clusters.List(ctx); err != nil {
 				return err
 			}

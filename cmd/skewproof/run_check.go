@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/runner"
 )
 
@@ -24,7 +25,7 @@ func (o *runOptions) check(ctx context.Context) error {
 	if o.rerun != "" {
 		f, err := runner.FailedFilter(o.rerun)
 		if err != nil {
-			return usagef("--rerun-failed: %v", err)
+			return usagef("--rerun-failed: %v; give the junit-<cluster>.xml of an earlier 'skewproof run' that had failures", err)
 		}
 		rerunSel = f
 	}
@@ -41,6 +42,9 @@ func (o *runOptions) check(ctx context.Context) error {
 	}
 	if o.flakeAttempts < 1 {
 		return usagef("--flake-attempts must be at least 1 (1: no retry)")
+	}
+	if o.timeout <= 0 {
+		return usagef("--timeout must be positive")
 	}
 	if o.matrix != "" {
 		return o.checkMatrix(ctx)
@@ -59,16 +63,31 @@ func (o *runOptions) check(ctx context.Context) error {
 	case o.kubeconfig == "" && o.apiserver == "":
 		return usagef("give --apiserver and --kubelets to create a cluster, or --kubeconfig to use an existing one")
 	case o.kubeconfig != "":
-		if _, err := os.Stat(o.kubeconfig); err != nil {
-			return usagef("--kubeconfig: %v", err)
-		}
+		return checkKubeconfig(o.kubeconfig)
 	default:
-		if err := o.checkNewCluster(ctx); err != nil {
-			return err
-		}
+		return o.checkNewCluster(ctx)
 	}
-	if o.timeout <= 0 {
-		return usagef("--timeout must be positive")
+}
+
+// checkKubeconfig says whether path is a readable kubeconfig that names a
+// cluster, before anything is created; every error is a usage error.
+func checkKubeconfig(path string) error {
+	const remedy = "give the kubeconfig file of an existing cluster, e.g. from 'kind get kubeconfig --name NAME'"
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return usagef("--kubeconfig: %v; %s", err, remedy)
+	case fi.IsDir():
+		return usagef("--kubeconfig %s is a directory; %s", path, remedy)
+	}
+	if _, err := kubeclient.Config(path); err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			return usagef("--kubeconfig %s names no cluster (no clusters, users or current-context); %s", path, remedy)
+		}
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner // kubeclient's "reading kubeconfig PATH" says what this line says
+		}
+		return usagef("--kubeconfig: %v; %s", err, remedy)
 	}
 	return nil
 }
@@ -90,6 +109,14 @@ func (o *runOptions) checkNewCluster(ctx context.Context) error {
 	}
 	if err := checkAppArmorNode(ctx, o.apiserver, o.appArmorNode); err != nil {
 		return err
+	}
+	workers := len(o.kubelets)
+	if o.appArmorNode != "" {
+		// A User-Mode Linux node has 2 GiB of its own (clusters/internal/uml).
+		workers += 2048/clusters.WorkerMemoryMiB + 1
+	}
+	if err := clusters.CheckClusterFits(workers); err != nil {
+		return usagef("%v", err)
 	}
 	if err := checkPair(ctx, o.apiserver, o.kubelets, needSources); err != nil {
 		return err

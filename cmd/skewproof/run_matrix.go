@@ -46,7 +46,7 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 	if o.plan, err = skew.Matrix(list, from, to); err != nil {
 		return usagef("--matrix: %v", err)
 	}
-	nodes := 0
+	workers := 0
 	for _, c := range o.plan {
 		if err := checkPair(ctx, c.Apiserver, c.Kubelets, true); err != nil {
 			return err
@@ -54,11 +54,14 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 		if err := checkGates(o.gates, c.Apiserver, c.Kubelets); err != nil {
 			return err
 		}
-		nodes = max(nodes, 1+len(c.Kubelets))
+		workers = max(workers, len(c.Kubelets))
 	}
-	if fit, avail := clusters.ClustersThatFit(nodes); o.matrixParallel > 1 && o.matrixParallel > fit {
-		return usagef("--matrix-parallel %d: %d clusters of %d nodes need %d MiB, the host has %d MiB available; %d fit",
-			o.matrixParallel, o.matrixParallel, nodes, o.matrixParallel*nodes*clusters.NodeMemoryMiB, avail, fit)
+	if err := clusters.CheckClusterFits(workers); err != nil {
+		return usagef("--matrix: %v", err)
+	}
+	if fit, avail := clusters.ClustersThatFit(workers); o.matrixParallel > fit {
+		return usagef("--matrix-parallel %d: %d clusters of 1+%d nodes need %d MiB, the host has %d MiB available; %d fit",
+			o.matrixParallel, o.matrixParallel, workers, o.matrixParallel*clusters.ClusterMemoryMiB(workers), avail, fit)
 	}
 	return nil
 }
