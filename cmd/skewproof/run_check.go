@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/runner"
 )
 
