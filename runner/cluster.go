@@ -2,12 +2,14 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -31,11 +33,14 @@ func connect(ctx context.Context, kubeconfig string) (*cluster, error) {
 	cs := cl.Core
 	sv, err := cs.Discovery().ServerVersion()
 	if err != nil {
-		return nil, fmt.Errorf("asking the API server of %s its version: %w", kubeconfig, err)
+		if !errors.As(err, new(apierrors.APIStatus)) {
+			return nil, fmt.Errorf("cannot reach the API server of %s (%w); check that the cluster runs and the kubeconfig's server address", kubeconfig, err)
+		}
+		return nil, fmt.Errorf("asking the API server of %s its version: %w", kubeconfig, apiRemedy(err))
 	}
 	nl, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("listing the nodes of %s: %w", kubeconfig, err)
+		return nil, fmt.Errorf("listing the nodes of %s: %w", kubeconfig, apiRemedy(err))
 	}
 	sort.Slice(nl.Items, func(i, j int) bool { return nl.Items[i].Name < nl.Items[j].Name })
 	return &cluster{cs: cs, apiserver: sv.GitVersion, nodes: nl.Items}, nil
@@ -112,4 +117,15 @@ func allLocal(ctx context.Context, nodes []string) bool {
 		}
 	}
 	return len(nodes) > 0
+}
+
+// apiRemedy adds what to do to a refusal of the API server.
+func apiRemedy(err error) error {
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%w; grant the run its permissions: skewproof rbac | kubectl apply -f - (docs/rbac.md)", err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%w; the kubeconfig's credentials were refused: renew them", err)
+	}
+	return err
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"archive/tar"
+	"compress/flate"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -65,7 +69,14 @@ func newBundleCmd() *cobra.Command {
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
 			s, err := bundle.Verify(args[0])
-			if err != nil {
+			var corrupt flate.CorruptInputError
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return fmt.Errorf("%w; give the FILE.tar.gz 'skewproof bundle' wrote", err)
+			case errors.As(err, &corrupt) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, gzip.ErrChecksum) ||
+				errors.Is(err, tar.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF):
+				return fmt.Errorf("%w; the file is damaged or no bundle: write it again with 'skewproof bundle --from DIR --out FILE.tar.gz'", err)
+			case err != nil:
 				return err
 			}
 			fmt.Fprintf(bundleOut, "ok: %s\n", s)

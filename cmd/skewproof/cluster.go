@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +26,7 @@ func newClusterDownCmd() *cobra.Command {
 		Use:   "down",
 		Short: "delete a cluster and everything it created",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := clusters.List(cmd.Context()); err != nil {
+			if err := dockerReady(cmd.Context()); err != nil {
 				return err
 			}
 			p := clusters.NewProgress(os.Stderr)
@@ -44,6 +47,9 @@ func newClusterListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "list the clusters",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := dockerReady(cmd.Context()); err != nil {
+				return err
+			}
 			names, err := clusters.List(cmd.Context())
 			if err != nil {
 				return err
@@ -66,4 +72,14 @@ func validName(n string) error {
 		}
 	}
 	return nil
+}
+
+// dockerReady says whether the docker client is installed and reaches its
+// daemon, with the remedy when not.
+func dockerReady(ctx context.Context) error {
+	if _, err := exec.LookPath("docker"); err != nil {
+		return errors.New("the docker client is not installed (no docker in PATH); install Docker, e.g. 'sudo hack/setup-host.sh' (Debian's docker.io)")
+	}
+	_, err := clusters.List(ctx)
+	return err
 }

@@ -57,7 +57,7 @@ func newClusterUpCmd() *cobra.Command {
 			if err := clusters.CheckClusterFits(len(kl)); err != nil {
 				return usagef("%v", err)
 			}
-			if _, err := clusters.List(ctx); err != nil {
+			if err := dockerReady(ctx); err != nil {
 				return err
 			}
 			host := clusters.DetectHost()

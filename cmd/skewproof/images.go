@@ -30,7 +30,7 @@ func newImagesBuildCmd() *cobra.Command {
 			if err := checkPair(ctx, k8s, []string{kl}, true); err != nil {
 				return err
 			}
-			if _, err := clusters.List(ctx); err != nil {
+			if err := dockerReady(ctx); err != nil {
 				return err
 			}
 			p := clusters.NewProgress(os.Stderr)

@@ -37,6 +37,9 @@ func profilesCmd(use, short string, run func(ctx context.Context, c *profiles.Cl
 			if len(args) > 0 {
 				return usagef("unexpected argument %q", args[0])
 			}
+			if err := checkKubeconfig(f.kubeconfig); err != nil {
+				return err
+			}
 			pc, err := profiles.Connect(f.kubeconfig, f.namespace)
 			if err != nil {
 				return err

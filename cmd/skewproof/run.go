@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -77,6 +80,11 @@ func (o runOptions) run(ctx context.Context) error {
 		JUnitDir: o.junitDir, Keep: o.keep, Parallel: o.parallel, Timeout: o.timeout, AgentImage: o.agentImg,
 		AgentBinary: exe, Mode: "existing-cluster", Command: os.Args, Progress: p, FlakeAttempts: o.flakeAttempts}
 	if o.kubeconfig == "" {
+		// Docker first: without it nothing can start, and nothing need be
+		// cleaned up.
+		if err := dockerReady(ctx); err != nil {
+			return err
+		}
 		ro.Mode = "new-cluster"
 		host := clusters.DetectHost()
 		ro.Up = clusters.UpOptions{APIServer: o.apiserver, Kubelets: o.kubelets, NodeImages: o.images,
@@ -103,11 +111,32 @@ func (o runOptions) run(ctx context.Context) error {
 	if o.matrix != "" {
 		return o.runMatrix(ctx, ro)
 	}
+	// A run that fails before it has results leaves no empty --junit-dir.
+	made := missingDirs(o.junitDir)
 	out, err := runner.Run(ctx, ro)
+	if err != nil {
+		for _, d := range made {
+			os.Remove(d) // only when empty
+		}
+	}
 	if len(out.Results) > 0 || out.JUnit != "" {
 		fmt.Println()
 		reports.WriteSummary(os.Stdout, out.Results)
 		fmt.Printf("JUnit: %s\nlogs:  %s\n", out.JUnit, strings.Join(out.Logs, " "))
 	}
 	return err
+}
+
+// missingDirs are dir and its parents that do not exist yet, deepest first.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
 }

@@ -85,11 +85,11 @@ func checkKubeconfig(path string) error {
 		return usagef("--kubeconfig %s is a directory; %s", path, remedy)
 	}
 	if _, err := kubeclient.Config(path); err != nil {
-		if clientcmd.IsEmptyConfig(err) {
-			return usagef("--kubeconfig %s names no cluster (no clusters, users or current-context); %s", path, remedy)
-		}
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner // kubeclient's "reading kubeconfig PATH" says what this line says
+		}
+		if clientcmd.IsEmptyConfig(err) {
+			return usagef("--kubeconfig %s names no cluster (no clusters, users or current-context); %s", path, remedy)
 		}
 		return usagef("--kubeconfig: %v; %s", err, remedy)
 	}
