@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skewproof/skewproof/profiles"
@@ -44,7 +46,12 @@ func profilesCmd(use, short string, run func(ctx context.Context, c *profiles.Cl
 			if err != nil {
 				return err
 			}
-			return run(cmd.Context(), pc)
+			// One line when the cluster is not there, before any of the
+			// command's requests fails on its own.
+			if _, err := pc.Core.Discovery().ServerVersion(); err != nil && !errors.As(err, new(apierrors.APIStatus)) {
+				return fmt.Errorf("cannot reach the API server of %s (%w); check that the cluster runs and the kubeconfig's server address", f.kubeconfig, err)
+			}
+			return apiRemedy(oneLine(run(cmd.Context(), pc)))
 		},
 	}
 	c.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (required)")
@@ -119,4 +126,34 @@ func newProfilesTeardownCmd() *cobra.Command {
 	})
 	cmd.Flags().BoolVar(&crds, "crds", false, "also delete the CRDs (and so every profile in every namespace)")
 	return cmd
+}
+
+// oneLine keeps the first line of an error that joins several (teardown's
+// deletions) and says how many more there were; errors.Is and As still see
+// the original.
+func oneLine(err error) error {
+	if err == nil || !strings.Contains(strings.TrimSpace(err.Error()), "\n") {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	return firstLineError{fmt.Sprintf("%s (and %d more errors like it)", lines[0], len(lines)-1), err}
+}
+
+type firstLineError struct {
+	msg string
+	err error
+}
+
+func (e firstLineError) Error() string { return e.msg }
+func (e firstLineError) Unwrap() error { return e.err }
+
+// apiRemedy adds to a refusal of the API server what to do about it.
+func apiRemedy(err error) error {
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%w; grant the permissions 'skewproof rbac' prints (docs/rbac.md)", err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%w; the kubeconfig's credentials were refused: renew them", err)
+	}
+	return err
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skewproof/skewproof/profiles"
@@ -23,7 +21,7 @@ func profilesStatus(ctx context.Context, c *profiles.Cluster) error {
 		res, _ := api.Resource(kind)
 		l, err := c.Dynamic.Resource(res).Namespace(c.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return fmt.Errorf("listing %s: %w", res.Resource, apiRemedy(err))
+			return fmt.Errorf("listing %s: %w", res.Resource, err)
 		}
 		for i := range l.Items {
 			p, err := api.ProfileFromUnstructured(&l.Items[i])
@@ -48,20 +46,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// apiRemedy adds to an error of the API server what to do about it: grant
-// the permissions, or check that the cluster is reachable.
-func apiRemedy(err error) error {
-	switch {
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%w; grant the permissions 'skewproof rbac' prints (docs/rbac.md)", err)
-	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("%w; the kubeconfig's credentials were refused: renew them", err)
-	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%w; deploy the agent and its CRDs first: skewproof profiles deploy", err)
-	case errors.As(err, new(apierrors.APIStatus)):
-		return err
-	}
-	return fmt.Errorf("cannot reach the API server (%w); check that the cluster runs and the kubeconfig's server address", err)
 }
