@@ -337,7 +337,8 @@ func TestBadInput(t *testing.T) {
 			code, stdout, stderr := captureRun(t, capDir, 90*time.Second, args...)
 			took := time.Since(start)
 			if logRows {
-				t.Logf("ROW %s | exit %d | %.1fs | %s", r.name, code, took.Seconds(), strings.ReplaceAll(strings.TrimRight(stderr, "\n"), fx, "FX"))
+				t.Logf("ROW %s\t%s\t%d\t%.1fs\t%s", r.name, strings.ReplaceAll(strings.Join(r.args, " "), "{fx}", "FX"), code, took.Seconds(),
+					strings.ReplaceAll(strings.TrimRight(stderr, "\n"), fx, "FX"))
 			}
 			if code == 0 || code != r.code {
 				t.Errorf("exit %d, want %d", code, r.code)
