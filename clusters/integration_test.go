@@ -59,6 +59,39 @@ func TestIntegrationMixedCluster(t *testing.T) {
 	}
 	cs := cl.Core
 
+	// Security (docs/reliability.md): the kubeconfig is private to its
+	// owner, and the only published port — the API server's — listens on
+	// loopback.
+	t.Run("kubeconfig mode and loopback only", func(t *testing.T) {
+		fi, err := os.Stat(kubeconfig)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("kubeconfig %s: mode %v (%v), want 0600", kubeconfig, fi.Mode().Perm(), err)
+		}
+		ids, err := clusters.Docker(ctx, "ps", "-q", "--filter", "label=io.x-k8s.kind.cluster="+name)
+		if err != nil || len(strings.Fields(ids)) != 2 {
+			t.Fatalf("node containers of %s: %q (%v)", name, ids, err)
+		}
+		published := 0
+		for _, id := range strings.Fields(ids) {
+			ports, err := clusters.Docker(ctx, "port", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range strings.Split(strings.TrimSpace(ports), "\n") {
+				if l == "" {
+					continue
+				}
+				published++
+				if _, host, _ := strings.Cut(l, " -> "); !strings.HasPrefix(host, "127.0.0.1:") {
+					t.Errorf("node %s publishes %q beyond loopback", id, l)
+				}
+			}
+		}
+		if published == 0 {
+			t.Error("no published port: the API server's must be there (on 127.0.0.1)")
+		}
+	})
+
 	t.Run("apiserver version", func(t *testing.T) {
 		v, err := cs.Discovery().ServerVersion()
 		if err != nil {
