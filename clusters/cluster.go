@@ -93,6 +93,14 @@ func provider(p *Progress) *cluster.Provider {
 	return cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindLogger{p}))
 }
 
+// ExistsError says a cluster of that name exists already (another run's, or
+// one kept): nothing of it may be deleted by the run that was refused.
+type ExistsError struct{ Name string }
+
+func (e ExistsError) Error() string {
+	return fmt.Sprintf("cluster %q already exists; delete it with 'skewproof cluster down --name %s' or choose another --name", e.Name, e.Name)
+}
+
 // Up builds what is missing, creates the cluster through kind's Go packages,
 // brings pod networking up and waits until every node is Ready and every
 // kube-system pod is ready. On error or interrupt it deletes what it created.
@@ -110,7 +118,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	}
 	for _, n := range existing {
 		if n == o.Name {
-			return nil, fmt.Errorf("cluster %q already exists; delete it with 'skewproof cluster down --name %s' or choose another --name", o.Name, o.Name)
+			return nil, ExistsError{o.Name}
 		}
 	}
 
@@ -209,6 +217,10 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	select {
 	case err := <-created:
 		if err != nil {
+			if strings.Contains(err.Error(), "already exist for a cluster with the name") {
+				// Another run took the name meanwhile: its nodes are not ours.
+				return nil, ExistsError{o.Name}
+			}
 			cleanup("create failed")
 			return nil, fmt.Errorf("creating cluster %s: %v", o.Name, flattenKindError(err))
 		}

@@ -5,10 +5,12 @@ package clusters_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/runner"
 )
 
 // The integration test boots a real mixed-version cluster, built offline:
@@ -89,6 +92,23 @@ func TestIntegrationMixedCluster(t *testing.T) {
 		}
 		if published == 0 {
 			t.Error("no published port: the API server's must be there (on 127.0.0.1)")
+		}
+	})
+
+	// A second run of the same name refuses with one line and leaves the
+	// first one's cluster alone (it used to delete it on its way out).
+	t.Run("same name refused, nothing deleted", func(t *testing.T) {
+		_, err := runner.Run(ctx, runner.Options{Name: name, JUnitDir: t.TempDir(), Progress: p,
+			Up: clusters.UpOptions{APIServer: itAPIServer, Kubelets: []string{itKubelet}}})
+		if !errors.As(err, new(clusters.ExistsError)) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("second run of %s: %v; want one line saying the cluster exists", name, err)
+		}
+		names, lerr := clusters.List(ctx)
+		if lerr != nil || !slices.Contains(names, name) {
+			t.Fatalf("after the refused run: clusters %v (%v); %s must still exist", names, lerr, name)
+		}
+		if _, err := cs.Discovery().ServerVersion(); err != nil {
+			t.Fatalf("the first cluster stopped answering: %v", err)
 		}
 	})
 

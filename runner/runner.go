@@ -116,6 +116,10 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		// Deleted on success, failure and interrupt (ctx is cancelled on
 		// SIGINT/SIGTERM), unless Keep.
 		defer func() {
+			if errors.As(err, new(clusters.ExistsError)) {
+				// Refused: the cluster of that name is someone else's.
+				return
+			}
 			if o.Keep {
 				p.Step("keeping cluster %s (--keep); delete it with 'skewproof cluster down --name %s'", o.Name, o.Name)
 				return
