@@ -113,6 +113,22 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
+// propFields pairs each property name with the Result field it carries;
+// writing and reading a test case both go through it.
+func (r *Result) propFields() []struct {
+	name string
+	v    *string
+} {
+	return []struct {
+		name string
+		v    *string
+	}{
+		{PropID, &r.ID}, {PropReason, &r.Reason}, {PropNode, &r.Node}, {PropKubelet, &r.Kubelet},
+		{PropAPIServer, &r.APIServer}, {PropObserved, &r.Observed}, {PropExpected, &r.Expected},
+		{PropKEPPlanned, &r.KEP}, {PropOutcome, &r.Outcome},
+	}
+}
+
 func (r Result) props() *junitProps {
 	p := &junitProps{}
 	add := func(n, v string) {
@@ -120,16 +136,12 @@ func (r Result) props() *junitProps {
 			p.Props = append(p.Props, junitProp{n, v})
 		}
 	}
-	add(PropID, r.ID)
+	fields := r.propFields()
+	add(fields[0].name, *fields[0].v) // id first, then the verdict
 	add(PropVerdict, string(r.Verdict))
-	add(PropReason, r.Reason)
-	add(PropNode, r.Node)
-	add(PropKubelet, r.Kubelet)
-	add(PropAPIServer, r.APIServer)
-	add(PropObserved, r.Observed)
-	add(PropExpected, r.Expected)
-	add(PropKEPPlanned, r.KEP)
-	add(PropOutcome, r.Outcome)
+	for _, f := range fields[1:] {
+		add(f.name, *f.v)
+	}
 	return p
 }
 
@@ -233,28 +245,15 @@ func DecodeJUnit(r io.Reader) (reporters.JUnitTestSuites, error) {
 func ResultOf(tc reporters.JUnitTestCase) Result {
 	r := Result{Name: tc.Name, Duration: time.Duration(tc.Time * float64(time.Second))}
 	if tc.Properties != nil {
+		fields := r.propFields()
 		for _, p := range tc.Properties.Properties {
-			switch p.Name {
-			case PropID:
-				r.ID = p.Value
-			case PropVerdict:
+			if p.Name == PropVerdict {
 				r.Verdict = skew.Verdict(p.Value)
-			case PropReason:
-				r.Reason = p.Value
-			case PropNode:
-				r.Node = p.Value
-			case PropKubelet:
-				r.Kubelet = p.Value
-			case PropAPIServer:
-				r.APIServer = p.Value
-			case PropObserved:
-				r.Observed = p.Value
-			case PropExpected:
-				r.Expected = p.Value
-			case PropKEPPlanned:
-				r.KEP = p.Value
-			case PropOutcome:
-				r.Outcome = p.Value
+			}
+			for _, f := range fields {
+				if f.name == p.Name {
+					*f.v = p.Value
+				}
 			}
 		}
 	}
