@@ -47,17 +47,15 @@ func (o *runOptions) check(ctx context.Context) error {
 	if o.flakeAttempts < 1 {
 		return usagef("--flake-attempts must be at least 1 (1: no retry)")
 	}
-	if o.timeout <= 0 {
-		return usagef("--timeout must be positive")
-	}
-	if o.matrix != "" {
-		return o.checkMatrix(ctx)
-	}
 	switch {
+	case o.timeout <= 0:
+		return usagef("--timeout must be positive")
 	case len(o.suites) == 0:
 		return usagef("--suites: give at least one suite, e.g. seccomp")
 	case o.suiteBinary != "" && o.buildSuites:
 		return usagef("give --suite-binary or --build-suites, not both")
+	case o.matrix != "":
+		return o.checkMatrix(ctx)
 	case o.kubeconfig != "" && o.appArmorNode != "":
 		return usagef("--apparmor-node adds a node to a new cluster; it cannot join an existing one (--kubeconfig)")
 	case o.kubeconfig != "" && len(o.gates) > 0:

@@ -19,18 +19,12 @@ import (
 // built and that --matrix-parallel of them fit in the host's memory.
 func (o *runOptions) checkMatrix(ctx context.Context) error {
 	switch {
-	case len(o.suites) == 0:
-		return usagef("--suites: give at least one suite, e.g. seccomp")
 	case o.kubeconfig != "" || o.apiserver != "" || len(o.kubelets) > 0:
 		return usagef("--matrix plans its own clusters; leave out --kubeconfig, --apiserver and --kubelets")
 	case o.appArmorNode != "" || len(o.images) > 0:
 		return usagef("--apparmor-node and --node-image apply to one cluster; run that cluster without --matrix")
 	case o.matrixParallel < 1:
 		return usagef("--matrix-parallel must be at least 1")
-	case o.suiteBinary != "" && o.buildSuites:
-		return usagef("give --suite-binary or --build-suites, not both")
-	case o.timeout <= 0:
-		return usagef("--timeout must be positive")
 	}
 	if err := validName(o.name); err != nil {
 		return err
