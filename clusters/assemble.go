@@ -9,6 +9,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/clusters/owner"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -31,7 +32,8 @@ exit 1`
 // from the base image receives the files, its containerd imports the images
 // (pinned, not unpacked), and the container is committed as the node image.
 func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive string, images []image.Image) error {
-	name := fmt.Sprintf("%s%d", BuildContainerPrefix, time.Now().UnixNano())
+	removeDeadBuildContainers(ctx)
+	name := fmt.Sprintf("%s%s-%d", BuildContainerPrefix, owner.Token(), time.Now().UnixNano())
 	if _, err := docker(ctx, "run", "-d", "--name", name,
 		"--privileged", "--security-opt", "seccomp=unconfined", "--entrypoint=sleep", baseRef, "infinity"); err != nil {
 		return err
@@ -86,4 +88,15 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 		"--change", "LABEL io.skewproof.node-tag="+strings.SplitN(strings.TrimPrefix(ref, nodeImageRepo+":"), "-", 2)[0],
 		name, ref)
 	return err
+}
+
+// removeDeadBuildContainers removes the build containers of processes that
+// were killed before they could.
+func removeDeadBuildContainers(ctx context.Context) {
+	out, _ := docker(ctx, "ps", "-a", "--filter", "name=^"+BuildContainerPrefix, "--format", "{{.Names}}")
+	for _, n := range strings.Fields(out) {
+		if t, ok := owner.TokenIn(n, BuildContainerPrefix); ok && !owner.Alive(t) {
+			_, _ = docker(ctx, "rm", "-f", "-v", n)
+		}
+	}
 }

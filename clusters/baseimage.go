@@ -125,8 +125,20 @@ func buildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 	}
 	// A base image written before images carried the host's architecture
 	// says amd64 on any host: one of another architecture is built anew.
-	if imageExists(ctx, b.Ref) && layersOK() && imageArchitecture(ctx, b.Ref) == image.Architecture {
+	cached := func() bool {
+		return imageExists(ctx, b.Ref) && layersOK() && imageArchitecture(ctx, b.Ref) == image.Architecture
+	}
+	if cached() {
 		p.Step("base image %s: cached", b.Ref)
+		return b, nil
+	}
+	unlock, err := cache.Lock(ctx, b.Dir, p.Step)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if cached() {
+		p.Step("base image %s: built meanwhile by another process", b.Ref)
 		return b, nil
 	}
 	if os.Geteuid() != 0 {
@@ -135,7 +147,7 @@ func buildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 	if _, err := exec.LookPath("debootstrap"); err != nil {
 		return nil, fmt.Errorf("debootstrap not found; run hack/setup-host.sh (or apt-get install debootstrap)")
 	}
-	work, err := os.MkdirTemp(cacheDir, ".base-build-")
+	work, err := buildDir(cacheDir, ".base-build-")
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +169,7 @@ func buildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 	}); err != nil {
 		return nil, err
 	}
-	err = cache.AtomicDir(b.Dir, func(tmp string) error {
+	err = cache.FillLocked(b.Dir, func(tmp string) error {
 		tools := image.NewLayer()
 		for _, tp := range toolsPaths {
 			if err := tools.FromRoot(root, tp); err != nil {

@@ -50,6 +50,10 @@ type UpOptions struct {
 	// ArtifactsDir, when set, keeps the console log of an AppArmor node
 	// whose bring-up fails.
 	ArtifactsDir string
+	// Temporary: the caller deletes the cluster when it ends (a run without
+	// --keep). Should it be killed first, ListOwned reports the cluster as
+	// left behind, with the command that removes it.
+	Temporary bool
 	// ReadyTimeout bounds the wait for nodes and kube-system pods.
 	ReadyTimeout time.Duration
 	Progress     *Progress
@@ -95,16 +99,23 @@ func provider(p *Progress) *cluster.Provider {
 
 // ExistsError says a cluster of that name exists already (another run's, or
 // one kept): nothing of it may be deleted by the run that was refused.
-type ExistsError struct{ Name string }
+type ExistsError struct{ Name, State string }
 
 func (e ExistsError) Error() string {
-	return fmt.Sprintf("cluster %q already exists; delete it with 'skewproof cluster down --name %s' or choose another --name", e.Name, e.Name)
+	if strings.HasPrefix(e.State, "being made") {
+		return fmt.Sprintf("cluster %q is %s; choose another --name", e.Name, e.State)
+	}
+	state := ""
+	if e.State != "" {
+		state = " (" + strings.SplitN(e.State, ";", 2)[0] + ")"
+	}
+	return fmt.Sprintf("cluster %q already exists%s; delete it with 'skewproof cluster down --name %s' or choose another --name", e.Name, state, e.Name)
 }
 
 // Up builds what is missing, creates the cluster through kind's Go packages,
 // brings pod networking up and waits until every node is Ready and every
 // kube-system pod is ready. On error or interrupt it deletes what it created.
-func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
+func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	p := o.Progress
 	if o.Kubeconfig == "" {
 		o.Kubeconfig = DefaultKubeconfig(o.Name)
@@ -112,15 +123,15 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 5 * time.Minute
 	}
-	existing, err := List(ctx)
-	if err != nil {
+	if err := claim(ctx, o.Name, o.Temporary); err != nil {
 		return nil, err
 	}
-	for _, n := range existing {
-		if n == o.Name {
-			return nil, ExistsError{o.Name}
+	created := false
+	defer func() {
+		if err != nil && !created {
+			removeOwner(o.Name)
 		}
-	}
+	}()
 
 	if o.AppArmorNode != "" {
 		if err := AppArmorNodeReady(); err != nil {
@@ -203,11 +214,12 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 			p.Step("cleanup of %s: %v", o.Name, err)
 		}
 	}
-	created := make(chan error, 1)
+	created = true // from here on, Down removes what exists and the owner record
+	done := make(chan error, 1)
 	p.Step("creating cluster %s: control plane %s, kubelets %s", o.Name, cpVersion, strings.Join(o.Kubelets, ","))
 	start := time.Now()
 	go func() {
-		created <- prov.Create(o.Name,
+		done <- prov.Create(o.Name,
 			cluster.CreateWithV1Alpha4Config(cfg),
 			cluster.CreateWithKubeconfigPath(o.Kubeconfig),
 			cluster.CreateWithDisplayUsage(false),
@@ -215,11 +227,13 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 			cluster.CreateWithRetain(false))
 	}()
 	select {
-	case err := <-created:
+	case err := <-done:
 		if err != nil {
 			if strings.Contains(err.Error(), "already exist for a cluster with the name") {
-				// Another run took the name meanwhile: its nodes are not ours.
-				return nil, ExistsError{o.Name}
+				// Made meanwhile outside skewproof (kind's CLI): its nodes
+				// are not ours.
+				created = false
+				return nil, ExistsError{Name: o.Name}
 			}
 			cleanup("create failed")
 			return nil, fmt.Errorf("creating cluster %s: %v", o.Name, flattenKindError(err))
@@ -229,7 +243,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		// it has returned, in case it made more meanwhile.
 		cleanup("interrupted")
 		select {
-		case <-created:
+		case <-done:
 		case <-time.After(2 * time.Minute):
 		}
 		cleanup("interrupted")

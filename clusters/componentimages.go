@@ -110,7 +110,7 @@ func pauseBinary(ctx context.Context, p *Progress) (string, error) {
 		return "", err
 	}
 	dst := filepath.Join(cacheDir, "bin", "pause-"+cache.Key("pause", string(pauseSource)))
-	err = cache.AtomicDir(dst, func(tmp string) error {
+	err = cache.AtomicDir(ctx, dst, p.Step, func(tmp string) error {
 		src := filepath.Join(tmp, "src")
 		if err := os.MkdirAll(src, 0o755); err != nil {
 			return err

@@ -29,6 +29,9 @@ func Down(ctx context.Context, name, kubeconfig string, p *Progress) error {
 			errs = append(errs, err)
 		}
 	}
+	if len(errs) == 0 {
+		removeOwner(name)
+	}
 	if kubeconfig == DefaultKubeconfig(name) {
 		if err := os.Remove(kubeconfig); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)

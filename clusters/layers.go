@@ -122,11 +122,11 @@ func HostToolsLayer(ctx context.Context, dir string, tools ...string) (ExtraLaye
 // what the entry holds), filling it with fill when it is not complete yet.
 // fill writes into a temporary directory that becomes the entry only when
 // fill succeeds.
-func CacheEntry(name string, keyParts []string, fill func(tmp string) error) (string, error) {
+func CacheEntry(ctx context.Context, name string, keyParts []string, fill func(tmp string) error) (string, error) {
 	dir, err := senv.ResolveCacheDir()
 	if err != nil {
 		return "", err
 	}
 	entry := filepath.Join(dir, name+"-"+cache.Key(keyParts...))
-	return entry, cache.AtomicDir(entry, fill)
+	return entry, cache.AtomicDir(ctx, entry, nil, fill)
 }

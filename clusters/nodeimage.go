@@ -10,6 +10,7 @@ import (
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
 	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/clusters/owner"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
@@ -75,6 +76,19 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		p.Step("node image %s: cached", ref)
 		return ref, nil
 	}
+	cacheDir, err := senv.ResolveCacheDir()
+	if err != nil {
+		return "", err
+	}
+	unlock, err := cache.Lock(ctx, filepath.Join(cacheDir, "node-image-"+key), p.Step)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if imageExists(ctx, ref) {
+		p.Step("node image %s: built meanwhile by another process", ref)
+		return ref, nil
+	}
 	p.Step("building node image %s", ref)
 	cpNames := []string{"kubeadm", "kubectl", "kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"}
 	cpBin, err := gobuild.KubernetesBinaries(ctx, p, cp, cpNames...)
@@ -89,11 +103,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		}
 		kubeletPath = filepath.Join(klBin, "kubelet")
 	}
-	cacheDir, err := senv.ResolveCacheDir()
-	if err != nil {
-		return "", err
-	}
-	work, err := os.MkdirTemp(cacheDir, ".node-build-")
+	work, err := buildDir(cacheDir, ".node-build-")
 	if err != nil {
 		return "", err
 	}
@@ -117,6 +127,14 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		return "", fmt.Errorf("building node image %s: %w", ref, err)
 	}
 	return ref, nil
+}
+
+// buildDir makes a work directory of this process in the cache directory
+// (beside the entries it fills, for renames), after removing those that
+// killed builds left.
+func buildDir(cacheDir, prefix string) (string, error) {
+	owner.SweepDir(cacheDir, prefix)
+	return os.MkdirTemp(cacheDir, prefix+owner.Token()+"-")
 }
 
 func trimV(v string) string { return strings.TrimPrefix(v, "v") }

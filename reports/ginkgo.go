@@ -78,7 +78,13 @@ func FromSpec(s types.SpecReport) (r Result, ok bool) {
 		if r.Reason == "" {
 			r.Reason = s.Failure.Message
 		}
-	default: // failed, panicked, interrupted, aborted, timed out
+	case types.SpecStateInterrupted:
+		// Stopped by SIGINT/SIGTERM before it finished: no verdict on the
+		// cluster either way (the run itself exits 130).
+		r.Verdict = skew.Skip
+		r.Reason = "interrupted before it finished: no verdict"
+		r.Failure = ""
+	default: // failed, panicked, aborted, timed out
 		r.Verdict = skew.Fail
 		msg := s.Failure.Message
 		if s.Failure.Location.FileName != "" {

@@ -110,6 +110,15 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	rec := reports.Record{Command: o.Command, Skewproof: reports.ToolVersion(), Mode: o.Mode, Cluster: o.Name, Suites: o.Suites,
 		LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip, Started: time.Now().UTC()}
 
+	// What killed runs left (SIGKILL cannot be caught) is named, with the
+	// command that removes it.
+	if left, err := clusters.ListOwned(ctx); err == nil {
+		for _, l := range left {
+			if l.Left {
+				p.Step("cluster %s was %s", l.Name, l.State)
+			}
+		}
+	}
 	kubeconfig := o.Kubeconfig
 	if kubeconfig == "" {
 		kubeconfig = clusters.DefaultKubeconfig(o.Name)
@@ -137,6 +146,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		}()
 		up := o.Up
 		up.Name, up.Kubeconfig, up.Progress, up.ArtifactsDir = o.Name, kubeconfig, p, junitDir
+		up.Temporary = !o.Keep
 		if _, err := clusters.Up(ctx, up); err != nil {
 			return out, fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
 		}
@@ -235,7 +245,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	}
 	switch {
 	case ctx.Err() != nil:
-		return out, fmt.Errorf("interrupted; partial report in %s", out.JUnit)
+		return out, InterruptedError{Report: out.JUnit, Kept: o.Keep}
 	case reports.Count(out.Results)[skew.Fail] > 0:
 		return out, fmt.Errorf("%d of %d specs failed; see %s", reports.Count(out.Results)[skew.Fail], len(out.Results), out.JUnit)
 	case suiteErr != nil:
@@ -245,3 +255,20 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	}
 	return out, nil
 }
+
+// InterruptedError is a run stopped by an interrupt (ctx cancelled) after it
+// cleaned up; it wraps context.Canceled.
+type InterruptedError struct {
+	Report string // the partial JUnit file
+	Kept   bool   // --keep: the cluster was not removed
+}
+
+func (e InterruptedError) Error() string {
+	s := "interrupted; partial report in " + e.Report
+	if e.Kept {
+		return s + "; the cluster is kept (--keep)"
+	}
+	return s + "; what the run had created was removed"
+}
+
+func (e InterruptedError) Unwrap() error { return context.Canceled }

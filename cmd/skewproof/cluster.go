@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -50,14 +51,16 @@ func newClusterListCmd() *cobra.Command {
 			if err := dockerReady(cmd.Context()); err != nil {
 				return err
 			}
-			names, err := clusters.List(cmd.Context())
+			listed, err := clusters.ListOwned(cmd.Context())
 			if err != nil {
 				return err
 			}
-			for _, n := range names {
-				fmt.Println(n)
+			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tSTATE")
+			for _, l := range listed {
+				fmt.Fprintf(w, "%s\t%s\n", l.Name, l.State)
 			}
-			return nil
+			return w.Flush()
 		},
 	}
 }

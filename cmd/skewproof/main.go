@@ -17,6 +17,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/skewproof/skewproof/clusters/owner"
+	"github.com/skewproof/skewproof/runner"
 )
 
 func main() {
@@ -26,6 +29,12 @@ func main() {
 // run runs the command line args (without the program name) and returns the
 // exit status.
 func run(args []string) int {
+	// Every temporary file of the command and of what it starts goes into
+	// a directory of its own, removed at the end (one left by a killed
+	// skewproof is removed by the next).
+	if remove, err := owner.TempRoot(); err == nil {
+		defer remove()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmd, err := execute(ctx, args)
@@ -37,7 +46,11 @@ func run(args []string) int {
 	case err == nil:
 		return 0
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		fmt.Fprintf(os.Stderr, "%s: interrupted; what it had created was removed\n", name)
+		if ie := new(runner.InterruptedError); errors.As(err, ie) {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, ie)
+		} else {
+			fmt.Fprintf(os.Stderr, "%s: interrupted; what it had created was removed\n", name)
+		}
 		return 130
 	case errors.As(err, new(usageError)):
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)

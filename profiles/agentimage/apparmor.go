@@ -67,7 +67,7 @@ func AppArmorParserLayer(ctx context.Context) (clusters.ExtraLayer, error) {
 	// The libraries come from the host: their package version is part of the key.
 	libc := installedVersion(ctx, "libc6")
 	key := []string{"apparmor-parser", AppArmorPackage, version, arch, "libc6=" + libc, strings.Join(appArmorIncludeDirs, ","), appArmorParserConf}
-	dir, err := clusters.CacheEntry("apparmor-parser", key, func(tmp string) error {
+	dir, err := clusters.CacheEntry(ctx, "apparmor-parser", key, func(tmp string) error {
 		work := filepath.Join(tmp, "work")
 		root := filepath.Join(work, "root")
 		if err := os.MkdirAll(root, 0o755); err != nil {

@@ -4,11 +4,14 @@
 package cache
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/skewproof/skewproof/clusters/owner"
 )
 
 // BuilderVersion is part of every cache key: bump it whenever what the
@@ -55,15 +58,33 @@ func Complete(dir string) bool {
 
 // AtomicDir builds into a temporary directory beside dst and renames it into
 // place only when fill succeeds, so an interrupted build never leaves a
-// half-filled cache entry. A complete dst is kept as it is.
-func AtomicDir(dst string, fill func(tmp string) error) error {
+// half-filled cache entry. A complete dst is kept as it is. It holds dst's
+// Lock meanwhile: of two processes building the same entry at once, one
+// builds and the other waits and then reuses it.
+func AtomicDir(ctx context.Context, dst string, say func(string, ...any), fill func(tmp string) error) error {
 	if Complete(dst) {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	unlock, err := Lock(ctx, dst, say)
+	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-")
+	defer unlock()
+	return FillLocked(dst, fill)
+}
+
+// FillLocked is AtomicDir for a caller that holds dst's Lock.
+func FillLocked(dst string, fill func(tmp string) error) error {
+	if Complete(dst) {
+		return nil
+	}
+	parent, prefix := filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-"
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	// What a killed build of this entry left.
+	owner.SweepDir(parent, prefix)
+	tmp, err := os.MkdirTemp(parent, prefix+owner.Token()+"-")
 	if err != nil {
 		return err
 	}
@@ -74,6 +95,8 @@ func AtomicDir(dst string, fill func(tmp string) error) error {
 	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
 		return err
 	}
-	os.RemoveAll(dst)
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
 	return os.Rename(tmp, dst)
 }

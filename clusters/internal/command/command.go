@@ -8,12 +8,20 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Run runs name with args in dir with the environment env; on failure the
 // error holds the last lines of its output.
 func Run(ctx context.Context, dir string, env []string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
+	// SIGTERM, not the default SIGKILL, lets go and debootstrap clean up
+	// (go's work directory, debootstrap's mounts); so does the death of
+	// skewproof itself.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	cmd.Dir = dir
 	cmd.Env = env
 	var out bytes.Buffer

@@ -79,6 +79,16 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 		p.Step("%s %s binaries: cached (%s)", s.Module, s.Version, dst)
 		return dst, nil
 	}
+	// One build of a set at a time: the source directory is shared too.
+	unlock, err := cache.Lock(ctx, dst, p.Step)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if cache.Complete(dst) {
+		p.Step("%s %s binaries: built meanwhile by another process (%s)", s.Module, s.Version, dst)
+		return dst, nil
+	}
 	src := filepath.Join(cacheDir, "src", s.dirName())
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return "", err
@@ -111,7 +121,7 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 	}); err != nil {
 		return "", fmt.Errorf("resolving %s %s through the Go module proxy: %w", s.Module, s.Version, err)
 	}
-	err = cache.AtomicDir(dst, func(tmp string) error {
+	err = cache.FillLocked(dst, func(tmp string) error {
 		for _, n := range sortedKeys(s.Programs) {
 			pkg := s.Programs[n]
 			if err := p.Timed(fmt.Sprintf("go build %s (%s)", n, s.Version), func() error {
