@@ -88,18 +88,18 @@ snapshot() {
 # session_procs PID: processes left in the run's session.
 session_procs() { ps -e -o sid=,pid=,args= | awk -v s="$1" '$1 == s {print "process " $0}'; }
 
-# restore: put back tags the build points removed.
+# restore_tags: put back the tags the build points removed.
 declare -A untagged=()
 restore_tags() {
 	for ref in "${!untagged[@]}"; do
-		docker tag "${untagged[$ref]}" "$ref" 2>/dev/null && log "restored tag $ref"
+		docker tag "${untagged[$ref]}" "$ref" && docker rmi "${untagged[$ref]}" >/dev/null && log "restored tag $ref"
 		unset "untagged[$ref]"
 	done
 }
-untag() { # untag REF: make the next run build it (the image stays, by ID)
-	local id
-	id=$(docker image inspect --format '{{.Id}}' "$1") || return 1
-	untagged[$1]=$id
+untag() { # untag REF: make the next run build it (a backup tag keeps the image)
+	local backup=skewproof-interrupt-backup:${1##*:}
+	docker tag "$1" "$backup" || return 1
+	untagged[$1]=$backup
 	docker rmi "$1" >/dev/null
 }
 base_ref() { docker images skewproof-base --format '{{.Repository}}:{{.Tag}}' | head -1; }

@@ -73,6 +73,13 @@ func TestFromSpec(t *testing.T) {
 	if r, _ := FromSpec(failed); r.Verdict != skew.Fail || !strings.Contains(r.Failure, "want 2") {
 		t.Errorf("failed spec: %+v", r)
 	}
+	// An interrupt (SIGINT/SIGTERM) is no verdict on the cluster.
+	interrupted := passed
+	interrupted.State = types.SpecStateInterrupted
+	interrupted.Failure = types.Failure{Message: "Interrupted by User"}
+	if r, _ := FromSpec(interrupted); r.Verdict != skew.Skip || !strings.Contains(r.Reason, "interrupted") || r.Failure != "" {
+		t.Errorf("interrupted spec: %+v, want a skip saying it was interrupted", r)
+	}
 	skipped := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[seccomp/failure/row-1] t", StartTime: start,
 		State: types.SpecStateSkipped, Failure: types.Failure{Message: "host has no seccomp"}}
 	if r, _ := FromSpec(skipped); r.Verdict != skew.Skip || r.Reason != "host has no seccomp" || r.ID != "seccomp/failure/row-1" {
