@@ -92,6 +92,14 @@ type Outcome struct {
 // failed, when a suite failed outside its specs, when no spec ran, and on
 // interrupt (ctx cancelled), after cleaning up in every case.
 func Run(ctx context.Context, o Options) (out Outcome, err error) {
+	// Registered first, so it runs last, after the clean-up: whatever
+	// failed once the run was interrupted (a terminal's Ctrl-C reaches the
+	// commands it runs too) is the interrupt.
+	defer func() {
+		if err != nil && ctx.Err() != nil && !errors.As(err, new(InterruptedError)) && !errors.As(err, new(clusters.ExistsError)) {
+			err = InterruptedError{Report: out.JUnit, Kept: o.Keep}
+		}
+	}()
 	p := o.Progress
 	if p == nil {
 		p = clusters.NewProgress(os.Stderr)
@@ -264,7 +272,12 @@ type InterruptedError struct {
 }
 
 func (e InterruptedError) Error() string {
-	s := "interrupted; partial report in " + e.Report
+	s := "interrupted"
+	if e.Report != "" {
+		if _, err := os.Stat(e.Report); err == nil {
+			s += "; partial report in " + e.Report
+		}
+	}
 	if e.Kept {
 		return s + "; the cluster is kept (--keep)"
 	}

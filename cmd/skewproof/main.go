@@ -45,7 +45,9 @@ func run(args []string) int {
 	switch {
 	case err == nil:
 		return 0
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+	case ctx.Err() != nil:
+		// Interrupted (SIGINT, SIGTERM): whatever failed afterwards — the
+		// commands it runs get a terminal's Ctrl-C too — is the interrupt.
 		if ie := new(runner.InterruptedError); errors.As(err, ie) {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", name, ie)
 		} else {
