@@ -104,19 +104,28 @@ var toolsPaths = []string{
 	"/bin/sh", "/usr/bin/busybox",
 }
 
+// baseImageOf names the base image and its cache entry, without building.
+func baseImageOf() (*baseImage, error) {
+	key := cache.Key("base", debianSuite, debianMirror, strings.Join(basePackages, ","), kindVersion(), baseSetupScript, strings.Join(toolsPaths, ","), toolsLibraries)
+	cacheDir, err := senv.ResolveCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	return &baseImage{Ref: "skewproof-base:" + key, Key: key, Dir: filepath.Join(cacheDir, "base-"+key)}, nil
+}
+
 // buildBase builds (or finds in the cache) the base node image.
 func buildBase(ctx context.Context, p *Progress) (*baseImage, error) {
+	b, err := baseImageOf()
+	if err != nil {
+		return nil, err
+	}
 	kindVer := kindVersion()
 	kindDir, err := gobuild.ModuleDir(ctx, kindModule, kindVer)
 	if err != nil {
 		return nil, fmt.Errorf("reading kind's base-image files: %w", err)
 	}
-	key := cache.Key("base", debianSuite, debianMirror, strings.Join(basePackages, ","), kindVer, baseSetupScript, strings.Join(toolsPaths, ","), toolsLibraries)
-	cacheDir, err := senv.ResolveCacheDir()
-	if err != nil {
-		return nil, err
-	}
-	b := &baseImage{Ref: "skewproof-base:" + key, Key: key, Dir: filepath.Join(cacheDir, "base-"+key)}
+	cacheDir := filepath.Dir(b.Dir)
 	layersOK := func() bool {
 		var err1, err2 error
 		b.ToolsLayer, err1 = image.DigestFile(filepath.Join(b.Dir, "tools.tar"))
@@ -213,7 +222,7 @@ func buildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 			Env:        []string{"container=docker", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 			Entrypoint: []string{"/usr/local/bin/entrypoint", "/sbin/init"},
 			StopSignal: "SIGRTMIN+3",
-			Labels:     map[string]string{"io.skewproof.image": "base", "io.skewproof.key": key},
+			Labels:     map[string]string{"io.skewproof.image": "base", "io.skewproof.key": b.Key},
 		})
 	}); err != nil {
 		return nil, fmt.Errorf("importing the base image: %w", err)

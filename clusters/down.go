@@ -7,12 +7,26 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // Down deletes a cluster: its nodes (through kind), its Docker network and
 // its default kubeconfig file. Deleting a cluster that does not exist is not
-// an error.
+// an error. A failed attempt is made again, twice: a terminal's Ctrl-C
+// reaches the docker commands of a clean-up that is under way, but not the
+// ones started after it.
 func Down(ctx context.Context, name, kubeconfig string, p *Progress) error {
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		if err = downOnce(ctx, name, kubeconfig, p); err == nil || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Second)
+	}
+	return err
+}
+
+func downOnce(ctx context.Context, name, kubeconfig string, p *Progress) error {
 	var errs []error
 	if kubeconfig == "" {
 		kubeconfig = DefaultKubeconfig(name)

@@ -65,13 +65,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	if err != nil {
 		return "", err
 	}
-	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
-	parts := []string{"node", nodeImageRevision, base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest, iptablesModeWrapper}
-	for _, r := range restrictedRuntimes {
-		parts = append(parts, r.binary, r.script())
-	}
-	key := cache.ImageKey(parts...)
-	ref := nodeImageRepo + ":" + spec.Tag() + "-" + key
+	ref, key := nodeImageRef(base, spec)
 	if imageExists(ctx, ref) {
 		p.Step("node image %s: cached", ref)
 		return ref, nil
@@ -90,6 +84,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		return ref, nil
 	}
 	p.Step("building node image %s", ref)
+	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
 	cpNames := []string{"kubeadm", "kubectl", "kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"}
 	cpBin, err := gobuild.KubernetesBinaries(ctx, p, cp, cpNames...)
 	if err != nil {
@@ -127,6 +122,17 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		return "", fmt.Errorf("building node image %s: %w", ref, err)
 	}
 	return ref, nil
+}
+
+// nodeImageRef is the reference of spec's node image on base, and its key.
+func nodeImageRef(base *baseImage, spec NodeImageSpec) (ref, key string) {
+	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
+	parts := []string{"node", nodeImageRevision, base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest, iptablesModeWrapper}
+	for _, r := range restrictedRuntimes {
+		parts = append(parts, r.binary, r.script())
+	}
+	key = cache.ImageKey(parts...)
+	return nodeImageRepo + ":" + spec.Tag() + "-" + key, key
 }
 
 // buildDir makes a work directory of this process in the cache directory

@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.." || exit
 out=${1:-_artifacts/interrupt-test}
 rm -rf "$out" && mkdir -p "$out"
 out=$(cd "$out" && pwd)
-bin=$PWD/bin/skewproof
+bin=${SKEWPROOF:-$PWD/bin/skewproof}
 signals=${SIGNALS:-INT TERM}
 all_points="base-image node-image kind-create networking readiness agent profiles suite-start mid-suite junit teardown"
 points=${POINTS:-$all_points}

@@ -11,7 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit
 out=${1:-_artifacts/repeat-runs}
 rm -rf "$out" && mkdir -p "$out"
-bin=$PWD/bin/skewproof
+bin=${SKEWPROOF:-$PWD/bin/skewproof}
 runs=${RUNS:-10}
 apiserver=${APISERVER:-1.37.2}
 kubelets=${KUBELETS:-1.36.3}

@@ -92,12 +92,16 @@ type Outcome struct {
 // failed, when a suite failed outside its specs, when no spec ran, and on
 // interrupt (ctx cancelled), after cleaning up in every case.
 func Run(ctx context.Context, o Options) (out Outcome, err error) {
+	var cleanupErr error
 	// Registered first, so it runs last, after the clean-up: whatever
 	// failed once the run was interrupted (a terminal's Ctrl-C reaches the
 	// commands it runs too) is the interrupt.
 	defer func() {
-		if err != nil && ctx.Err() != nil && !errors.As(err, new(InterruptedError)) && !errors.As(err, new(clusters.ExistsError)) {
-			err = InterruptedError{Report: out.JUnit, Kept: o.Keep}
+		if err != nil && ctx.Err() != nil && !errors.As(err, new(clusters.ExistsError)) {
+			ie := InterruptedError{Report: out.JUnit, Kept: o.Keep}
+			errors.As(err, &ie)
+			ie.Cleanup = errors.Join(ie.Cleanup, cleanupErr)
+			err = ie
 		}
 	}()
 	p := o.Progress
@@ -149,7 +153,8 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 			dctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			if derr := p.Timed("deleting cluster "+o.Name, func() error { return clusters.Down(dctx, o.Name, kubeconfig, p) }); derr != nil {
-				err = errors.Join(err, derr)
+				cleanupErr = fmt.Errorf("deleting cluster %s: %v; remove it with 'skewproof cluster down --name %s'", o.Name, reports.FirstLine(derr.Error()), o.Name)
+				err = errors.Join(err, cleanupErr)
 			}
 		}()
 		up := o.Up
@@ -267,8 +272,9 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 // InterruptedError is a run stopped by an interrupt (ctx cancelled) after it
 // cleaned up; it wraps context.Canceled.
 type InterruptedError struct {
-	Report string // the partial JUnit file
-	Kept   bool   // --keep: the cluster was not removed
+	Report  string // the partial JUnit file
+	Kept    bool   // --keep: the cluster was not removed
+	Cleanup error  // what could not be removed
 }
 
 func (e InterruptedError) Error() string {
@@ -278,7 +284,10 @@ func (e InterruptedError) Error() string {
 			s += "; partial report in " + e.Report
 		}
 	}
-	if e.Kept {
+	switch {
+	case e.Cleanup != nil:
+		return s + "; " + strings.ReplaceAll(e.Cleanup.Error(), "\n", "; ")
+	case e.Kept:
 		return s + "; the cluster is kept (--keep)"
 	}
 	return s + "; what the run had created was removed"

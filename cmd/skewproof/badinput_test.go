@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skewproof/skewproof/skew/served"
 )
 
 // badInput is one row of docs/reliability.md's "Bad input" table: a command
@@ -39,6 +41,7 @@ func badInputRows() []badInput {
 	stopped := map[string]string{"DOCKER_HOST": "unix:///nonexistent.sock"}
 	missing := map[string]string{"PATH": "{fx}/empty-path"}
 	suiteBin := "{fx}/skewproof-e2e.test"
+	small := map[string]string{"SKEWPROOF_CACHE_DIR": "{fx}/small/cache", "GOCACHE": "{fx}/small/go-build"}
 	return []badInput{
 		// The command line itself.
 		{name: "unknown-flag", args: []string{"run", "--no-such-flag"}, code: 2, want: "skewproof run: unknown flag: --no-such-flag; run 'skewproof run --help'"},
@@ -110,6 +113,12 @@ func badInputRows() []badInput {
 		{name: "run-docker-missing", args: []string{"run", "--name", "badinput", "--apiserver", "1.37.2", "--suite-binary", suiteBin}, env: missing, code: 1, want: "the docker client is not installed"},
 		{name: "run-docker-stopped", args: []string{"run", "--name", "badinput", "--apiserver", "1.37.2", "--suite-binary", suiteBin}, env: stopped, code: 1, want: "the Docker daemon is not reachable (Cannot connect to the Docker daemon at unix:///nonexistent.sock. Is the docker daemon running?); start it"},
 		{name: "images-build-docker-missing", args: []string{"images", "build", "--kubernetes", "1.37.2"}, env: missing, code: 1, want: "the docker client is not installed (no docker in PATH); install Docker"},
+		// Disk: the caches on a 64 MiB file system, and a control plane
+		// (1.35.4) whose image and binaries must be built.
+		{name: "run-disk-too-small", args: []string{"run", "--name", "badinput", "--apiserver", "1.35.4", "--suite-binary", suiteBin}, env: small, code: 2,
+			want: "compiling Kubernetes 1.35.4, 2 running node(s) need about 5.5 GiB in {fx}/small/go-build (Go's build cache), which has 0.1 GiB free; free disk ('skewproof images prune --keep N', 'docker system prune') or give prebuilt --node-image", skip: needsSmallDisk},
+		{name: "images-build-disk-too-small", args: []string{"images", "build", "--kubernetes", "1.35.4"}, env: small, code: 2,
+			want: "compiling Kubernetes 1.35.4 need about 5.5 GiB in {fx}/small/go-build (Go's build cache), which has 0.1 GiB free", skip: needsSmallDisk},
 		{name: "images-build-docker-stopped", args: []string{"images", "build", "--kubernetes", "1.37.2"}, env: stopped, code: 1, want: "the Docker daemon is not reachable (Cannot connect to the Docker daemon at unix:///nonexistent.sock. Is the docker daemon running?); start it"},
 	}
 }
@@ -137,9 +146,24 @@ func badInputFixtures(t *testing.T) string {
 	write("broken.xml", `<testsuites><testsuite name="seccomp"><testcase name="x"><failure>`, 0o644)
 	write("passed.xml", `<testsuites><testsuite name="seccomp" tests="1"><testcase name="[seccomp/api/types] x" classname="seccomp"></testcase></testsuite></testsuites>`, 0o644)
 	write("corrupt.tar.gz", "\x1f\x8b\x08\x00this is not a gzip stream", 0o644)
-	for _, d := range []string{"empty-dir", "empty-path"} {
+	for _, d := range []string{"empty-dir", "empty-path", "small"} {
 		if err := os.Mkdir(filepath.Join(fx, d), 0o755); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// A small file system for the disk rows: 64 MiB, holding the caches.
+	if os.Geteuid() == 0 && exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", filepath.Join(fx, "small")).Run() == nil {
+		t.Cleanup(func() { exec.Command("umount", filepath.Join(fx, "small")).Run() })
+		for _, d := range []string{"small/cache", "small/go-build"} {
+			if err := os.Mkdir(filepath.Join(fx, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The served versions, as withServedCache wrote them.
+		if path, err := served.CachePath(); err == nil {
+			if b, err := os.ReadFile(path); err == nil {
+				write(filepath.Join("small/cache", filepath.Base(path)), string(b), 0o644)
+			}
 		}
 	}
 	return fx
@@ -368,4 +392,17 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("docker objects left behind:\n%s", s)
 		}
 	}
+}
+
+// needsSmallDisk skips the disk rows where the small file system cannot be
+// mounted (not root) or Docker does not answer (it is asked which images
+// exist before the disk is weighed).
+func needsSmallDisk() string {
+	switch {
+	case os.Geteuid() != 0:
+		return "mounting the 64 MiB tmpfs needs root"
+	case !dockerReachable():
+		return "Docker does not answer"
+	}
+	return ""
 }

@@ -60,6 +60,11 @@ func newClusterUpCmd() *cobra.Command {
 			if err := dockerReady(ctx); err != nil {
 				return err
 			}
+			if b, err := clusters.PlanBuilds(ctx, apiserver, kl, images); err != nil {
+				return err
+			} else if err := clusters.CheckDiskFits(ctx, b); err != nil {
+				return usagef("%v", err)
+			}
 			host := clusters.DetectHost()
 			p := clusters.NewProgress(os.Stderr)
 			cl, err := clusters.Up(ctx, clusters.UpOptions{

@@ -33,6 +33,21 @@ func newImagesBuildCmd() *cobra.Command {
 			if err := dockerReady(ctx); err != nil {
 				return err
 			}
+			// Only this node image (the control plane's is not built for a worker's).
+			b, err := clusters.PlanBuilds(ctx, k8s, []string{kl}, map[string]string{"": "not built by images build"})
+			if err != nil {
+				return err
+			}
+			if kl == strings.TrimPrefix(k8s, "v") {
+				b, err = clusters.PlanBuilds(ctx, k8s, nil, nil)
+				if err != nil {
+					return err
+				}
+			}
+			b.Nodes = 0
+			if err := clusters.CheckDiskFits(ctx, b); err != nil {
+				return usagef("%v", err)
+			}
 			p := clusters.NewProgress(os.Stderr)
 			ref, err := clusters.BuildNodeImage(ctx, p, clusters.NodeImageSpec{ControlPlane: strings.TrimPrefix(k8s, "v"), Kubelet: kl})
 			if err != nil {

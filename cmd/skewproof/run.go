@@ -85,6 +85,9 @@ func (o runOptions) run(ctx context.Context) error {
 		if err := dockerReady(ctx); err != nil {
 			return err
 		}
+		if err := o.checkDisk(ctx); err != nil {
+			return err
+		}
 		ro.Mode = "new-cluster"
 		host := clusters.DetectHost()
 		ro.Up = clusters.UpOptions{APIServer: o.apiserver, Kubelets: o.kubelets, NodeImages: o.images,
@@ -139,4 +142,25 @@ func missingDirs(dir string) []string {
 			return out
 		}
 	}
+}
+
+// checkDisk refuses a run whose builds do not fit on disk, before anything
+// is built (after Docker answers: the images it has decide what is built).
+func (o runOptions) checkDisk(ctx context.Context) error {
+	plan := o.plan
+	if len(plan) == 0 {
+		plan = []skew.Cluster{{Apiserver: o.apiserver, Kubelets: o.kubelets}}
+	}
+	var all clusters.Builds
+	for _, c := range plan {
+		b, err := clusters.PlanBuilds(ctx, c.Apiserver, c.Kubelets, o.images)
+		if err != nil {
+			return err
+		}
+		all.Add(b, b.Nodes*max(1, o.matrixParallel))
+	}
+	if err := clusters.CheckDiskFits(ctx, all); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
 }

@@ -1,0 +1,208 @@
+// The disk a cluster's builds take, checked before anything is built.
+
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/skewproof/skewproof/clusters/internal/cache"
+	senv "github.com/skewproof/skewproof/suites/env"
+)
+
+// What builds and nodes take on disk on the project's build machine
+// (docs/reliability.md, "Resources"), rounded up: a node image is 680 MB
+// (worker) to 1.03 GB (control plane) in Docker's data; the base image
+// 303 MB; compiling one Kubernetes version fills Go's module and build
+// caches by about 5 GiB and its binaries take 530 MB of the image cache; a
+// running node writes about 300 MB (its container layer and /var volume).
+const (
+	NodeImageGiB = 1.0
+	BaseImageGiB = 0.5
+	VersionGiB   = 5.5
+	NodeGiB      = 0.3
+)
+
+// Builds is what bringing a cluster up would build.
+type Builds struct {
+	Base       bool     // the base image
+	NodeImages []string // node image tags
+	Versions   []string // Kubernetes versions to compile
+	Nodes      int      // nodes of the cluster
+}
+
+// PlanBuilds says what Up would build for a cluster of one control plane at
+// apiserver and one worker per kubelet; prebuilt maps a kubelet version
+// ("" for the control plane) to a given node image.
+func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string) (Builds, error) {
+	b := Builds{Nodes: 1 + len(kubelets)}
+	base, err := baseImageOf()
+	if err != nil {
+		return b, err
+	}
+	seen := map[string]bool{}
+	version := func(v string) {
+		v = trimV(v)
+		if seen[v] {
+			return
+		}
+		seen[v] = true
+		done, _ := filepath.Glob(filepath.Join(filepath.Dir(base.Dir), "bin", "k8s.io_kubernetes-v"+v+"-*", ".complete"))
+		if len(done) == 0 {
+			b.Versions = append(b.Versions, v)
+		}
+	}
+	for _, kl := range append([]string{""}, kubelets...) {
+		if _, ok := prebuilt[kl]; ok {
+			continue
+		}
+		spec := NodeImageSpec{ControlPlane: apiserver, Kubelet: kl}
+		ref, _ := nodeImageRef(base, spec)
+		if imageExists(ctx, ref) || containsString(b.NodeImages, spec.Tag()) {
+			continue
+		}
+		b.NodeImages = append(b.NodeImages, spec.Tag())
+		version(apiserver)
+		version(spec.kubelet())
+		if !b.Base && !(imageExists(ctx, base.Ref) && cache.Complete(base.Dir)) {
+			b.Base = true
+		}
+	}
+	return b, nil
+}
+
+// Add merges o into b: builds of several clusters, of which nodes run at once.
+func (b *Builds) Add(o Builds, nodes int) {
+	b.Base = b.Base || o.Base
+	for _, t := range o.NodeImages {
+		if !containsString(b.NodeImages, t) {
+			b.NodeImages = append(b.NodeImages, t)
+		}
+	}
+	for _, v := range o.Versions {
+		if !containsString(b.Versions, v) {
+			b.Versions = append(b.Versions, v)
+		}
+	}
+	b.Nodes = max(b.Nodes, nodes)
+}
+
+func containsString(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// need is what b takes in Docker's data and in the caches, in GiB.
+func (b Builds) need() (docker, caches float64) {
+	docker = float64(len(b.NodeImages))*NodeImageGiB + float64(b.Nodes)*NodeGiB
+	if b.Base {
+		docker += BaseImageGiB
+	}
+	caches = float64(len(b.Versions)) * VersionGiB
+	return docker, caches
+}
+
+func (b Builds) String() string {
+	var what []string
+	if b.Base {
+		what = append(what, "the base image")
+	}
+	if n := len(b.NodeImages); n > 0 {
+		what = append(what, fmt.Sprintf("%d node image(s)", n))
+	}
+	if len(b.Versions) > 0 {
+		what = append(what, "compiling Kubernetes "+strings.Join(b.Versions, ", "))
+	}
+	if b.Nodes > 0 {
+		what = append(what, fmt.Sprintf("%d running node(s)", b.Nodes))
+	}
+	return strings.Join(what, ", ")
+}
+
+// CheckDiskFits refuses builds that do not fit in the free disk where
+// Docker keeps its data and where the caches are, with the numbers.
+func CheckDiskFits(ctx context.Context, b Builds) error {
+	dockerRoot, _ := docker(ctx, "info", "--format", "{{.DockerRootDir}}")
+	if dockerRoot == "" {
+		dockerRoot = "/var/lib/docker"
+	}
+	cacheDir, err := senv.ResolveCacheDir()
+	if err != nil {
+		return err
+	}
+	goCache := os.Getenv("GOCACHE")
+	if goCache == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			goCache = filepath.Join(d, "go-build")
+		}
+	}
+	dNeed, cNeed := b.need()
+	return checkDisk(b, []diskNeed{{dockerRoot, "Docker's data", dNeed}, {goCache, "Go's build cache", cNeed}, {cacheDir, "the image cache", 0}})
+}
+
+type diskNeed struct {
+	dir, what string
+	gib       float64
+}
+
+// checkDisk adds up the needs per file system and compares each sum with
+// that file system's free space.
+func checkDisk(b Builds, needs []diskNeed) error {
+	type fs struct {
+		dir   string
+		whats []string
+		need  float64
+		free  float64
+	}
+	var order []uint64
+	byDev := map[uint64]*fs{}
+	for _, n := range needs {
+		dev, free, ok := statDisk(n.dir)
+		if !ok {
+			continue
+		}
+		f := byDev[dev]
+		if f == nil {
+			f = &fs{dir: n.dir, free: free}
+			byDev[dev] = f
+			order = append(order, dev)
+		}
+		if n.gib > 0 {
+			f.whats = append(f.whats, n.what)
+			f.need += n.gib
+		}
+	}
+	for _, dev := range order {
+		f := byDev[dev]
+		if f.need > f.free {
+			return fmt.Errorf("%s need about %.1f GiB in %s (%s), which has %.1f GiB free; free disk ('skewproof images prune --keep N', 'docker system prune') or give prebuilt --node-image",
+				b, f.need, f.dir, strings.Join(f.whats, " and "), f.free)
+		}
+	}
+	return nil
+}
+
+// statDisk is the device and the free GiB of the file system holding dir
+// (or its nearest existing parent).
+func statDisk(dir string) (dev uint64, freeGiB float64, ok bool) {
+	for d := dir; ; d = filepath.Dir(d) {
+		var st syscall.Statfs_t
+		fi, err := os.Stat(d)
+		if err == nil && syscall.Statfs(d, &st) == nil {
+			if sys, isStat := fi.Sys().(*syscall.Stat_t); isStat {
+				return uint64(sys.Dev), float64(st.Bavail) * float64(st.Bsize) / (1 << 30), true
+			}
+		}
+		if d == "/" || d == "." || d == "" {
+			return 0, 0, false
+		}
+	}
+}

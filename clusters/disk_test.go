@@ -1,0 +1,48 @@
+package clusters
+
+import (
+	"strings"
+	"testing"
+)
+
+// Needs on one file system add up; the refusal says what, how much, where
+// and what is free, in one line.
+func TestCheckDisk(t *testing.T) {
+	dir := t.TempDir()
+	_, free, ok := statDisk(dir)
+	if !ok {
+		t.Fatal("no file system for a temporary directory")
+	}
+	b := Builds{Base: true, NodeImages: []string{"v1.37.2", "v1.37.2-kubelet-v1.33.13"}, Versions: []string{"1.33.13"}, Nodes: 2}
+	docker, caches := b.need()
+	if want := 2*NodeImageGiB + BaseImageGiB + 2*NodeGiB; docker != want || caches != VersionGiB {
+		t.Fatalf("need() = %.1f, %.1f; want %.1f, %.1f", docker, caches, want, VersionGiB)
+	}
+	// Each half fits alone; together, on one file system, they do not.
+	half := free*0.6 + 0.1
+	err := checkDisk(b, []diskNeed{{dir, "Docker's data", half}, {dir + "/sub/dir", "Go's build cache", half}})
+	if err == nil {
+		t.Fatalf("%.1f GiB twice on a file system with %.1f GiB free was not refused", half, free)
+	}
+	msg := err.Error()
+	for _, want := range []string{"the base image, 2 node image(s), compiling Kubernetes 1.33.13, 2 running node(s) need about", "Docker's data and Go's build cache", "GiB free", "images prune --keep N"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("message is not one line: %q", msg)
+	}
+	if err := checkDisk(b, []diskNeed{{dir, "Docker's data", free / 3}, {dir, "Go's build cache", free / 3}}); err != nil {
+		t.Errorf("two thirds of the free disk refused: %v", err)
+	}
+}
+
+func TestBuildsAdd(t *testing.T) {
+	var all Builds
+	all.Add(Builds{NodeImages: []string{"a", "b"}, Versions: []string{"1.36.3"}, Nodes: 3}, 3)
+	all.Add(Builds{Base: true, NodeImages: []string{"b", "c"}, Versions: []string{"1.36.3", "1.35.4"}, Nodes: 5}, 5)
+	if !all.Base || len(all.NodeImages) != 3 || len(all.Versions) != 2 || all.Nodes != 5 {
+		t.Errorf("merged %+v", all)
+	}
+}
