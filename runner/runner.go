@@ -1,7 +1,7 @@
 // Package runner runs skewproof's conformance suites against a cluster: a
 // new one it brings up and deletes, or an existing one (a kubeconfig). It
-// plans the suite processes (the API server rules in one, each worker's
-// kubelet rules in another), installs the fixture profiles through the
+// plans the suite processes (the suites at the same time, the API server
+// rules in one process, each worker's kubelet rules in others), installs the fixture profiles through the
 // node agent, creates the RuntimeClasses of failure row 1, runs the
 // prebuilt e2e binary (bin/skewproof-e2e.test) once per process with the
 // environment of package suites/env, turns its output into live progress,
@@ -43,7 +43,8 @@ type Options struct {
 	// cluster to bring up (and delete afterwards unless Keep).
 	Kubeconfig string
 	Up         clusters.UpOptions
-	// Suites to run, one after the other (they change the same nodes).
+	// Suites to run: at the same time with Parallel (see plan), else one
+	// after the other.
 	Suites []string
 	// SuiteBinary is the e2e binary (see FindSuiteBinary).
 	SuiteBinary string
@@ -56,8 +57,8 @@ type Options struct {
 	JUnitName string
 	// Keep keeps the new cluster and what the suites created.
 	Keep bool
-	// Parallel runs the API server rules and each worker's kubelet rules in
-	// concurrent processes.
+	// Parallel runs the suites at the same time, the API server rules and
+	// each worker's kubelet rules in concurrent processes (see plan).
 	Parallel bool
 	Timeout  time.Duration
 	// FlakeAttempts > 1 runs a failed spec again, up to that many attempts
@@ -217,17 +218,8 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if err != nil {
 		return out, err
 	}
-	var suites []reports.Suite
-	var suiteErr error
-	for _, name := range o.Suites {
-		if ctx.Err() != nil {
-			break
-		}
-		s, logGlob, err := o.runOne(ctx, p, name, junitDir, c.workers(), env)
-		out.Logs = append(out.Logs, logGlob)
-		suiteErr = errors.Join(suiteErr, err)
-		suites = append(suites, s...)
-	}
+	suites, logs, suiteErr := o.runSuites(ctx, p, junitDir, c.workers(), env)
+	out.Logs = append(out.Logs, logs...)
 	if o.Kubeconfig != "" && !o.Keep {
 		deleteRunNamespaces(c, runID, p)
 	}

@@ -35,19 +35,67 @@ func TestFindSuiteBinary(t *testing.T) {
 	}
 }
 
-func TestPartitions(t *testing.T) {
-	if p := partitions(false, []string{"w1", "w2"}); len(p) != 1 || p[0].filter != "" {
-		t.Errorf("serial run: %+v", p)
+func TestPlan(t *testing.T) {
+	keys := func(jobs []job) []string {
+		var out []string
+		for _, j := range jobs {
+			out = append(out, j.key())
+		}
+		return out
 	}
-	if p := partitions(true, nil); len(p) != 1 {
-		t.Errorf("no workers: %+v", p)
+	// Serial: one process per suite, one after the other.
+	serial := plan(Suites, false, []string{"w1", "w2"})
+	if got := keys(serial); !slices.Equal(got, []string{"seccomp/all", "apparmor/all", "profiles/all"}) {
+		t.Errorf("serial run: %v", got)
 	}
-	p := partitions(true, []string{"w1", "w2"})
-	if len(p) != 3 || p[0].filter != "api" || p[2].filter != "kubelet && node: containsAny w2" {
-		t.Errorf("parallel run: %+v", p)
+	for i, j := range serial {
+		if j.filter != "" || (i == 0) != (j.after == nil) || i > 0 && j.after[0] != serial[i-1].key() {
+			t.Errorf("serial job %d: %+v", i, j)
+		}
+	}
+	if got := keys(plan(Suites, true, nil)); len(got) != 3 {
+		t.Errorf("no workers: %v", got)
+	}
+	jobs := plan(Suites, true, []string{"w1", "w2"})
+	want := []string{"seccomp/api", "seccomp/w1.row-4", "seccomp/w1.failure", "seccomp/w1.rest", "seccomp/w2.row-4", "seccomp/w2.failure", "seccomp/w2.rest",
+		"apparmor/api", "apparmor/w1", "apparmor/w2", "profiles/main", "profiles/scale"}
+	if got := keys(jobs); !slices.Equal(got, want) {
+		t.Fatalf("parallel run: %v, want %v", got, want)
+	}
+	by := map[string]job{}
+	for _, j := range jobs {
+		by[j.key()] = j
+		if j.key() != "profiles/scale" && j.after != nil {
+			t.Errorf("%s waits for %v: only the scale bench waits", j.key(), j.after)
+		}
+	}
+	if f := by["seccomp/api"].filter; f != "api" {
+		t.Errorf("API job filter %q", f)
+	}
+	if f := by["apparmor/w2"].filter; f != "kubelet && node: containsAny w2" {
+		t.Errorf("AppArmor worker job filter %q", f)
+	}
+	if f := by["seccomp/w1.row-4"].filter; f != "(kubelet && node: containsAny w1) && (seccomp-failure-row-4)" {
+		t.Errorf("row-4 job filter %q", f)
+	}
+	if f := by["seccomp/w1.failure"].filter; f != "(kubelet && node: containsAny w1) && ((failure || update) && (!((seccomp-failure-row-4))))" {
+		t.Errorf("failure job filter %q", f)
+	}
+	if f := by["seccomp/w1.rest"].filter; f != "(kubelet && node: containsAny w1) && (!((seccomp-failure-row-4) || (failure || update)))" {
+		t.Errorf("rest job filter %q", f)
+	}
+	if f := by["profiles/main"].filter; f != "!"+gcBench {
+		t.Errorf("profiles main filter %q", f)
+	}
+	if got := by["profiles/scale"].after; !slices.Equal(got, []string{"seccomp/w1.row-4", "seccomp/w2.row-4", "profiles/main"}) {
+		t.Errorf("the scale bench waits for %v", got)
+	}
+	// Without the seccomp suite the bench waits for the profiles suite only.
+	if got := plan([]string{"profiles", "apparmor"}, true, []string{"w1"}); got[1].key() != "profiles/scale" || !slices.Equal(got[1].after, []string{"profiles/main"}) {
+		t.Errorf("profiles and AppArmor: %+v", got)
 	}
 	if !partitioned["apparmor"] || !partitioned["seccomp"] || partitioned["profiles"] {
-		t.Errorf("partitioned = %v: the seccomp and AppArmor suites run per node, profiles in one process", partitioned)
+		t.Errorf("partitioned = %v: the seccomp and AppArmor suites run per node", partitioned)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/skewproof/skewproof/runner"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -75,5 +76,68 @@ func TestEverySpecBelongsToOneSuite(t *testing.T) {
 func TestProgressLinePerSpec(t *testing.T) {
 	for _, id := range []string{"seccomp/api/types", "apparmor/api/types"} {
 		t.Run(id, func(t *testing.T) { h.CheckProgressLinePerSpec(t, "TestE2E", id) })
+	}
+}
+
+// TestRunnerProcessesShareOutEverySpec checks that the suite processes the
+// runner starts at once (runner.JobFilters: API rules, each worker's
+// shards, the profiles suite and its scale bench apart) select every spec of
+// the binary exactly once, as one process per suite does.
+func TestRunnerProcessesShareOutEverySpec(t *testing.T) {
+	const nodes = "w1=1.34.4,w2=1.37.2"
+	list := func(t *testing.T, filter string) []string {
+		report := filepath.Join(t.TempDir(), "report.json")
+		out, err := h.RunFakeSuite("TestE2E", nodes, "-ginkgo.dry-run", "-ginkgo.label-filter", filter, "-ginkgo.json-report", report)
+		if err != nil {
+			t.Fatalf("dry run of %q: %v\n%s", filter, err, out)
+		}
+		b, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs []types.Report
+		if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 1 {
+			t.Fatalf("reading the dry run's report: %v", err)
+		}
+		var specs []string
+		for _, s := range rs[0].SpecReports {
+			// Specs the label filter leaves out are listed as skipped.
+			if s.LeafNodeType == types.NodeTypeIt && s.State == types.SpecStatePassed {
+				specs = append(specs, s.FullText())
+			}
+		}
+		return specs
+	}
+	suites := []string{"seccomp", "apparmor", "profiles"}
+	want := map[string]bool{}
+	for _, s := range suites {
+		for _, spec := range list(t, s) {
+			want[spec] = true
+		}
+	}
+	if len(want) < 50 {
+		t.Fatalf("the suites list %d specs on two workers", len(want))
+	}
+	for _, parallel := range []bool{true, false} {
+		jobs := runner.JobFilters(suites, parallel, []string{"w1", "w2"})
+		if parallel && len(jobs) < 10 {
+			t.Errorf("parallel run in %d processes: %v", len(jobs), jobs)
+		}
+		in := map[string][]string{}
+		for key, filter := range jobs {
+			for _, spec := range list(t, filter) {
+				in[spec] = append(in[spec], key)
+			}
+		}
+		for spec := range want {
+			if len(in[spec]) != 1 {
+				t.Errorf("parallel %v: spec %q runs in processes %v, want exactly one", parallel, spec, in[spec])
+			}
+		}
+		for spec := range in {
+			if !want[spec] {
+				t.Errorf("parallel %v: spec %q is not one of the suites'", parallel, spec)
+			}
+		}
 	}
 }

@@ -5,9 +5,10 @@
 //
 // The specs register themselves with the harness when suites/e2e imports
 // the package; they run against a real cluster only when
-// SKEWPROOF_KUBECONFIG names its kubeconfig. Before its first spec the suite builds the
-// agent image from a static skewproof binary, loads it into the nodes
-// (kind: node containers are named like the nodes), deploys the agent
+// SKEWPROOF_KUBECONFIG names its kubeconfig. Before its first spec that
+// uses the agent (all but the scale bench) the suite builds the agent image
+// from a static skewproof binary unless one is given, loads it into the
+// nodes (kind: node containers are named like the nodes), deploys the agent
 // DaemonSet and the aggregator into its own namespace, and removes all of it
 // (namespace, cluster-scoped RBAC, admission policy) at the end; the CRDs
 // stay unless SKEWPROOF_PROFILES_DELETE_CRDS is set: deleting and

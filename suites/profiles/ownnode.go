@@ -42,6 +42,7 @@ func agentClient(ctx context.Context, nd node) dynamic.Interface {
 
 var _ = Describe("[profiles] least privilege", Label("profiles", "LinuxOnly"), func() {
 	h.Specs(family)
+	withAgent()
 	It("[profiles/agent/own-node] an agent's credentials write the status of its own node only [LinuxOnly]", Label("profiles-agent-own-node"), func(ctx SpecContext) {
 		if len(env.Nodes) < 2 {
 			Skip("needs two nodes")

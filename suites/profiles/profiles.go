@@ -84,6 +84,7 @@ func breakSeccompDir(ctx context.Context, nd node) {
 
 var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func() {
 	h.Specs(family)
+	withAgent()
 	It("[profiles/agent/ready] the agent DaemonSet is Ready on every node, whatever its kubelet version [LinuxOnly]", Label("profiles-agent-ready"), func(ctx SpecContext) {
 		pods, err := env.Cluster.AgentPods(ctx)
 		Expect(err).NotTo(HaveOccurred())
@@ -121,6 +122,7 @@ var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func()
 
 var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), func() {
 	h.Specs(family)
+	withAgent()
 	It("[profiles/node-status/per-node] one status object per profile and node, named profile+node, labelled with the profile, owned by it and garbage-collected with it [LinuxOnly]",
 		Label("profiles-node-status-per-node"), func(ctx SpecContext) {
 			m := seccompManifest("per-node")
@@ -316,7 +318,13 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			}
 			record("profiles/node-status/events", "", "", outcome)
 		})
+})
 
+// The scale bench needs no agent (it writes the node statuses of simulated
+// nodes itself): a Describe of the same text without withAgent, so that the
+// runner's process of this spec alone deploys none (runner: gcBench).
+var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), func() {
+	h.Specs(family)
 	It("[profiles/node-status/scale] thousands of simulated nodes: every object far below 1 MiB, listing by label works, the aggregate is right [LinuxOnly]",
 		Label("profiles-node-status-scale"), func(ctx SpecContext) {
 			n := env.ScaleNodes

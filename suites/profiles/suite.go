@@ -10,9 +10,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -125,13 +127,10 @@ func agentBinary(ctx context.Context) (bin string, built bool, err error) {
 	return bin, true, nil
 }
 
-// setUp runs before the suite's first spec: it discovers the cluster, loads
-// the agent image into the nodes unless one is given, and deploys the agent
-// and the aggregator into the suite's namespace. The cleanup removes them
-// (the CRDs stay unless SKEWPROOF_PROFILES_DELETE_CRDS is set: deleting and
-// re-creating CRDs makes the garbage collector rebuild its monitors, which
-// stalls it for a while on a cluster other suites use; 'skewproof profiles
-// teardown --crds' removes them).
+// setUp runs before the suite's first spec: it discovers the cluster. The
+// agent is deployed by the first spec that needs it (withAgent), so that a
+// process that runs only the scale bench, which writes node statuses
+// itself, deploys none. The cleanup removes the agent when one was deployed.
 func setUp(ctx context.Context) (func(context.Context) error, error) {
 	env.Kubeconfig = os.Getenv(senv.Kubeconfig)
 	env.ScaleNodes = 500
@@ -145,23 +144,60 @@ func setUp(ctx context.Context) (func(context.Context) error, error) {
 	if err := discover(ctx); err != nil {
 		return nil, err
 	}
+	return func(ctx context.Context) error {
+		if !agentDeployed {
+			return nil
+		}
+		return teardown(ctx)
+	}, nil
+}
+
+var (
+	agentOnce     sync.Once
+	agentErr      error
+	agentDeployed bool // something was applied: the cleanup tears it down
+)
+
+// withAgent comes after h.Specs in every Describe whose specs use the
+// agent: before the first of them it loads the agent image into the nodes
+// unless one is given, and deploys the agent and the aggregator into the
+// suite's namespace; an error fails every spec that needs the agent. The
+// cleanup of setUp removes them (the CRDs stay unless
+// SKEWPROOF_PROFILES_DELETE_CRDS is set: deleting and re-creating CRDs
+// makes the garbage collector rebuild its monitors, which stalls it for a
+// while on a cluster other suites use; 'skewproof profiles teardown --crds'
+// removes them).
+func withAgent() {
+	BeforeEach(func(ctx SpecContext) {
+		if env.Cluster == nil {
+			return // no cluster: the suite's set-up failed, or a dry run
+		}
+		agentOnce.Do(func() {
+			By("deploying the node agent of the profiles suite")
+			agentErr = deployAgent(ctx)
+		})
+		Expect(agentErr).NotTo(HaveOccurred(), "deploying the node agent of the profiles suite")
+	})
+}
+
+func deployAgent(ctx context.Context) error {
 	image := os.Getenv(senv.AgentImage)
 	// Set by the runner when the image it built has no apparmor_parser.
 	env.NoParser = os.Getenv(senv.AgentImageNote)
 	if image == "" {
 		if env.NodeAccess != "docker" {
-			return nil, fmt.Errorf("without docker access to the nodes, set %s to an agent image present on every node", senv.AgentImage)
+			return fmt.Errorf("without docker access to the nodes, set %s to an agent image present on every node", senv.AgentImage)
 		}
 		bin, built, err := agentBinary(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if built {
 			defer os.Remove(bin)
 		}
 		img, err := profiles.LoadAgentImage(ctx, bin, nodeNames())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		image = img.Ref
 		if img.Note != "" {
@@ -172,10 +208,8 @@ func setUp(ctx context.Context) (func(context.Context) error, error) {
 		}
 	}
 	By("deploying the agent image " + image)
-	if err := env.Cluster.Deploy(ctx, agent.DeployOptions{Image: image}, 3*time.Minute); err != nil {
-		return nil, err
-	}
-	return teardown, nil
+	agentDeployed = true
+	return env.Cluster.Deploy(ctx, agent.DeployOptions{Image: image}, 3*time.Minute)
 }
 
 func teardown(ctx context.Context) error {
