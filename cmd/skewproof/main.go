@@ -35,7 +35,7 @@ func run(args []string) int {
 	if remove, err := owner.TempRoot(); err == nil {
 		defer remove()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	cmd, err := execute(ctx, args)
 	name := "skewproof"
@@ -61,6 +61,27 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 1
 	}
+}
+
+// interruptible is a context cancelled by the first SIGINT or SIGTERM. That
+// one starts the clean-up; later ones are reported and ignored, so that a
+// second Ctrl-C does not leave half-removed clusters behind.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		n := 0
+		for s := range sigs {
+			n++
+			if n == 1 {
+				cancel()
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "skewproof: %v again: still cleaning up, please wait (SIGKILL would leave what is not removed yet; 'skewproof cluster list' finds it)\n", s)
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); close(sigs); cancel() }
 }
 
 // execute runs args through a new command tree and returns the command that
