@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,4 +52,23 @@ func deleteRuntimeClasses(c *cluster, names []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = clusters.DeleteRuntimeClasses(ctx, c.cs, names)
+}
+
+// reportOtherRuns names what other runs left on an existing cluster —
+// namespaces labelled with their run — with the command that removes it: a killed run (SIGKILL) could not clean up. One that is
+// still running elsewhere has such objects too, hence "unless".
+func reportOtherRuns(ctx context.Context, c *cluster, p *clusters.Progress) {
+	sel := metav1.ListOptions{LabelSelector: RunLabel}
+	var found []string
+	if nl, err := c.cs.CoreV1().Namespaces().List(ctx, sel); err == nil {
+		for _, ns := range nl.Items {
+			if ns.DeletionTimestamp == nil {
+				found = append(found, "namespace "+ns.Name)
+			}
+		}
+	}
+	if len(found) > 0 {
+		p.Step("left by another run (killed, unless one is running now): %s; remove them with 'kubectl delete namespace -l %s'",
+			strings.Join(found, ", "), RunLabel)
+	}
 }

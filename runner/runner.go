@@ -171,6 +171,9 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if err != nil {
 		return out, err
 	}
+	if o.Kubeconfig != "" {
+		reportOtherRuns(ctx, c, p)
+	}
 	rec.APIServer = c.apiserver
 	rec.NodeAccess = "none"
 	if allDockerContainers(ctx, c.names()) {
