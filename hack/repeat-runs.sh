@@ -2,7 +2,9 @@
 # Runs the same `skewproof run` N times in a row (default 10) and shows that
 # every spec gets the same verdict each time (`skewproof report diff` of the
 # first run against each other run must list no change, and no id may
-# appear or disappear), then records each spec's duration spread.
+# appear or disappear), then records each spec's duration spread. The first
+# run has a twin of another name running at the same time (two runs at once
+# must not interfere: its verdicts must equal run 1's too).
 #
 # Usage: bash hack/repeat-runs.sh [OUTDIR]
 #   RUNS=10 APISERVER=1.37.2 KUBELETS=1.36.3 SUITES=seccomp,apparmor NAME=repeat
@@ -31,8 +33,23 @@ failed=0
 for i in $(seq 1 "$runs"); do
 	t0=$(date +%s)
 	rc=0
+	twin=
+	if [ "$i" = 1 ]; then
+		"$bin" run --name "$name-twin" --apiserver "$apiserver" --kubelets "$kubelets" --suites "$suites" \
+			--junit-dir "$out/twin" >"$out/twin.log" 2>&1 &
+		twin=$!
+	fi
 	"$bin" run --name "$name" --apiserver "$apiserver" --kubelets "$kubelets" --suites "$suites" \
 		--junit-dir "$out/run-$i" >"$out/run-$i.log" 2>&1 || rc=$?
+	if [ -n "$twin" ]; then
+		trc=0
+		wait "$twin" || trc=$?
+		tdiff=$("$bin" report diff "$out/run-1" "$out/twin" --format json 2>&1 | jq -r '[(.changes | length), (.idsAppeared | length), (.idsDisappeared | length)] |
+			if . == [0,0,0] then "none" else "\(.[0]) changed, \(.[1]) appeared, \(.[2]) disappeared" end' 2>/dev/null || echo "diff failed")
+		[ "$tdiff" = none ] || changed=$((changed + 1))
+		[ "$trc" = 0 ] || failed=$((failed + 1))
+		printf '| 1 (twin %s-twin, at the same time) | %d | — | %s | %s |\n' "$name" "$trc" "$(grep -E '^[0-9]+ specs:' "$out/twin.log" | tail -1)" "$tdiff" >>"$md"
+	fi
 	took=$(($(date +%s) - t0))
 	summary=$(grep -E '^[0-9]+ specs:' "$out/run-$i.log" | tail -1)
 	diff="—"
