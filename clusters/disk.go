@@ -110,7 +110,8 @@ func (b Builds) need() (docker, caches float64) {
 	return docker, caches
 }
 
-func (b Builds) String() string {
+// dockerWhat and cacheWhat say what takes Docker's data and the caches.
+func (b Builds) dockerWhat() string {
 	var what []string
 	if b.Base {
 		what = append(what, "the base image")
@@ -118,13 +119,14 @@ func (b Builds) String() string {
 	if n := len(b.NodeImages); n > 0 {
 		what = append(what, fmt.Sprintf("%d node image(s)", n))
 	}
-	if len(b.Versions) > 0 {
-		what = append(what, "compiling Kubernetes "+strings.Join(b.Versions, ", "))
-	}
 	if b.Nodes > 0 {
 		what = append(what, fmt.Sprintf("%d running node(s)", b.Nodes))
 	}
 	return strings.Join(what, ", ")
+}
+
+func (b Builds) cacheWhat() string {
+	return "compiling Kubernetes " + strings.Join(b.Versions, ", ")
 }
 
 // CheckDiskFits refuses builds that do not fit in the free disk where
@@ -145,22 +147,21 @@ func CheckDiskFits(ctx context.Context, b Builds) error {
 		}
 	}
 	dNeed, cNeed := b.need()
-	return checkDisk(b, []diskNeed{{dockerRoot, "Docker's data", dNeed}, {goCache, "Go's build cache", cNeed}, {cacheDir, "the image cache", 0}})
+	return checkDisk([]diskNeed{{dockerRoot, "Docker's data", b.dockerWhat(), dNeed}, {goCache, "Go's build cache", b.cacheWhat(), cNeed}, {cacheDir, "the image cache", "", 0}})
 }
 
 type diskNeed struct {
-	dir, what string
-	gib       float64
+	dir, where, what string
+	gib              float64
 }
 
 // checkDisk adds up the needs per file system and compares each sum with
 // that file system's free space.
-func checkDisk(b Builds, needs []diskNeed) error {
+func checkDisk(needs []diskNeed) error {
 	type fs struct {
-		dir   string
-		whats []string
-		need  float64
-		free  float64
+		dir           string
+		wheres, whats []string
+		need, free    float64
 	}
 	var order []uint64
 	byDev := map[uint64]*fs{}
@@ -176,6 +177,7 @@ func checkDisk(b Builds, needs []diskNeed) error {
 			order = append(order, dev)
 		}
 		if n.gib > 0 {
+			f.wheres = append(f.wheres, n.where)
 			f.whats = append(f.whats, n.what)
 			f.need += n.gib
 		}
@@ -183,8 +185,8 @@ func checkDisk(b Builds, needs []diskNeed) error {
 	for _, dev := range order {
 		f := byDev[dev]
 		if f.need > f.free {
-			return fmt.Errorf("%s need about %.1f GiB in %s (%s), which has %.1f GiB free; free disk ('skewproof images prune --keep N', 'docker system prune') or give prebuilt --node-image",
-				b, f.need, f.dir, strings.Join(f.whats, " and "), f.free)
+			return fmt.Errorf("%s: about %.1f GiB in %s (%s), which has %.1f GiB free; free disk ('skewproof images prune --keep N', 'docker system prune') or give prebuilt --node-image",
+				strings.Join(f.whats, "; "), f.need, f.dir, strings.Join(f.wheres, " and "), f.free)
 		}
 	}
 	return nil

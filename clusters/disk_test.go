@@ -20,12 +20,12 @@ func TestCheckDisk(t *testing.T) {
 	}
 	// Each half fits alone; together, on one file system, they do not.
 	half := free*0.6 + 0.1
-	err := checkDisk(b, []diskNeed{{dir, "Docker's data", half}, {dir + "/sub/dir", "Go's build cache", half}})
+	err := checkDisk([]diskNeed{{dir, "Docker's data", b.dockerWhat(), half}, {dir + "/sub/dir", "Go's build cache", b.cacheWhat(), half}})
 	if err == nil {
 		t.Fatalf("%.1f GiB twice on a file system with %.1f GiB free was not refused", half, free)
 	}
 	msg := err.Error()
-	for _, want := range []string{"the base image, 2 node image(s), compiling Kubernetes 1.33.13, 2 running node(s) need about", "Docker's data and Go's build cache", "GiB free", "images prune --keep N"} {
+	for _, want := range []string{"the base image, 2 node image(s), 2 running node(s); compiling Kubernetes 1.33.13: about", "Docker's data and Go's build cache", "GiB free", "images prune --keep N"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}
@@ -33,7 +33,7 @@ func TestCheckDisk(t *testing.T) {
 	if strings.Contains(msg, "\n") {
 		t.Errorf("message is not one line: %q", msg)
 	}
-	if err := checkDisk(b, []diskNeed{{dir, "Docker's data", free / 3}, {dir, "Go's build cache", free / 3}}); err != nil {
+	if err := checkDisk([]diskNeed{{dir, "Docker's data", "a", free / 3}, {dir, "Go's build cache", "b", free / 3}}); err != nil {
 		t.Errorf("two thirds of the free disk refused: %v", err)
 	}
 }
