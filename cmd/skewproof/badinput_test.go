@@ -406,3 +406,32 @@ func needsSmallDisk() string {
 	}
 	return ""
 }
+
+// The table in docs/reliability.md and the test's rows are the same set:
+// every documented row is tested, every tested row documented.
+func TestBadInputTableMatchesDocs(t *testing.T) {
+	b, err := os.ReadFile("../../docs/reliability.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]bool{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "| ") || !strings.HasSuffix(l, "` |") {
+			continue
+		}
+		cells := strings.Split(strings.TrimSuffix(l, " |"), " | ")
+		doc[strings.Trim(cells[len(cells)-1], "`")] = true
+	}
+	rows := map[string]bool{}
+	for _, r := range badInputRows() {
+		rows[r.name] = true
+		if !doc[r.name] {
+			t.Errorf("row %s is not in docs/reliability.md's table", r.name)
+		}
+	}
+	for n := range doc {
+		if !rows[n] {
+			t.Errorf("docs/reliability.md lists %s, which no test row covers", n)
+		}
+	}
+}
