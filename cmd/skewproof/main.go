@@ -43,6 +43,11 @@ func run(args []string) int {
 		name = cmd.CommandPath()
 	}
 	switch {
+	case err == nil && ctx.Err() != nil:
+		// The interrupt came when the work was done (a run's last spec had
+		// finished; its report and clean-up completed): the result stands.
+		fmt.Fprintf(os.Stderr, "%s: interrupted after the work was done; its results are complete and the clean-up finished\n", name)
+		return 0
 	case err == nil:
 		return 0
 	case ctx.Err() != nil:
