@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -62,7 +63,7 @@ func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebui
 		}
 		spec := NodeImageSpec{ControlPlane: apiserver, Kubelet: kl}
 		ref, _ := nodeImageRef(base, spec)
-		if imageExists(ctx, ref) || containsString(b.NodeImages, spec.Tag()) {
+		if imageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.Tag()) {
 			continue
 		}
 		b.NodeImages = append(b.NodeImages, spec.Tag())
@@ -79,25 +80,16 @@ func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebui
 func (b *Builds) Add(o Builds, nodes int) {
 	b.Base = b.Base || o.Base
 	for _, t := range o.NodeImages {
-		if !containsString(b.NodeImages, t) {
+		if !slices.Contains(b.NodeImages, t) {
 			b.NodeImages = append(b.NodeImages, t)
 		}
 	}
 	for _, v := range o.Versions {
-		if !containsString(b.Versions, v) {
+		if !slices.Contains(b.Versions, v) {
 			b.Versions = append(b.Versions, v)
 		}
 	}
 	b.Nodes = max(b.Nodes, nodes)
-}
-
-func containsString(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // need is what b takes in Docker's data and in the caches, in GiB.
