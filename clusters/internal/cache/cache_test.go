@@ -3,12 +3,12 @@ package cache
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
-	"time"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestKeyCoversEveryInput(t *testing.T) {
