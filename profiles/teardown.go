@@ -6,10 +6,12 @@ package profiles
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
@@ -56,6 +58,20 @@ func (c *Cluster) Teardown(ctx context.Context, crds bool) error {
 		err := c.Dynamic.Resource(o.Resource).Delete(ctx, o.Object.GetName(), metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
+		}
+	}
+	// Wait for the namespace to be gone (its pods stopped, its objects
+	// deleted), so that nothing of it remains when the caller returns.
+	for _, o := range objs {
+		if o.Object.GetKind() != "Namespace" {
+			continue
+		}
+		err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := c.Dynamic.Resource(o.Resource).Get(ctx, o.Object.GetName(), metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("namespace %s is still being deleted", o.Object.GetName()))
 		}
 	}
 	if crds {

@@ -154,6 +154,11 @@ func TestSeccompInstallAndRemove(t *testing.T) {
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Fatalf("file still there: %v", err)
 	}
+	// With its last profile gone, the agent's directories go too (the
+	// kubelet's seccomp root stays).
+	if _, err := os.Stat(filepath.Dir(filepath.Dir(file))); !os.IsNotExist(err) {
+		t.Errorf("%s still there after the last profile went: %v", filepath.Dir(filepath.Dir(file)), err)
+	}
 }
 
 func TestSeccompFailureOnThisNodeAndRetry(t *testing.T) {

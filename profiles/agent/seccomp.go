@@ -80,5 +80,15 @@ func (a *Agent) removeStale(want map[string]bool) error {
 			a.logf("removed %s (its profile is gone)", a.nodePath(filepath.Join(a.Dir(), e.Name())))
 		}
 	}
+	a.removeEmptyDirs()
 	return errors.Join(errs...)
+}
+
+// removeEmptyDirs removes the agent's seccomp directory and the project's
+// directory above it once they hold nothing (another namespace's agent may
+// still have files there: then they stay).
+func (a *Agent) removeEmptyDirs() {
+	if os.Remove(a.Dir()) == nil {
+		os.Remove(filepath.Dir(a.Dir()))
+	}
 }

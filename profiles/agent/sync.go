@@ -80,6 +80,7 @@ func (a *Agent) removeProfile(ctx context.Context, kind, name string) error {
 		} else if !errors.Is(rerr, os.ErrNotExist) {
 			err = rerr
 		}
+		a.removeEmptyDirs()
 	case api.KindAppArmorProfile:
 		err = a.unloadAppArmor(ctx, name)
 	case api.KindStaticPod:
