@@ -19,6 +19,9 @@
 #
 # Usage: bash hack/interrupt-test.sh [OUTDIR]
 #   SIGNALS="INT TERM"  POINTS="base-image node-image ..."  (subsets)
+#   EXTRA=0: without the extra cases; EXTRA=only: only them (second signal,
+#   SIGKILL, an existing cluster)   SKEWPROOF=path/to/skewproof
+#   SKEWPROOF_REV=commit it was built from (default: HEAD)
 # Needs: make build; Docker; node images for 1.37.2 with kubelet 1.36.3
 # (built when missing). Takes about 45 minutes for everything.
 set -uo pipefail
@@ -65,12 +68,15 @@ point() {
 }
 
 # snapshot [KUBECONFIG]: one line per thing the project can create.
+# Only the run's own names and what nobody uses (dangling volumes and
+# images) count, so that other clusters may come and go meanwhile.
 snapshot() {
-	docker ps -a --format 'container {{.Names}}' | grep -v "^container $existing-" || true
-	docker network ls --format 'network {{.Name}}' | grep -v "^network skewproof-$existing\$" || true
-	docker volume ls -q | sed 's/^/volume /'
-	docker images -a --no-trunc --format 'image {{.ID}}' | sort -u
-	find "$HOME/.kube" -maxdepth 1 -name 'skewproof-*' ! -name "skewproof-$existing.yaml" -printf 'kubeconfig %f\n' 2>/dev/null
+	docker ps -a --format 'container {{.Names}}' | grep -E "^container ($name-|skewproof-build-)" || true
+	docker network ls --format 'network {{.Name}}' | grep "^network skewproof-$name\$" || true
+	docker volume ls -q -f dangling=true | sed 's/^/volume /'
+	docker images -a --no-trunc -f dangling=true --format 'image {{.ID}}' | sort -u
+	docker images --no-trunc --format 'image {{.Repository}}:{{.Tag}} {{.ID}}' 'skewproof-*' | grep -v interrupt-backup
+	find "$HOME/.kube" -maxdepth 1 -name "skewproof-$name.yaml" -printf 'kubeconfig %f\n' 2>/dev/null
 	find "$TMPDIR" -mindepth 1 -maxdepth 1 -printf 'tmp %f\n'
 	find "$cache" -maxdepth 3 \( -name '.*build-*' -o -name '*.tmp-*' -o -name '.skewproof-*' \) 2>/dev/null | sed 's/^/cache-temp /'
 	grep -E "$cache|$TMPDIR|/tmp/skewproof" /proc/mounts | awk '{print "mount " $2}'
@@ -225,21 +231,9 @@ finish() {
 	[ "$rc" = 0 ] || { fails_total=$((fails_total + 1)); log "FAIL: the run after SIG$1 exited $rc"; }
 }
 
-trap 'restore_tags; cleanup_leftovers; "$bin" cluster down --name "$existing" >/dev/null 2>&1' EXIT
-{
-	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GB, load $(cut -d' ' -f1-3 /proc/loadavg); $(git rev-parse --short HEAD)"
-	echo
-	echo '| signal | point | sent after | exit | run took | leaks | last progress line before the signal / note |'
-	echo '| --- | --- | --- | --- | --- | --- | --- |'
-} >"$results"
-
-for sig in $signals; do
-	for pt in $points; do
-		interrupt "$sig" "$pt"
-	done
-	finish "$sig"
-done
-if [ -z "${POINTS:-}" ]; then
+# extra: a second signal during the clean-up, SIGKILL, and the points of a
+# run against an existing cluster.
+extra() {
 	interrupt INT mid-suite twice
 	interrupt INT teardown twice
 	interrupt TERM mid-suite twice
@@ -253,6 +247,28 @@ if [ -z "${POINTS:-}" ]; then
 		done
 	done
 	"$bin" cluster down --name "$existing" >/dev/null 2>&1
+}
+
+trap 'restore_tags; cleanup_leftovers; "$bin" cluster down --name "$existing" >/dev/null 2>&1' EXIT
+{
+	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GB, load $(cut -d' ' -f1-3 /proc/loadavg); skewproof of commit ${SKEWPROOF_REV:-$(git rev-parse --short HEAD)}"
+	echo
+	echo '| signal | point | sent after | exit | run took | leaks | last progress line before the signal / note |'
+	echo '| --- | --- | --- | --- | --- | --- | --- |'
+} >"$results"
+
+# POINTS and SIGNALS select the points of a new cluster; EXTRA=0 leaves out
+# the second signal, SIGKILL and the existing cluster, EXTRA=only runs only them.
+if [ "${EXTRA:-1}" != only ]; then
+	for sig in $signals; do
+		for pt in $points; do
+			interrupt "$sig" "$pt"
+		done
+		finish "$sig"
+	done
+fi
+if [ "${EXTRA:-1}" != 0 ] && { [ -z "${POINTS:-}" ] || [ "${EXTRA:-1}" = only ]; }; then
+	extra
 fi
 cat "$results"
 echo
