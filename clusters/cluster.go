@@ -282,7 +282,7 @@ func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmor
 	want := 1 + len(o.Kubelets)
 	var infos []NodeInfo
 	if err := p.Timed("pod networking (CNI config from each node's podCIDR)", func() error {
-		infos, err = waitPodCIDRs(ctx, cs, want, 2*time.Minute)
+		infos, err = waitPodCIDRs(ctx, cs, want, o.ReadyTimeout)
 		if err != nil {
 			return err
 		}

@@ -37,7 +37,16 @@ func waitPodCIDRs(ctx context.Context, cs kubernetes.Interface, want int, timeou
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	}
-	return nil, fmt.Errorf("nodes without podCIDR after %s (have %d of %d nodes): %v", timeout, len(infos), want, listErr)
+	if listErr != nil {
+		return nil, fmt.Errorf("nodes without podCIDR after %s: listing nodes: %v", timeout, listErr)
+	}
+	var missing []string
+	for _, n := range infos {
+		if n.PodCIDR == "" || n.InternalIP == "" {
+			missing = append(missing, n.Name)
+		}
+	}
+	return nil, fmt.Errorf("nodes without podCIDR after %s: %d of %d nodes registered, without a podCIDR or address: %v (is the host overloaded?)", timeout, len(infos), want, missing)
 }
 
 // setupNetworking writes a ptp + host-local CNI configuration for the node's
