@@ -34,12 +34,18 @@ exit 1`
 func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive string, images []image.Image) error {
 	removeDeadBuildContainers(ctx)
 	name := fmt.Sprintf("%s%s-%d", BuildContainerPrefix, owner.Token(), time.Now().UnixNano())
-	if _, err := docker(ctx, "run", "-d", "--name", name,
-		"--privileged", "--security-opt", "seccomp=unconfined", "--entrypoint=sleep", baseRef, "infinity"); err != nil {
-		return err
-	}
+	// Created without cancellation (a second or two): a docker CLI killed
+	// half-way leaves the daemon creating a container nobody removes.
+	_, err := docker(context.WithoutCancel(ctx), "run", "-d", "--name", name,
+		"--privileged", "--security-opt", "seccomp=unconfined", "--entrypoint=sleep", baseRef, "infinity")
 	// Removed with a fresh context: this must happen on interrupt too.
 	defer docker(context.Background(), "rm", "-f", "-v", name)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	ft, err := os.Open(filesTar)
 	if err != nil {
 		return err

@@ -64,6 +64,18 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 		}
 		return l
 	}
+	// Untag it (a backup tag keeps it, also for a cluster using it) so that
+	// the builds below make it anew; put the tag back if they do not.
+	backup := "skewproof-build-test-backup:" + strings.TrimPrefix(ref, nodeImageRepo+":")
+	if _, err := docker(ctx, "tag", ref, backup); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !imageExists(ctx, ref) {
+			docker(ctx, "tag", backup, ref)
+		}
+		docker(ctx, "rmi", "-f", backup)
+	})
 	if _, err := docker(ctx, "rmi", ref); err != nil {
 		t.Fatal(err)
 	}
