@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Measures a warm `make conformance`: `skewproof run` of the default 5-node
+# cluster (control plane APISERVER, one worker per kubelet of KUBELETS; node
+# images already built) with the seccomp, AppArmor and profiles suites, end
+# to end (cluster up, profiles, suites, teardown). Each run prints its wall
+# time, the time of every suite and of cluster up and teardown, the verdict
+# counts, and the host's load average (1-minute, sampled every 5 s: at the
+# start, the highest, the mean) — the machine may be shared, so the load
+# belongs with every figure.
+#
+# Usage: hack/measure-conformance.sh [RUNS]   (as root)
+#   BIN        skewproof binary (default bin/skewproof; the suite binary is
+#              found beside it)
+#   NAME       cluster name (default measure)
+#   OUT        results directory (default _artifacts/measure); run i writes
+#              OUT/run-i/ (JUnit, logs, run.json, progress.log, load.log)
+#   APISERVER, KUBELETS, SUITES   as for make conformance
+#   RUN_FLAGS  more flags for skewproof run (split into words), e.g.
+#              "--node-image REF --node-image 1.34.4=REF" to use given images
+#
+# Compare the verdicts of two runs with
+#   bin/skewproof report diff OUT/run-1 OUT/run-2 --format json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${1:-1}
+BIN=${BIN:-bin/skewproof}
+NAME=${NAME:-measure}
+OUT=${OUT:-_artifacts/measure}
+: "${APISERVER:=1.37.2}" "${KUBELETS:=1.34.4,1.35.4,1.36.3,1.37.2}" "${SUITES:=seccomp,apparmor,profiles}"
+[ -x "$BIN" ] || { echo "no $BIN: run make build, or set BIN" >&2; exit 1; }
+sampler=
+cleanup() {
+	if [ -n "$sampler" ]; then kill "$sampler" 2>/dev/null || true; fi
+	"$BIN" cluster down --name "$NAME" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+for i in $(seq 1 "$RUNS"); do
+	dir=$OUT/run-$i
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	(while :; do echo "$(date +%s) $(cut -d' ' -f1 /proc/loadavg)"; sleep 5; done) >"$dir/load.log" &
+	sampler=$!
+	s=$(date +%s.%N)
+	rc=0
+	# shellcheck disable=SC2086
+	"$BIN" run --name "$NAME" --apiserver "$APISERVER" --kubelets "$KUBELETS" --suites "$SUITES" \
+		--junit-dir "$dir" ${RUN_FLAGS:-} >"$dir/stdout.log" 2>"$dir/progress.log" || rc=$?
+	e=$(date +%s.%N)
+	kill "$sampler" 2>/dev/null || true
+	sampler=
+	wall=$(echo "$e - $s" | bc)
+	echo "== run $i: exit $rc, ${wall}s end to end"
+	grep -E "done in|finished in|failed after" "$dir/progress.log" | sed "s/^/   /" || true
+	grep -E "^[0-9]+ specs: " "$dir/stdout.log" | sed "s/^/   /" || true
+	awk '{n++; s+=$2; if ($2>m) m=$2; if (n==1) f=$2} END {if (n) printf "   load average (1 min): start %.2f, highest %.2f, mean %.2f over %d samples\n", f, m, s/n, n}' "$dir/load.log"
+done
