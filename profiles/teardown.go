@@ -59,19 +59,19 @@ func (c *Cluster) Teardown(ctx context.Context, crds bool) error {
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
 		}
-	}
-	// Wait for the namespace to be gone (its pods stopped, its objects
-	// deleted), so that nothing of it remains when the caller returns.
-	for _, o := range objs {
-		if o.Object.GetKind() != "Namespace" {
-			continue
-		}
-		err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			_, err := c.Dynamic.Resource(o.Resource).Get(ctx, o.Object.GetName(), metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("namespace %s is still being deleted", o.Object.GetName()))
+		if err == nil && o.Object.GetKind() == "Namespace" {
+			// Wait for it to be gone (its pods stopped, its objects
+			// deleted), so that nothing of it remains when Teardown returns.
+			err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+				_, err := c.Dynamic.Resource(o.Resource).Get(ctx, o.Object.GetName(), metav1.GetOptions{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					return false, err
+				}
+				return apierrors.IsNotFound(err), nil
+			})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("namespace %s is still being deleted: %w", o.Object.GetName(), err))
+			}
 		}
 	}
 	if crds {
