@@ -53,7 +53,7 @@ func newRunCmd() *cobra.Command {
 	fs.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'kubelet && !failure' or 'seccomp-kubelet-enforce' (ids with '/' replaced by '-')")
 	fs.StringVar(&o.junitDir, "junit-dir", "_artifacts", "directory for junit-<cluster>.xml and the suite log")
 	fs.BoolVar(&o.keep, "keep", false, "keep the cluster (and leftover namespaces) after the run")
-	fs.BoolVar(&o.parallel, "parallel", true, "run the API server rules and each worker's kubelet rules in concurrent suite processes")
+	fs.BoolVar(&o.parallel, "parallel", true, "run the suites at the same time, each in concurrent processes (the API server rules in one, each worker's kubelet rules in others); false: one suite after the other")
 	fs.StringVar(&o.ids, "ids", "", "comma-separated catalogue ids to run, e.g. seccomp/kubelet/enforce,seccomp/failure/row-4 (ANDed with --label-filter)")
 	fs.StringVar(&o.rerun, "rerun-failed", "", "a JUnit file of an earlier run: run only the specs that failed there, on the nodes they failed on")
 	fs.StringVar(&o.suiteList, "suites", "seccomp,apparmor", "comma-separated suites to run one after the other: "+strings.Join(runner.Suites, ", "))
