@@ -31,21 +31,8 @@ func TestEverySpecBelongsToOneSuite(t *testing.T) {
 	if want := []string{"apparmor", "profiles", "seccomp"}; !slices.Equal(families, want) {
 		t.Fatalf("registered suites %q, want %q", families, want)
 	}
-	report := filepath.Join(t.TempDir(), "report.json")
-	out, err := h.RunFakeSuite("TestE2E", "w1=1.34.4", "-ginkgo.dry-run", "-ginkgo.json-report", report)
-	if err != nil {
-		t.Fatalf("dry run: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rs []types.Report
-	if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 1 {
-		t.Fatalf("reading the dry run's report: %v", err)
-	}
 	per := map[string]int{}
-	for _, s := range rs[0].SpecReports {
+	for _, s := range dryRun(t, "w1=1.34.4").SpecReports {
 		if s.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
@@ -86,21 +73,8 @@ func TestProgressLinePerSpec(t *testing.T) {
 func TestRunnerProcessesShareOutEverySpec(t *testing.T) {
 	const nodes = "w1=1.34.4,w2=1.37.2"
 	list := func(t *testing.T, filter string) []string {
-		report := filepath.Join(t.TempDir(), "report.json")
-		out, err := h.RunFakeSuite("TestE2E", nodes, "-ginkgo.dry-run", "-ginkgo.label-filter", filter, "-ginkgo.json-report", report)
-		if err != nil {
-			t.Fatalf("dry run of %q: %v\n%s", filter, err, out)
-		}
-		b, err := os.ReadFile(report)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rs []types.Report
-		if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 1 {
-			t.Fatalf("reading the dry run's report: %v", err)
-		}
 		var specs []string
-		for _, s := range rs[0].SpecReports {
+		for _, s := range dryRun(t, nodes, "-ginkgo.label-filter", filter).SpecReports {
 			// Specs the label filter leaves out are listed as skipped.
 			if s.LeafNodeType == types.NodeTypeIt && s.State == types.SpecStatePassed {
 				specs = append(specs, s.FullText())
@@ -140,4 +114,25 @@ func TestRunnerProcessesShareOutEverySpec(t *testing.T) {
 			}
 		}
 	}
+}
+
+// dryRun runs the suite binary's specs as a dry run on the fake nodes and
+// returns Ginkgo's report.
+func dryRun(t *testing.T, nodes string, args ...string) types.Report {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "report.json")
+	args = append([]string{"-ginkgo.dry-run", "-ginkgo.json-report", report}, args...)
+	out, err := h.RunFakeSuite("TestE2E", nodes, args...)
+	if err != nil {
+		t.Fatalf("dry run %v: %v\n%s", args, err, out)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []types.Report
+	if err := json.Unmarshal(b, &rs); err != nil || len(rs) != 1 {
+		t.Fatalf("reading the dry run's report: %v", err)
+	}
+	return rs[0]
 }
