@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	"github.com/skewproof/skewproof/skew"
@@ -67,7 +68,7 @@ func (t *Scenario) ObserveContainer(ctx context.Context, pod, container string, 
 	var got *observe.Container
 	var lastErr error
 	var exited *observe.Container
-	err := wait.PollUntilContextTimeout(ctx, time.Second, PodTimeout, true, func(ctx context.Context) (bool, error) {
+	err := t.untilPodChanges(ctx, pod, time.Second, PodTimeout, func(ctx context.Context) (bool, error) {
 		p, err := t.Pods().Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -92,12 +93,12 @@ func (t *Scenario) ObserveContainer(ctx context.Context, pod, container string, 
 		case s.State.Running != nil:
 			// A container whose process cannot start may show Running for a
 			// moment: it counts as running once an exec into it works.
-			mode, err := t.SeccompMode(ctx, pod, container)
+			mode, label, err := t.readPID1(ctx, pod, container)
 			if err != nil {
 				lastErr = err
 				return false, nil
 			}
-			got = &observe.Container{State: skew.Running, SeccompMode: mode, AppArmorProfile: t.AppArmorLabel(ctx, pod, container)}
+			got = &observe.Container{State: skew.Running, SeccompMode: mode, AppArmorProfile: label}
 			return true, nil
 		case s.State.Terminated != nil && isEphemeral(p, container):
 			// Ephemeral containers are never restarted: this is final.
@@ -193,13 +194,45 @@ func (t *Scenario) Exec(ctx context.Context, pod, container string, cmd ...strin
 
 var seccompLine = regexp.MustCompile(`(?m)^Seccomp:\s*(\d+)`)
 
+// attrMarker separates the two files readPID1 prints.
+const attrMarker = "--skewproof-attr-current--"
+
+// readPID1 reads, in one exec, the container's PID 1 "Seccomp:" line of
+// /proc/1/status (SeccompMode) and /proc/1/attr/current (AppArmorLabel).
+func (t *Scenario) readPID1(ctx context.Context, pod, container string) (*int, string, error) {
+	out, stderr, err := t.Exec(ctx, pod, container, "sh", "-c",
+		"cat /proc/1/status && echo "+attrMarker+" && { cat /proc/1/attr/current 2>/dev/null || true; }")
+	if err != nil {
+		return nil, "", fmt.Errorf("reading /proc/1/status in %s/%s: %v %s", pod, container, err, stderr)
+	}
+	return parsePID1(out, pod, container)
+}
+
+// parsePID1 splits readPID1's output into the Seccomp mode and the
+// AppArmor label.
+func parsePID1(out, pod, container string) (*int, string, error) {
+	status, attr, ok := strings.Cut(out, attrMarker+"\n")
+	if !ok {
+		return nil, "", fmt.Errorf("reading /proc/1/status and /proc/1/attr/current in %s/%s: no end of status in %q", pod, container, out)
+	}
+	mode, err := seccompMode(status, pod, container)
+	if err != nil {
+		return nil, "", err
+	}
+	return mode, appArmorLabel(attr), nil
+}
+
 // SeccompMode reads "Seccomp:" of the container's PID 1.
 func (t *Scenario) SeccompMode(ctx context.Context, pod, container string) (*int, error) {
 	out, stderr, err := t.Exec(ctx, pod, container, "cat", "/proc/1/status")
 	if err != nil {
 		return nil, fmt.Errorf("reading /proc/1/status in %s/%s: %v %s", pod, container, err, stderr)
 	}
-	m := seccompLine.FindStringSubmatch(out)
+	return seccompMode(out, pod, container)
+}
+
+func seccompMode(status, pod, container string) (*int, error) {
+	m := seccompLine.FindStringSubmatch(status)
 	if m == nil {
 		return nil, fmt.Errorf("no Seccomp line in /proc/1/status of %s/%s", pod, container)
 	}
@@ -216,7 +249,11 @@ func (t *Scenario) AppArmorLabel(ctx context.Context, pod, container string) str
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(strings.TrimRight(out, "\x00"))
+	return appArmorLabel(out)
+}
+
+func appArmorLabel(attr string) string {
+	return strings.TrimSpace(strings.TrimRight(attr, "\x00"))
 }
 
 // Try runs a shell command in the container and describes the result.
@@ -242,7 +279,11 @@ func (t *Scenario) RestartCount(ctx context.Context, pod string) int32 {
 func (t *Scenario) RestartAndObserve(ctx context.Context, pod string) *observe.Container {
 	restarts := t.RestartCount(ctx, pod)
 	_, _, _ = t.Exec(ctx, pod, skew.ContainerName, "kill", "1")
-	err := e2epod.WaitForPodCondition(ctx, t.F.ClientSet, t.NS, pod, "restarted and running", PodTimeout, func(p *corev1.Pod) (bool, error) {
+	err := t.untilPodChanges(ctx, pod, time.Second, PodTimeout, func(ctx context.Context) (bool, error) {
+		p, err := t.Pods().Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
 		s, _ := PodStatus(p, skew.ContainerName)
 		return s.RestartCount > restarts && s.State.Running != nil, nil
 	})
@@ -250,4 +291,63 @@ func (t *Scenario) RestartAndObserve(ctx context.Context, pod string) *observe.C
 	c := t.ObserveContainer(ctx, pod, skew.ContainerName, false)
 	c.Behaviour = "restarted"
 	return c
+}
+
+// untilPodChanges is wait.PollUntilContextTimeout (immediate) that also
+// evaluates cond as soon as the pod or one of its events changes (watches
+// on both), so that a wait ends when the kubelet reports, not up to an
+// interval later. The interval stays the longest gap between two
+// evaluations: for what no watch shows (an exec that starts to work), and
+// should a watch end or fail.
+func (t *Scenario) untilPodChanges(ctx context.Context, pod string, interval, timeout time.Duration, cond wait.ConditionWithContextFunc) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	changed := make(chan struct{}, 1)
+	notify := func(w watch.Interface, err error) {
+		if err != nil {
+			return
+		}
+		go func() {
+			defer w.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case _, ok := <-w.ResultChan():
+					if !ok {
+						return
+					}
+					select {
+					case changed <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	notify(t.F.ClientSet.CoreV1().Pods(t.NS).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pod}))
+	notify(t.F.ClientSet.CoreV1().Events(t.NS).Watch(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod}))
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		if ok, err := cond(ctx); err != nil || ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		case <-changed:
+			// Changes come in bursts (status and event together): let them
+			// settle a little before looking.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
 }

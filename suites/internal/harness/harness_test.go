@@ -81,3 +81,25 @@ func TestMissingHandlerEvent(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePID1(t *testing.T) {
+	status := "Name:\tsleep\nNoNewPrivs:\t0\nSeccomp:\t2\nSeccomp_filters:\t1\n"
+	for _, c := range []struct {
+		attr, label string
+	}{
+		{"", ""}, // no AppArmor: the read fails, nothing printed
+		{"skewproof-deny-write (enforce)\n", "skewproof-deny-write (enforce)"},
+		{"unconfined\n", "unconfined"},
+	} {
+		mode, label, err := parsePID1(status+attrMarker+"\n"+c.attr, "p", "c")
+		if err != nil || mode == nil || *mode != 2 || label != c.label {
+			t.Errorf("attr %q: mode %v, label %q, %v", c.attr, mode, label, err)
+		}
+	}
+	if _, _, err := parsePID1(status, "p", "c"); err == nil {
+		t.Error("output without the marker accepted")
+	}
+	if _, _, err := parsePID1("Name:\tsleep\n"+attrMarker+"\n", "p", "c"); err == nil {
+		t.Error("status without a Seccomp line accepted")
+	}
+}
