@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"os"
@@ -82,7 +83,20 @@ func TestIntegrationVendorMode(t *testing.T) {
 			"--suites", "seccomp,apparmor,profiles", "--junit-dir", junit)
 		cmd.Dir = dir
 		cmd.Env = append(filteredEnv("PATH", "GOROOT", "GOPATH", "GOFLAGS"), "PATH="+path)
-		out, err := cmd.CombinedOutput()
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		cl, err := kubeclient.Load(kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Security (docs/reliability.md): the whole run is watched.
+		sec := watchSecurity(ctx, t, cl.Core, name, cmd.Process.Pid)
+		err = cmd.Wait()
+		sec.stop(t)
+		out := buf.Bytes()
 		t.Logf("skewproof run --kubeconfig, all suites, no Go: %s", time.Since(start).Round(time.Second))
 		if strings.Contains(string(out), "compiling") {
 			t.Errorf("the run compiled something:\n%s", out)
