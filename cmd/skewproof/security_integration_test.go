@@ -87,6 +87,9 @@ func watchSecurity(ctx context.Context, t *testing.T, cs kubernetes.Interface, c
 			}
 			for ev := range wi.ResultChan() {
 				if ev.Type == watch.Error {
+					if ctx.Err() != nil {
+						return // the watch was stopped
+					}
 					w.violate(fmt.Sprintf("pod watch error (pods of the run unseen): %v", ev.Object))
 					wi.Stop()
 					return

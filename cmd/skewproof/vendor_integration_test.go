@@ -111,6 +111,11 @@ func TestIntegrationVendorMode(t *testing.T) {
 		per := map[string]reports.Counts{}
 		for _, s := range suites {
 			per[s.Name] = reports.Count(s.Results)
+			for _, r := range s.Results {
+				if r.Verdict == skew.Fail || r.Verdict == skew.Flaky {
+					t.Logf("%s %s on %s: %s %s", r.Verdict, r.ID, r.Node, r.Reason, r.Failure)
+				}
+			}
 		}
 		for _, s := range []string{"seccomp", "apparmor", "profiles"} {
 			c := per[s]

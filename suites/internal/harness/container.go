@@ -197,11 +197,18 @@ var seccompLine = regexp.MustCompile(`(?m)^Seccomp:\s*(\d+)`)
 // attrMarker separates the two files readPID1 prints.
 const attrMarker = "--skewproof-attr-current--"
 
+// readPID1Script prints both files. It must not redirect to any file: in a
+// container confined by skewproof-deny-write (deny /** w) the shell cannot
+// open even /dev/null for writing, and a failed redirection skips its
+// command (with "2>/dev/null" the label read as empty and
+// apparmor/kubelet/enforce failed). Without AppArmor the label read fails
+// on stderr, which the exec keeps apart.
+const readPID1Script = "cat /proc/1/status && echo " + attrMarker + " && { cat /proc/1/attr/current || true; }"
+
 // readPID1 reads, in one exec, the container's PID 1 "Seccomp:" line of
 // /proc/1/status (SeccompMode) and /proc/1/attr/current (AppArmorLabel).
 func (t *Scenario) readPID1(ctx context.Context, pod, container string) (*int, string, error) {
-	out, stderr, err := t.Exec(ctx, pod, container, "sh", "-c",
-		"cat /proc/1/status && echo "+attrMarker+" && { cat /proc/1/attr/current 2>/dev/null || true; }")
+	out, stderr, err := t.Exec(ctx, pod, container, "sh", "-c", readPID1Script)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading /proc/1/status in %s/%s: %v %s", pod, container, err, stderr)
 	}

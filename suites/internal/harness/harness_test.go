@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -101,5 +102,13 @@ func TestParsePID1(t *testing.T) {
 	}
 	if _, _, err := parsePID1("Name:\tsleep\n"+attrMarker+"\n", "p", "c"); err == nil {
 		t.Error("status without a Seccomp line accepted")
+	}
+}
+
+// A redirection in the script opens a file for writing, which the
+// deny-write AppArmor profile forbids: the label would read as empty.
+func TestReadPID1ScriptOpensNothingForWriting(t *testing.T) {
+	if strings.ContainsAny(readPID1Script, "<>") {
+		t.Errorf("readPID1Script redirects (%q): under skewproof-deny-write (deny /** w) the redirection fails and its command is skipped", readPID1Script)
 	}
 }
