@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,8 +153,8 @@ func (w *securityWatch) stop(t *testing.T) {
 	for _, v := range vs {
 		t.Error(v)
 	}
-	t.Logf("security watch: %d pods outside kube-system seen, %d node checks, %d host checks; listening on the host: %v; in the nodes: %d distinct sockets",
-		len(w.pods), w.nodeChecks, w.hostChecks, keys(w.hostSocks), len(w.nodeSocks))
+	t.Logf("security watch: %d pods outside kube-system seen, %d node checks, %d host checks; listening on the host: %v; in the nodes (%d): %s",
+		len(w.pods), w.nodeChecks, w.hostChecks, keys(w.hostSocks), len(w.nodeSocks), strings.Join(keys(w.nodeSocks), "; "))
 	// The watch must have seen the run: its pods, several checks.
 	if len(w.pods) < 10 || w.nodeChecks < 3 || w.hostChecks < 10 {
 		t.Errorf("the security watch saw too little of the run to judge it")
@@ -173,7 +174,7 @@ func (w *securityWatch) checkNodes(ctx context.Context, cs kubernetes.Interface,
 			}
 		}
 		// kind names the node container after the node.
-		out, err := exec.CommandContext(ctx, "docker", "exec", n.Name, "sh", "-c", "ss -H -ltnu && echo --- && ip -o addr").Output()
+		out, err := exec.CommandContext(ctx, "docker", "exec", n.Name, "sh", "-c", "ss -H -ltnup && echo --- && ip -o addr").Output()
 		if err != nil {
 			if ctx.Err() == nil {
 				w.violate(fmt.Sprintf("node %s: reading its sockets: %v", n.Name, err))
@@ -193,7 +194,11 @@ func (w *securityWatch) checkNodes(ctx context.Context, cs kubernetes.Interface,
 		w.mu.Lock()
 		for _, s := range socks {
 			f := strings.Fields(s.Line)
-			w.nodeSocks[n.Name+" "+f[0]+" "+f[4]] = true
+			proc := ""
+			if m := ssProcess.FindStringSubmatch(s.Line); m != nil {
+				proc = " " + m[1]
+			}
+			w.nodeSocks[n.Name+" "+f[0]+" "+f[4]+proc] = true
 		}
 		w.mu.Unlock()
 	}
@@ -222,6 +227,9 @@ func (w *securityWatch) checkPrivilegedContainers(ctx context.Context) {
 		}
 	}
 }
+
+// ssProcess is the first process name of ss -p: users:(("kubelet",pid=1,fd=2)).
+var ssProcess = regexp.MustCompile(`users:\(\("([^"]+)"`)
 
 func dockerNetworkSubnets(ctx context.Context, t *testing.T, network string) []netip.Prefix {
 	out, err := exec.CommandContext(ctx, "docker", "network", "inspect", "-f", `{{range .IPAM.Config}}{{.Subnet}} {{end}}`, network).Output()
