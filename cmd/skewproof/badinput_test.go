@@ -50,6 +50,7 @@ func badInputRows() []badInput {
 		{name: "flag-missing-value", args: []string{"run", "--apiserver"}, code: 2, want: "flag needs an argument: --apiserver; run 'skewproof run --help'"},
 		{name: "single-dash-flag", args: []string{"run", "-apiserver", "1.37.2"}, code: 2, want: "long flags take two dashes"},
 		{name: "stray-argument", args: []string{"run", "--apiserver", "1.37.2", "extra"}, code: 2, want: `unexpected argument "extra"`},
+		{name: "cluster-down-positional-name", args: []string{"cluster", "down", "measure"}, code: 2, want: `skewproof cluster down: unexpected argument "measure"; name the cluster with --name`},
 		{name: "run-no-target", args: []string{"run"}, code: 2, want: "give --apiserver and --kubelets to create a cluster, or --kubeconfig to use an existing one"},
 		// Versions.
 		{name: "version-malformed", args: []string{"run", "--apiserver", "1.x"}, code: 2, want: "--apiserver:"},

@@ -24,8 +24,9 @@ func newClusterCmd() *cobra.Command {
 func newClusterDownCmd() *cobra.Command {
 	var name, kubeconfig string
 	c := &cobra.Command{
-		Use:   "down",
+		Use:   "down --name NAME",
 		Short: "delete a cluster and everything it created",
+		Args:  noArgs("; name the cluster with --name"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := dockerReady(cmd.Context()); err != nil {
 				return err
@@ -47,6 +48,7 @@ func newClusterListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "list the clusters",
+		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := dockerReady(cmd.Context()); err != nil {
 				return err

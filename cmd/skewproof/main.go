@@ -124,7 +124,20 @@ func newRoot() *cobra.Command {
 		newBundleCmd(), newReportCmd(), newSonobuoyPluginCmd(), newRBACCmd(),
 		newAgentCmd(), newConformanceEntrypointCmd(),
 	)
+	rejectStrayArgs(root)
 	return root
+}
+
+// rejectStrayArgs gives every command that declares no positional
+// arguments noArgs: cobra's default accepts and ignores them, so that
+// 'cluster down measure' would delete the cluster named skewproof.
+func rejectStrayArgs(c *cobra.Command) {
+	if c.Args == nil && !c.DisableFlagParsing {
+		c.Args = noArgs("")
+	}
+	for _, s := range c.Commands() {
+		rejectStrayArgs(s)
+	}
 }
 
 // group is a command that only holds subcommands: without one, or with an

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // Usage errors of the command tree itself: exit 2 and one line on stderr
@@ -64,5 +66,40 @@ func TestHiddenCommands(t *testing.T) {
 		if c, _, err := root.Find([]string{name}); err != nil || !c.Hidden {
 			t.Errorf("%s is not a hidden command: %v", name, err)
 		}
+	}
+}
+
+// No command ignores a positional argument it does not take: 'cluster down
+// measure' once deleted the cluster named skewproof. Every runnable command
+// of the tree is given one; those that take positionals are named here.
+func TestStrayArgumentIsRefused(t *testing.T) {
+	takesArgs := map[string]bool{"skewproof bundle verify": true, "skewproof report": true, "skewproof report diff": true,
+		"skewproof help": true, "skewproof completion": true}
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		path := c.CommandPath()
+		if c.Runnable() && !c.DisableFlagParsing && !takesArgs[path] && !strings.HasPrefix(path, "skewproof completion") {
+			n++
+			argv := append(strings.Fields(path)[1:], "stray")
+			code, stdout, stderr := runCaptured(t, argv...)
+			want := path + `: unexpected argument "stray"`
+			if c.HasSubCommands() && !strings.HasPrefix(stderr, want) {
+				want = path + `: unknown command "stray"`
+			}
+			if code != 2 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", argv, code, stdout, stderr, want)
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(newRoot())
+	if n < 20 {
+		t.Fatalf("walked %d commands; the tree has more", n)
+	}
+	if code, _, stderr := runCaptured(t, "cluster", "down", "measure"); !strings.Contains(stderr, "name the cluster with --name") || code != 2 {
+		t.Errorf("cluster down measure: exit %d, %q", code, stderr)
 	}
 }
