@@ -30,7 +30,9 @@ func newSimulateCmd() *cobra.Command {
 			"  skewproof simulate --upgrade FROM TO [--format text|json|markdown]\n" +
 			"  skewproof simulate --deviations 1.29..1.37 [--format text|json|markdown]",
 		Short: "print the expected seccomp/AppArmor outcomes for a kube-apiserver/kubelet pair or an upgrade",
-		RunE:  func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
+		// run checks the positionals itself: --upgrade FROM TO leaves TO as one.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
 	}
 	fs := c.Flags()
 	fs.StringVar(&o.apiserver, "apiserver", "", "kube-apiserver version, e.g. 1.37.2")
