@@ -112,6 +112,21 @@ func TestIntegrationMixedCluster(t *testing.T) {
 		}
 	})
 
+	// The controller manager's client rate (ControllerManagerQPS) reached
+	// its command line through kind's kubeadm config patch.
+	t.Run("controller manager rate", func(t *testing.T) {
+		pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "component=kube-controller-manager"})
+		if err != nil || len(pods.Items) != 1 {
+			t.Fatalf("kube-controller-manager pods: %v %v", pods, err)
+		}
+		cmd := strings.Join(pods.Items[0].Spec.Containers[0].Command, " ")
+		for _, want := range []string{fmt.Sprintf("--kube-api-qps=%d", clusters.ControllerManagerQPS), fmt.Sprintf("--kube-api-burst=%d", 2*clusters.ControllerManagerQPS)} {
+			if !strings.Contains(cmd, want) {
+				t.Errorf("kube-controller-manager lacks %s: %s", want, cmd)
+			}
+		}
+	})
+
 	t.Run("apiserver version", func(t *testing.T) {
 		v, err := cs.Discovery().ServerVersion()
 		if err != nil {
