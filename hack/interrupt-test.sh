@@ -95,8 +95,18 @@ snapshot() {
 	fi
 }
 
-# session_procs PID: processes left in the run's session.
-session_procs() { ps -e -o sid=,pid=,args= | awk -v s="$1" '$1 == s {print "process " $0}'; }
+# session_procs PID: processes left in the run's session. A process killed
+# with the run shows as <defunct> until its reaper collects it (PID 1, for
+# one whose parent died first, as debootstrap's children do): that is
+# waited for, up to 10 s; whatever remains then counts, zombies included.
+session_procs() {
+	local _
+	for _ in $(seq 1 20); do
+		ps -e -o sid=,stat= | awk -v s="$1" '$1 == s && $2 ~ /^Z/ {z = 1} END {exit !z}' || break
+		sleep 0.5
+	done
+	ps -e -o sid=,pid=,args= | awk -v s="$1" '$1 == s {print "process " $0}'
+}
 
 # restore_tags: put back the tags the build points removed.
 declare -A untagged=()
@@ -159,13 +169,16 @@ interrupt() {
 	rc=$?
 	local took
 	took=$(echo "$(date +%s.%N) - $t0" | bc)
-	restore_tags
 	if [ "$mode" = kill ]; then
+		restore_tags
 		killed_run "$pid" "$runlog" "$sent" "$took"
 		return
 	fi
 	sleep 1
 	{ snapshot "$kc"; session_procs "$pid"; } | sort >"$out/after"
+	# The tags the build points removed are put back only now: taken
+	# after, the snapshot would count the script's own tag as a leak.
+	restore_tags
 	local leaks note=""
 	leaks=$(comm -13 "$out/before" "$out/after" | tr '\n' ';' | sed 's/;$//')
 	[ "$sent" = 0 ] && note="the run ended before the point (exit $rc)"
