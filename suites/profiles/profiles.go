@@ -74,10 +74,16 @@ func victim() node {
 // no longer create files there. Undone at the end of the spec.
 func breakSeccompDir(ctx context.Context, nd node) {
 	dir := path.Join("/var/lib/kubelet/seccomp", api.SeccompDir, Namespace)
-	_, err := onNode(ctx, nd.Name, `mkdir -p "$1" && chmod 0555 "$1"`, dir)
+	// The directory holds a file of its own: the agent removes its
+	// directory once empty (after any profile's removal), and recreates it
+	// writable on the next install, so an empty read-only one could be
+	// gone before the spec's profile arrives (seen once: the node became
+	// Installed, not Failed). The agent leaves names that are neither
+	// profiles nor its temporary files alone.
+	_, err := onNode(ctx, nd.Name, `mkdir -p "$1" && touch "$1/.skewproof-fault" && chmod 0555 "$1"`, dir)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx SpecContext) {
-		_, err := onNode(ctx, nd.Name, `chmod 0755 "$1"`, dir)
+		_, err := onNode(ctx, nd.Name, `chmod 0755 "$1" && rm -f "$1/.skewproof-fault"`, dir)
 		Expect(err).NotTo(HaveOccurred())
 	})
 }
