@@ -55,7 +55,10 @@ func TestBrowserMatrix(t *testing.T) {
 	}
 	page := "file://" + filepath.Join(out, HTMLFile)
 
+	// Chromium keeps its singleton socket in a directory of $TMPDIR that
+	// it does not remove: the test's own temporary directory takes it.
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(exe),
+		chromedp.Env("TMPDIR="+t.TempDir()),
 		chromedp.Headless, chromedp.DisableGPU, chromedp.NoSandbox, chromedp.WindowSize(1400, 900),
 		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-extensions", true))
 	defer cancel()
