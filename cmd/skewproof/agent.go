@@ -24,7 +24,6 @@ func newAgentCmd() *cobra.Command {
 		Use:    "agent",
 		Short:  "node agent: put profiles on this node, report its status (runs in a DaemonSet)",
 		Hidden: true,
-		Args:   noArgs(""),
 		RunE:   func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	fs := c.Flags()

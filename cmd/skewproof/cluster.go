@@ -48,7 +48,6 @@ func newClusterListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "list the clusters",
-		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := dockerReady(cmd.Context()); err != nil {
 				return err

@@ -20,7 +20,6 @@ func newClusterUpCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "up",
 		Short: "create a kind cluster: control plane at --apiserver, one worker per --kubelets version",
-		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			apiserver = strings.TrimPrefix(apiserver, "v")

@@ -17,7 +17,6 @@ func newImagesConformanceCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "conformance",
 		Short: "write the in-cluster conformance image (--output FILE) or load it into a skewproof cluster's nodes (--cluster NAME), for Hydrophone and Sonobuoy",
-		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return imagesConformance(cmd.Context(), &out, &cluster, &suite)
 		},

@@ -82,7 +82,6 @@ func newImagesPruneCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "prune [--keep N]",
 		Short: "remove every node image and cached build of skewproof, or with --keep N all node images but the newest N (the build cache stays)",
-		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p := clusters.NewProgress(os.Stderr)
 			if cmd.Flags().Changed("keep") {

@@ -37,7 +37,6 @@ func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "run the conformance suites on a new cluster (--apiserver, --kubelets), every cluster of a version matrix (--matrix) or an existing one (--kubeconfig)",
-		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(cmd.Context()); err != nil {
 				return err
