@@ -160,11 +160,8 @@ func (s Sub) want(o skew.Observation, i, n int) skew.Observation {
 // Judge compares the sub-cases with the oracle, records the verdict and
 // fails the spec when the verdict is fail.
 func (t *Scenario) Judge(subs ...Sub) {
-	var kepMis, upMis, must, observed, outcomes, messages []string
+	var kepMis, upMis, must, observed, outcomes []string
 	for i, s := range subs {
-		if c := s.Obs.Container; c != nil && c.Message != "" {
-			messages = append(messages, s.Name+": "+c.Message)
-		}
 		for _, m := range observe.Match(s.want(t.Exp.KEPPlanned, i, len(subs)), s.Obs) {
 			kepMis = append(kepMis, s.Name+": "+m)
 		}
@@ -196,10 +193,12 @@ func (t *Scenario) Judge(subs ...Sub) {
 		t.result.Reason = t.Exp.Reason
 		t.result.Failure = fmt.Sprintf("%s on %s: observation matches neither the KEP nor upstream v%s\nexpected: %s\nmismatches:\n  %s\nobserved: %s",
 			t.ID, where(t.Node), t.Exp.Version, reports.Describe(t.Exp.Expected), strings.Join(all, "\n  "), t.result.Observed)
-		if len(messages) > 0 {
-			// The kubelet's message says whether the runtime refused the
-			// container or only failed under load (a timeout, say).
-			t.result.Failure += "\ncontainer messages:\n  " + strings.Join(messages, "\n  ")
+		// The kubelet's messages say whether the runtime refused a
+		// container or only failed under load (a timeout, say).
+		for _, s := range subs {
+			if c := s.Obs.Container; c != nil && c.Message != "" {
+				t.result.Failure += "\ncontainer message: " + s.Name + ": " + c.Message
+			}
 		}
 	}
 	t.record()
