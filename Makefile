@@ -1,7 +1,11 @@
 # skewproof — see README.md
 SHELL := /bin/bash
 GO ?= go
+# bin/skewproof is the launcher (cmd/launcher): it runs 'simulate' itself
+# and hands every other command to the full CLI beside it, bin/skewproof-core
+# (cmd/skewproof, a complete skewproof on its own).
 BIN := bin/skewproof
+CORE := bin/skewproof-core
 # The suites, compiled once into one Ginkgo binary (the layout of the
 # Kubernetes e2e tests); 'skewproof run' uses it from beside $(BIN).
 E2E := bin/skewproof-e2e.test
@@ -19,7 +23,8 @@ MATRIX ?=
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/skewproof
+	CGO_ENABLED=0 $(GO) build -o $(CORE) ./cmd/skewproof
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/launcher
 	CGO_ENABLED=0 $(GO) test -c -o $(E2E) ./suites/e2e
 
 # Makes a fresh Debian host ready (Docker engine, runtime wrapper when the

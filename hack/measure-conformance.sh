@@ -9,8 +9,8 @@
 # belongs with every figure.
 #
 # Usage: hack/measure-conformance.sh [RUNS]   (as root)
-#   BIN        skewproof binary (default bin/skewproof; the suite binary is
-#              found beside it)
+#   BIN        skewproof binary (default bin/skewproof; skewproof-core and
+#              the suite binary are found beside it: copy bin/ as a whole)
 #   NAME       cluster name (default measure)
 #   OUT        results directory (default _artifacts/measure); run i writes
 #              OUT/run-i/ (JUnit, logs, run.json, progress.log, load.log)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters/owner"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/runner"
 )
 
@@ -112,14 +114,9 @@ func newRoot() *cobra.Command {
 		},
 		RunE: func(*cobra.Command, []string) error { return nil },
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		if strings.HasPrefix(err.Error(), "unknown shorthand flag") {
-			return usagef("%v (long flags take two dashes: --name); run '%s --help'", err, c.CommandPath())
-		}
-		return usagef("%v; run '%s --help'", err, c.CommandPath())
-	})
+	root.SetFlagErrorFunc(cli.FlagError)
 	root.AddCommand(
-		newRunCmd(), newSimulateCmd(), newMatrixCmd(), newPreflightCmd(),
+		newRunCmd(), cli.NewSimulateCmd(func() io.Writer { return oracleOut }), newMatrixCmd(), newPreflightCmd(),
 		newClusterCmd(), newImagesCmd(), newProfilesCmd(),
 		newBundleCmd(), newReportCmd(), newSonobuoyPluginCmd(), newRBACCmd(),
 		newAgentCmd(), newConformanceEntrypointCmd(),
@@ -176,10 +173,9 @@ func noArgs(hint string) cobra.PositionalArgs {
 
 // usageError is an error caused by the user's input; it is printed as one
 // line and the process exits with status 2.
-type usageError struct{ msg string }
+type usageError = cli.UsageError
 
-func (e usageError) Error() string { return e.msg }
+var usagef = cli.Usagef
 
-func usagef(format string, args ...any) error {
-	return usageError{msg: fmt.Sprintf(format, args...)}
-}
+// oracleOut is where simulate, matrix and rbac write; tests replace it.
+var oracleOut io.Writer = os.Stdout

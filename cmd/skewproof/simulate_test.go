@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/skew/served"
 	senv "github.com/skewproof/skewproof/suites/env"
@@ -112,7 +113,7 @@ func TestSimulateBadInput(t *testing.T) {
 
 func TestServedVersionError(t *testing.T) {
 	withServedCache(t)
-	_, err := servedVersion(t.Context(), "--apiserver", "1.36.2")
+	_, err := cli.ServedVersion(t.Context(), "--apiserver", "1.36.2")
 	if err == nil || !strings.Contains(err.Error(), "1.36.1, 1.36.3") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("error = %v; want one line naming the served 1.36 releases", err)
 	}

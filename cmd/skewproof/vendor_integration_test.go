@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
@@ -27,9 +28,9 @@ const hydrophoneVersion = "v0.8.0"
 
 // TestIntegrationVendorMode runs skewproof the ways a vendor does against a
 // cluster it already has (here a kind cluster, 1.37.2 with a 1.34.4 worker):
-//   - the CLI from a directory holding only bin/skewproof and
-//     bin/skewproof-e2e.test, with no Go on PATH and no source tree, all
-//     suites;
+//   - the CLI from a directory holding only bin/skewproof (the launcher),
+//     bin/skewproof-core and bin/skewproof-e2e.test, with no Go on PATH
+//     and no source tree, all suites;
 //   - Hydrophone with the conformance image: a passing focus exits 0, a
 //     focus that selects nothing of skewproof's ([Conformance]) exits
 //     non-zero, and both fetch e2e.log and junit_01.xml.
@@ -40,7 +41,7 @@ func TestIntegrationVendorMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"skewproof", "skewproof-e2e.test"} {
+	for _, f := range []string{"skewproof", cli.CoreName, "skewproof-e2e.test"} {
 		if _, err := os.Stat(filepath.Join(srcBin, f)); err != nil {
 			t.Fatalf("build the binaries first (make build): %v", err)
 		}
@@ -65,9 +66,9 @@ func TestIntegrationVendorMode(t *testing.T) {
 	}
 
 	t.Run("CLIWithoutGoOrSources", func(t *testing.T) {
-		// The two binaries alone, outside the source tree, run from there.
+		// The three binaries alone, outside the source tree, run from there.
 		dir := t.TempDir()
-		for _, f := range []string{"skewproof", "skewproof-e2e.test"} {
+		for _, f := range []string{"skewproof", cli.CoreName, "skewproof-e2e.test"} {
 			b, err := os.ReadFile(filepath.Join(srcBin, f))
 			if err != nil {
 				t.Fatal(err)

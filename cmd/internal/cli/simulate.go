@@ -1,10 +1,9 @@
-package main
+package cli
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/hashicorp/go-version"
 	"github.com/spf13/cobra"
@@ -14,15 +13,13 @@ import (
 	"github.com/skewproof/skewproof/skew/served"
 )
 
-// oracleOut is where simulate and matrix write; tests replace it.
-var oracleOut io.Writer = os.Stdout
-
 type simulateOptions struct {
 	apiserver, kubelet, upgrade, deviations string
 	apparmor, seccomp, runtime, format      string
 }
 
-func newSimulateCmd() *cobra.Command {
+// NewSimulateCmd is 'skewproof simulate'; it writes to out().
+func NewSimulateCmd(out func() io.Writer) *cobra.Command {
 	var o simulateOptions
 	c := &cobra.Command{
 		Use: "simulate",
@@ -32,7 +29,7 @@ func newSimulateCmd() *cobra.Command {
 		Short: "print the expected seccomp/AppArmor outcomes for a kube-apiserver/kubelet pair or an upgrade",
 		// run checks the positionals itself: --upgrade FROM TO leaves TO as one.
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), args) },
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), out(), args) },
 	}
 	fs := c.Flags()
 	fs.StringVar(&o.apiserver, "apiserver", "", "kube-apiserver version, e.g. 1.37.2")
@@ -46,11 +43,11 @@ func newSimulateCmd() *cobra.Command {
 	return c
 }
 
-func (o simulateOptions) run(ctx context.Context, positional []string) error {
+func (o simulateOptions) run(ctx context.Context, out io.Writer, positional []string) error {
 	switch o.format {
 	case "text", "json", "markdown":
 	default:
-		return usagef("unknown --format %q; use text, json or markdown", o.format)
+		return Usagef("unknown --format %q; use text, json or markdown", o.format)
 	}
 	host := skew.HostFacts{Runtime: o.runtime}
 	var err error
@@ -63,53 +60,53 @@ func (o simulateOptions) run(ctx context.Context, positional []string) error {
 	switch {
 	case o.deviations != "":
 		if len(positional) > 0 || o.apiserver != "" || o.kubelet != "" || o.upgrade != "" {
-			return usagef("--deviations takes a range of minors only, e.g. --deviations 1.29..1.37")
+			return Usagef("--deviations takes a range of minors only, e.g. --deviations 1.29..1.37")
 		}
 		from, to, err := skew.ParseMinorRange(o.deviations)
 		if err != nil {
-			return usagef("--deviations: %v", err)
+			return Usagef("--deviations: %v", err)
 		}
 		cmdline := fmt.Sprintf("skewproof simulate --deviations %s..%s --format %s", from, to, o.format)
-		return reports.WriteDeviations(oracleOut, o.format, from, to, skew.Deviations(from, to), cmdline)
+		return reports.WriteDeviations(out, o.format, from, to, skew.Deviations(from, to), cmdline)
 	case o.upgrade != "":
 		if len(positional) != 1 || o.apiserver != "" || o.kubelet != "" {
-			return usagef("--upgrade takes exactly two versions and no --apiserver/--kubelet, e.g. --upgrade 1.33.13 1.37.2")
+			return Usagef("--upgrade takes exactly two versions and no --apiserver/--kubelet, e.g. --upgrade 1.33.13 1.37.2")
 		}
-		from, err := servedVersion(ctx, "--upgrade FROM", o.upgrade)
+		from, err := ServedVersion(ctx, "--upgrade FROM", o.upgrade)
 		if err != nil {
 			return err
 		}
-		to, err := servedVersion(ctx, "--upgrade TO", positional[0])
+		to, err := ServedVersion(ctx, "--upgrade TO", positional[0])
 		if err != nil {
 			return err
 		}
 		changes, err := skew.Upgrade(from, to, host)
 		if err != nil {
-			return usagef("%v", err)
+			return Usagef("%v", err)
 		}
 		cmdline := fmt.Sprintf("skewproof simulate --upgrade %s %s%s --format %s", from, to, reports.HostFlags(host), o.format)
-		return reports.WriteUpgrade(oracleOut, o.format, from.String(), to.String(), changes, cmdline, reports.UpgradeNote(from, to))
+		return reports.WriteUpgrade(out, o.format, from.String(), to.String(), changes, cmdline, reports.UpgradeNote(from, to))
 	case len(positional) > 0:
-		return usagef("unexpected argument %q; versions are given with --apiserver and --kubelet", positional[0])
+		return Usagef("unexpected argument %q; versions are given with --apiserver and --kubelet", positional[0])
 	case o.apiserver == "":
-		return usagef("--apiserver is required, e.g. skewproof simulate --apiserver 1.37.2 --kubelet 1.34.4")
+		return Usagef("--apiserver is required, e.g. skewproof simulate --apiserver 1.37.2 --kubelet 1.34.4")
 	}
-	apiserver, err := servedVersion(ctx, "--apiserver", o.apiserver)
+	apiserver, err := ServedVersion(ctx, "--apiserver", o.apiserver)
 	if err != nil {
 		return err
 	}
 	kubelet := apiserver
 	if o.kubelet != "" {
-		if kubelet, err = servedVersion(ctx, "--kubelet", o.kubelet); err != nil {
+		if kubelet, err = ServedVersion(ctx, "--kubelet", o.kubelet); err != nil {
 			return err
 		}
 	}
 	es, err := skew.Simulate(apiserver, kubelet, host)
 	if err != nil {
-		return usagef("%v", err)
+		return Usagef("%v", err)
 	}
 	cmdline := fmt.Sprintf("skewproof simulate --apiserver %s --kubelet %s%s --format %s", apiserver, kubelet, reports.HostFlags(host), o.format)
-	return reports.WriteSimulation(oracleOut, o.format, es, cmdline)
+	return reports.WriteSimulation(out, o.format, es, cmdline)
 }
 
 func onOff(name, v string) (bool, error) {
@@ -119,21 +116,21 @@ func onOff(name, v string) (bool, error) {
 	case "off", "false", "no":
 		return false, nil
 	}
-	return false, usagef("--%s %q: use on or off", name, v)
+	return false, Usagef("--%s %q: use on or off", name, v)
 }
 
-// servedVersion parses a version and checks that its sources are served.
-func servedVersion(ctx context.Context, flagName, s string) (*version.Version, error) {
+// ServedVersion parses a version and checks that its sources are served.
+func ServedVersion(ctx context.Context, flagName, s string) (*version.Version, error) {
 	v, err := skew.ParseVersion(s)
 	if err != nil {
-		return nil, usagef("%s: %v", flagName, err)
+		return nil, Usagef("%s: %v", flagName, err)
 	}
 	list, err := served.Versions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if err := skew.CheckServedIn(list, v); err != nil {
-		return nil, usagef("%s: %v; pick one of those", flagName, err)
+		return nil, Usagef("%s: %v; pick one of those", flagName, err)
 	}
 	return v, nil
 }
