@@ -37,7 +37,7 @@ func newAgentCmd() *cobra.Command {
 	fs.StringVar(&o.staticPodPath, "static-pod-path", agent.DefaultStaticPodPath, "that directory's path on the node (the kubelet's staticPodPath), for the status")
 	c.AddCommand(newAgentAggregateCmd(), &cobra.Command{
 		Use:                "probe",
-		Short:              "readiness probe of the node agent",
+		Short:              "startup probe of the node agent (ready once its first sync is done)",
 		DisableFlagParsing: true,
 		RunE: func(*cobra.Command, []string) error {
 			if _, err := os.Stat(agent.ReadyFile); err != nil {

@@ -170,3 +170,20 @@ func TestRBACIsNamespacedAndNarrow(t *testing.T) {
 		t.Error("no image must be an error")
 	}
 }
+
+// The agent's readiness comes from a startup probe only: a readiness or
+// liveness probe would exec the agent binary every few seconds for as long
+// as the agent runs, a sixth of a worker's CPU in a conformance run.
+func TestDaemonSetProbesOnlyAtStartup(t *testing.T) {
+	c := agentPod(t, DeployOptions{Image: "i"}).Spec.Containers[0]
+	if c.ReadinessProbe != nil || c.LivenessProbe != nil {
+		t.Errorf("periodic probes: readiness %+v, liveness %+v", c.ReadinessProbe, c.LivenessProbe)
+	}
+	p := c.StartupProbe
+	if p == nil || p.Exec == nil || strings.Join(p.Exec.Command, " ") != BinaryInImage+" agent probe" {
+		t.Fatalf("startup probe %+v: want an exec of '%s agent probe'", p, BinaryInImage)
+	}
+	if window := p.PeriodSeconds * p.FailureThreshold; window < 30*60 {
+		t.Errorf("the agent is restarted after %d s without its first sync; allow 30 minutes (User-Mode Linux nodes are slow)", window)
+	}
+}
