@@ -94,6 +94,16 @@ controllerManager:
     kube-api-burst: "%d"
 `, ControllerManagerQPS, 2*ControllerManagerQPS)
 
+// noCoreDNSPatch skips kubeadm's CoreDNS add-on: no spec resolves a name
+// (the agent, the suites and the conformance image reach the API server by
+// the address in their kubeconfig or in KUBERNETES_SERVICE_HOST), so cluster
+// DNS cost a CoreDNS build from source on every fresh machine (about 4
+// minutes on two cores) and, in every run, the wait for its pods to become
+// ready before the suites could start. kind's own InitConfiguration skips
+// preflight (kind loads the images itself); a merge patch replaces the list,
+// so preflight is named again.
+const noCoreDNSPatch = "kind: InitConfiguration\nskipPhases:\n- preflight\n- addon/coredns\n"
+
 // NetworkName is the Docker network of a cluster (one per cluster, removed
 // with it).
 func NetworkName(name string) string { return "skewproof-" + name }
@@ -217,7 +227,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 		}
 		v1alpha4.SetDefaultsNode(&cfg.Nodes[i])
 	}
-	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, controllerManagerPatch)
+	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, controllerManagerPatch, noCoreDNSPatch)
 	if o.CgroupV1 {
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches,
 			"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\n")

@@ -93,16 +93,6 @@ func etcdBinary(ctx context.Context, p *Progress, tag string) (string, error) {
 	})
 }
 
-// corednsBinary builds CoreDNS at the tag kubeadm names.
-func corednsBinary(ctx context.Context, p *Progress, tag string) (string, error) {
-	return gobuild.Build(ctx, p, gobuild.ProgramSet{
-		Module:   "github.com/coredns/coredns",
-		Version:  "v" + trimV(tag),
-		Programs: map[string]string{"coredns": "github.com/coredns/coredns"},
-		LDFlags:  "-s -w",
-	})
-}
-
 // pauseBinary builds the project's own pause program.
 func pauseBinary(ctx context.Context, p *Progress) (string, error) {
 	cacheDir, err := senv.ResolveCacheDir()
@@ -178,10 +168,9 @@ func componentImages(ctx context.Context, p *Progress, work string, spec NodeIma
 				img, err = binaryImage(work, r.Full, filepath.Join(dir, "etcd"), "/usr/local/bin/etcd", nil)
 			}
 		case "coredns":
-			var dir string
-			if dir, err = corednsBinary(ctx, p, r.Tag); err == nil {
-				img, err = binaryImage(work, r.Full, filepath.Join(dir, "coredns"), "/coredns", []string{"/coredns"})
-			}
+			// Not built: the clusters skip kubeadm's CoreDNS add-on
+			// (noCoreDNSPatch).
+			continue
 		case "pause":
 			var dir string
 			pause = r.Full

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -124,6 +125,17 @@ func TestIntegrationMixedCluster(t *testing.T) {
 			if !strings.Contains(cmd, want) {
 				t.Errorf("kube-controller-manager lacks %s: %s", want, cmd)
 			}
+		}
+	})
+
+	t.Run("no cluster DNS", func(t *testing.T) {
+		// kubeadm's CoreDNS add-on is skipped (docs/clusters/README.md).
+		_, err := cs.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("deployment kube-system/coredns: %v, want not found", err)
+		}
+		if _, err := cs.CoreV1().ConfigMaps("kube-system").Get(ctx, "coredns", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("configmap kube-system/coredns: %v, want not found", err)
 		}
 	})
 

@@ -29,8 +29,9 @@ const BuilderVersion = "4"
 
 // ImageVersion is part of the keys of node images and image archives
 // (ImageKey). "2": archives written with go-containerregistry, with the
-// host's architecture.
-const ImageVersion = "2"
+// host's architecture. "3": no CoreDNS image (the clusters have no cluster
+// DNS).
+const ImageVersion = "3"
 
 // ImageKey is Key for image archives and node images: it adds ImageVersion.
 func ImageKey(parts ...string) string {

@@ -1,4 +1,4 @@
-// Package gobuild builds static binaries (Kubernetes, etcd, CoreDNS, the
+// Package gobuild builds static binaries (Kubernetes, etcd, the
 // pause program) from modules the Go module proxy serves, into the build
 // cache: go build through a throw-away wrapper module that requires the
 // module, with replace directives where the module needs them.

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Measures a cold `make conformance`: what a fresh machine of this kind
+# (Go, the Docker client, the host packages of `make host`) goes through
+# from nothing — module downloads, `make build`, the debootstrap base,
+# every Kubernetes binary the default cluster needs, the node images, and
+# the run itself. It prints each step's timing from the run's progress
+# lines, the wall time, and the load average (sampled every 5 s).
+#
+# It makes this machine cold first, which is destructive: it removes every
+# skewproof image from Docker, the skewproof cache directory, and the Go
+# build and module caches (`go clean -cache -modcache`). Everything removed
+# can be rebuilt (that is what the run does for the default cluster; other
+# versions are rebuilt when next used). It refuses unless WIPE=yes.
+#
+# Usage: WIPE=yes hack/measure-cold.sh   (as root, from a clean checkout)
+#   OUT    log directory (default /tmp/skewproof-cold): make.log with a
+#          timestamp per line, load.log
+#   MAKE_ARGS  more arguments for make conformance (e.g. APISERVER=…)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "${WIPE:-}" != yes ]; then
+	echo "measure-cold.sh removes every skewproof image, the skewproof cache and the Go build and module caches; run it as WIPE=yes $0" >&2
+	exit 2
+fi
+OUT=${OUT:-/tmp/skewproof-cold}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+echo "== making the machine cold"
+docker images --format '{{.Repository}}:{{.Tag}} {{.ID}}' |
+	awk '$1 ~ /^skewproof-/ {print $2}' | sort -u | xargs -r docker rmi -f >/dev/null
+docker image prune -f >/dev/null
+cache=${SKEWPROOF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skewproof}
+rm -rf "$cache" bin
+go clean -cache -modcache
+echo "   free disk: $(df -h --output=avail / | tail -1 | tr -d ' ')"
+
+sampler=
+trap '[ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true' EXIT
+(while :; do echo "$(date +%s) $(cut -d' ' -f1 /proc/loadavg)"; sleep 5; done) >"$OUT/load.log" &
+sampler=$!
+start=$(date +%s.%N)
+rc=0
+# shellcheck disable=SC2086
+make conformance ${MAKE_ARGS:-} 2>&1 |
+	awk -v s="$start" '{ "date +%s.%N" | getline now; close("date +%s.%N"); printf "[%7.1fs] %s\n", now - s, $0; fflush() }' >"$OUT/make.log" || rc=$?
+end=$(date +%s.%N)
+kill "$sampler" 2>/dev/null || true
+sampler=
+
+echo "== cold make conformance: exit $rc, $(echo "$end - $start" | bc | xargs printf '%.0f') s end to end"
+echo "   steps (each 'done in' line of the build and the run, with when it ended):"
+grep -E "done in|finished in|failed after|CGO_ENABLED=0 go (build|test)" "$OUT/make.log" | sed 's/^/   /' || true
+grep -E "^\[ *[0-9.]+s\] [0-9]+ specs: " "$OUT/make.log" | sed 's/^/   /' || true
+awk '{n++; s+=$2; if ($2>m) m=$2; if (n==1) f=$2} END {if (n) printf "   load average (1 min): start %.2f, highest %.2f, mean %.2f over %d samples\n", f, m, s/n, n}' "$OUT/load.log"
+exit "$rc"
