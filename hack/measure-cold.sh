@@ -7,14 +7,15 @@
 # lines, the wall time, and the load average (sampled every 5 s).
 #
 # It makes this machine cold first, which is destructive: it removes every
-# skewproof image from Docker, the skewproof cache directory, and the Go
-# build and module caches (`go clean -cache -modcache`). Everything removed
-# can be rebuilt (that is what the run does for the default cluster; other
-# versions are rebuilt when next used). It refuses unless WIPE=yes.
+# skewproof image from Docker and the skewproof cache directory (what the
+# run needs is rebuilt by it; other versions are rebuilt when next used).
+# It refuses unless WIPE=yes. The Go build and module caches of the run are
+# new, empty directories under OUT (a fresh machine's), removed afterwards
+# unless KEEP_GO_CACHES=1; the machine's own Go caches are not touched.
 #
 # Usage: WIPE=yes hack/measure-cold.sh   (as root, from a clean checkout)
-#   OUT    log directory (default /tmp/skewproof-cold): make.log with a
-#          timestamp per line, load.log
+#   OUT    work directory (default /tmp/skewproof-cold): make.log with a
+#          timestamp per line, load.log, the run's Go caches
 #   MAKE_ARGS  more arguments for make conformance (e.g. APISERVER=…)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,11 +33,20 @@ docker images --format '{{.Repository}}:{{.Tag}} {{.ID}}' |
 docker image prune -f >/dev/null
 cache=${SKEWPROOF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skewproof}
 rm -rf "$cache" bin
-go clean -cache -modcache
+export GOCACHE=$OUT/gocache GOMODCACHE=$OUT/gomodcache
+mkdir -p "$GOCACHE" "$GOMODCACHE"
 echo "   free disk: $(df -h --output=avail / | tail -1 | tr -d ' ')"
 
 sampler=
-trap '[ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true' EXIT
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	[ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true
+	if [ "${KEEP_GO_CACHES:-}" != 1 ]; then
+		go clean -modcache 2>/dev/null || true
+		rm -rf "$GOCACHE" "$GOMODCACHE"
+	fi
+}
+trap cleanup EXIT
 (while :; do echo "$(date +%s) $(cut -d' ' -f1 /proc/loadavg)"; sleep 5; done) >"$OUT/load.log" &
 sampler=$!
 start=$(date +%s.%N)
