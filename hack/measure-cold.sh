@@ -28,8 +28,8 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 
 echo "== making the machine cold"
-docker images --format '{{.Repository}}:{{.Tag}} {{.ID}}' |
-	awk '$1 ~ /^skewproof-/ {print $2}' | sort -u | xargs -r docker rmi -f >/dev/null
+# By reference, node images before the base image they are built on.
+docker images --format '{{.Repository}}:{{.Tag}}' | grep '^skewproof-' | sort -r | xargs -r docker rmi >/dev/null
 docker image prune -f >/dev/null
 cache=${SKEWPROOF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skewproof}
 rm -rf "$cache" bin
