@@ -50,10 +50,15 @@ trap cleanup EXIT
 (while :; do echo "$(date +%s) $(cut -d' ' -f1 /proc/loadavg)"; sleep 5; done) >"$OUT/load.log" &
 sampler=$!
 start=$(date +%s.%N)
+start_us=${EPOCHREALTIME/./}
 rc=0
+# Each line with the seconds since the start, stamped as it arrives.
 # shellcheck disable=SC2086
 make conformance ${MAKE_ARGS:-} 2>&1 |
-	awk -v s="$start" '{ "date +%s.%N" | getline now; close("date +%s.%N"); printf "[%7.1fs] %s\n", now - s, $0; fflush() }' >"$OUT/make.log" || rc=$?
+	while IFS= read -r line; do
+		t=$((${EPOCHREALTIME/./} - start_us))
+		printf '[%5d.%01ds] %s\n' $((t / 1000000)) $((t / 100000 % 10)) "$line"
+	done >"$OUT/make.log" || rc=$?
 end=$(date +%s.%N)
 kill "$sampler" 2>/dev/null || true
 sampler=
