@@ -43,8 +43,13 @@ cp_img=$(img "v$API")
 	echo "kind: Cluster"
 	echo "apiVersion: kind.x-k8s.io/v1alpha4"
 	echo "networking: {apiServerAddress: 127.0.0.1, disableDefaultCNI: true}"
+	# skewproof's kubeadm patches (clusters/cluster.go): no CoreDNS add-on
+	# (the node images hold no CoreDNS image), kube-controller-manager's
+	# client rate, and cgroup v1 allowed where the host has it.
+	printf 'kubeadmConfigPatches:\n- |\n  kind: InitConfiguration\n  skipPhases:\n  - preflight\n  - addon/coredns\n'
+	printf -- '- |\n  kind: ClusterConfiguration\n  controllerManager:\n    extraArgs:\n      kube-api-qps: "100"\n      kube-api-burst: "200"\n'
 	if [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then
-		printf 'kubeadmConfigPatches:\n- |\n  apiVersion: kubelet.config.k8s.io/v1beta1\n  kind: KubeletConfiguration\n  failCgroupV1: false\n'
+		printf -- '- |\n  apiVersion: kubelet.config.k8s.io/v1beta1\n  kind: KubeletConfiguration\n  failCgroupV1: false\n'
 	fi
 	echo "nodes:"
 	echo "- {role: control-plane, image: $cp_img}"
