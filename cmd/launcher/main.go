@@ -46,16 +46,14 @@ func simulate(args []string) int {
 	root.AddCommand(cli.NewSimulateCmd(func() io.Writer { return os.Stdout }))
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(context.Background())
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0
-	case errors.As(err, new(cli.UsageError)):
-		fmt.Fprintf(os.Stderr, "%s: %v\n", cmd.CommandPath(), err)
-		return 2
-	default:
-		fmt.Fprintf(os.Stderr, "%s: %v\n", cmd.CommandPath(), err)
-		return 1
 	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", cmd.CommandPath(), err)
+	if errors.As(err, new(cli.UsageError)) {
+		return 2
+	}
+	return 1
 }
 
 // findCore returns skewproof-core beside this executable, else on PATH.
