@@ -22,10 +22,14 @@ MATRIX ?=
 
 all: build
 
+# -trimpath, static: as the node images' Kubernetes builds, so a cold
+# build compiles the packages both need (client-go, k8s.io/api, most of
+# k8s.io/kubernetes/pkg) once; go.mod keeps the dependencies of its
+# k8s.io/kubernetes release for that (TestProjectSharesKubernetesDependencies).
 build:
-	CGO_ENABLED=0 $(GO) build -o $(CORE) ./cmd/skewproof
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/launcher
-	CGO_ENABLED=0 $(GO) test -c -o $(E2E) ./suites/e2e
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(CORE) ./cmd/skewproof
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/launcher
+	CGO_ENABLED=0 $(GO) test -trimpath -c -o $(E2E) ./suites/e2e
 
 # Makes a fresh Debian host ready (Docker engine, runtime wrapper when the
 # capability bounding set needs it, dockerd running). Idempotent.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -32,6 +33,7 @@ type ProgramSet struct {
 	Module   string            // e.g. k8s.io/kubernetes
 	Version  string            // e.g. v1.37.2
 	Replaces map[string]string // module path -> version (replace directives)
+	Requires map[string]string // module path -> version (require directives besides Module's)
 	Programs map[string]string // binary name -> main package import path
 	LDFlags  string
 }
@@ -40,6 +42,9 @@ func (s ProgramSet) key() string {
 	parts := []string{s.Module, s.Version, s.LDFlags}
 	for _, m := range sortedKeys(s.Replaces) {
 		parts = append(parts, "replace "+m+"="+s.Replaces[m])
+	}
+	for _, m := range sortedKeys(s.Requires) {
+		parts = append(parts, "require "+m+"="+s.Requires[m])
 	}
 	for _, n := range sortedKeys(s.Programs) {
 		parts = append(parts, "program "+n+"="+s.Programs[n])
@@ -60,6 +65,26 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// oneBuild reports whether the set's programs can come from a single
+// go build -o <dir>/: more than one program, each named as go build names
+// a main package's binary (the last element of its import path; a major
+// version suffix such as /v3 would not be, so such sets build one by one).
+func (s ProgramSet) oneBuild() (names, pkgs []string, ok bool) {
+	if len(s.Programs) < 2 {
+		return nil, nil, false
+	}
+	for _, n := range sortedKeys(s.Programs) {
+		pkg := s.Programs[n]
+		if path.Base(pkg) != n || majorSuffix.MatchString(n) {
+			return nil, nil, false
+		}
+		names, pkgs = append(names, n), append(pkgs, pkg)
+	}
+	return names, pkgs, true
+}
+
+var majorSuffix = regexp.MustCompile(`^v[0-9]+$`)
 
 // Env is the environment of every build: static, reproducible, no
 // toolchain download, no workspace of the caller's.
@@ -95,6 +120,13 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 	}
 	var gomod strings.Builder
 	fmt.Fprintf(&gomod, "module skewproof.local/build\n\ngo 1.21\n\nrequire %s %s\n", s.Module, s.Version)
+	if len(s.Requires) > 0 {
+		gomod.WriteString("\nrequire (\n")
+		for _, m := range sortedKeys(s.Requires) {
+			fmt.Fprintf(&gomod, "\t%s %s\n", m, s.Requires[m])
+		}
+		gomod.WriteString(")\n")
+	}
 	if len(s.Replaces) > 0 {
 		gomod.WriteString("\nreplace (\n")
 		for _, m := range sortedKeys(s.Replaces) {
@@ -122,6 +154,17 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 		return "", fmt.Errorf("resolving %s %s through the Go module proxy: %w", s.Module, s.Version, err)
 	}
 	err = cache.FillLocked(dst, func(tmp string) error {
+		if names, pkgs, ok := s.oneBuild(); ok {
+			// One go build for the whole set: the linker (one core each)
+			// runs beside the compiler instead of after it, binary by binary.
+			return p.Timed(fmt.Sprintf("go build %s (%s)", strings.Join(names, ", "), s.Version), func() error {
+				args := append([]string{"build", "-trimpath", "-ldflags", s.LDFlags, "-o", tmp + string(filepath.Separator)}, pkgs...)
+				if err := command.Run(ctx, src, env, "go", args...); err != nil {
+					return fmt.Errorf("building %s %s: %w", strings.Join(names, ", "), s.Version, err)
+				}
+				return nil
+			})
+		}
 		for _, n := range sortedKeys(s.Programs) {
 			pkg := s.Programs[n]
 			if err := p.Timed(fmt.Sprintf("go build %s (%s)", n, s.Version), func() error {
@@ -138,34 +181,55 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 	return dst, nil
 }
 
-var replaceLine = regexp.MustCompile(`^\s*(k8s\.io/[A-Za-z0-9._/-]+)\s*=>\s*\./staging/`)
+var (
+	replaceLine = regexp.MustCompile(`^\s*(k8s\.io/[A-Za-z0-9._/-]+)\s*=>\s*\./staging/`)
+	requireLine = regexp.MustCompile(`^\s*(?:require\s+)?(k8s\.io/[A-Za-z0-9._/-]+)\s+v0\.0\.0\b`)
+)
 
-// kubernetesStagingReplaces reads k8s.io/kubernetes's go.mod at version v from
-// the module cache (downloading it) and returns a replace of every staging
+// kubernetesStaging reads k8s.io/kubernetes's go.mod at version v from the
+// module cache (downloading it) and returns a replace of every staging
 // module by its published v0.Y.Z release, since the module zip holds no
-// staging/ directory.
-func kubernetesStagingReplaces(ctx context.Context, v string) (map[string]string, error) {
+// staging/ directory, and a require at that release of every staging module
+// k8s.io/kubernetes requires (at v0.0.0 in its go.mod). With those
+// requires, the build records the staging modules at the release, as a
+// module that depends on k8s.io/kubernetes at that release does (the
+// project's own go.mod): with -trimpath both compile those packages under
+// the same cache keys, so the Go build cache shares them.
+func kubernetesStaging(ctx context.Context, v string) (replaces, requires map[string]string, err error) {
 	dir, err := ModuleDir(ctx, "k8s.io/kubernetes", v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	f, err := os.Open(filepath.Join(dir, "go.mod"))
+	raw, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close()
-	staging := "v0." + strings.SplitN(trimV(v), ".", 2)[1]
-	reps := map[string]string{}
-	sc := bufio.NewScanner(f)
+	replaces, requires = stagingDirectives(string(raw), "v0."+strings.SplitN(trimV(v), ".", 2)[1])
+	if len(replaces) == 0 {
+		return nil, nil, fmt.Errorf("k8s.io/kubernetes %s: no staging replace directives found in go.mod", v)
+	}
+	return replaces, requires, nil
+}
+
+// stagingDirectives parses k8s.io/kubernetes's go.mod text (see
+// kubernetesStaging); staging is the release of the staging modules.
+func stagingDirectives(gomod, staging string) (replaces, requires map[string]string) {
+	replaces, requires = map[string]string{}, map[string]string{}
+	var required []string
+	sc := bufio.NewScanner(strings.NewReader(gomod))
 	for sc.Scan() {
 		if m := replaceLine.FindStringSubmatch(sc.Text()); m != nil {
-			reps[m[1]] = staging
+			replaces[m[1]] = staging
+		} else if m := requireLine.FindStringSubmatch(sc.Text()); m != nil {
+			required = append(required, m[1])
 		}
 	}
-	if len(reps) == 0 {
-		return nil, fmt.Errorf("k8s.io/kubernetes %s: no staging replace directives found in go.mod", v)
+	for _, m := range required {
+		if _, ok := replaces[m]; ok {
+			requires[m] = staging
+		}
 	}
-	return reps, sc.Err()
+	return replaces, requires
 }
 
 // ModuleDir downloads module@version through the Go module proxy (or finds it
@@ -207,7 +271,7 @@ func kubernetesLDFlags(v string) string {
 // KubernetesBinaries builds the named commands (kubelet, kubeadm, ...) of
 // k8s.io/kubernetes at version v and returns the directory holding them.
 func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...string) (string, error) {
-	reps, err := kubernetesStagingReplaces(ctx, "v"+trimV(v))
+	reps, reqs, err := kubernetesStaging(ctx, "v"+trimV(v))
 	if err != nil {
 		return "", err
 	}
@@ -219,6 +283,7 @@ func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...stri
 		Module:   "k8s.io/kubernetes",
 		Version:  "v" + trimV(v),
 		Replaces: reps,
+		Requires: reqs,
 		Programs: progs,
 		LDFlags:  kubernetesLDFlags(v),
 	})

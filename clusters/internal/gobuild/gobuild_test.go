@@ -1,6 +1,7 @@
 package gobuild
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -29,7 +30,64 @@ func TestProgramSetKey(t *testing.T) {
 	other.LDFlags = "-s"
 	withReplace := s
 	withReplace.Replaces = map[string]string{"k8s.io/api": "v0.37.2"}
-	if s.key() == other.key() || s.key() == withReplace.key() {
-		t.Error("the key misses the ldflags or the replaces")
+	withRequire := withReplace
+	withRequire.Requires = map[string]string{"k8s.io/api": "v0.37.2"}
+	if s.key() == other.key() || s.key() == withReplace.key() || withReplace.key() == withRequire.key() {
+		t.Error("the key misses the ldflags, the replaces or the requires")
+	}
+}
+
+// A staging module k8s.io/kubernetes requires gets a require at the
+// release besides its replace; one it only replaces (not published for
+// every release, e.g. k8s.io/sample-cli-plugin) gets the replace alone.
+func TestStagingDirectives(t *testing.T) {
+	gomod := `module k8s.io/kubernetes
+
+require (
+	github.com/blang/semver/v4 v4.0.0
+	k8s.io/api v0.0.0
+	k8s.io/klog/v2 v2.140.0
+)
+
+require (
+	k8s.io/kms v0.0.0 // indirect
+)
+
+require k8s.io/cri-api v0.0.0
+
+replace (
+	k8s.io/api => ./staging/src/k8s.io/api
+	k8s.io/cri-api => ./staging/src/k8s.io/cri-api
+	k8s.io/kms => ./staging/src/k8s.io/kms
+	k8s.io/sample-cli-plugin => ./staging/src/k8s.io/sample-cli-plugin
+)
+`
+	reps, reqs := stagingDirectives(gomod, "v0.37.2")
+	wantReps := map[string]string{"k8s.io/api": "v0.37.2", "k8s.io/cri-api": "v0.37.2", "k8s.io/kms": "v0.37.2", "k8s.io/sample-cli-plugin": "v0.37.2"}
+	wantReqs := map[string]string{"k8s.io/api": "v0.37.2", "k8s.io/cri-api": "v0.37.2", "k8s.io/kms": "v0.37.2"}
+	if !reflect.DeepEqual(reps, wantReps) {
+		t.Errorf("replaces %v, want %v", reps, wantReps)
+	}
+	if !reflect.DeepEqual(reqs, wantReqs) {
+		t.Errorf("requires %v, want %v", reqs, wantReqs)
+	}
+}
+
+// Kubernetes' commands come from one go build; a set whose binary name is
+// not go build's name for its package (etcd from .../server/v3) does not.
+func TestOneBuild(t *testing.T) {
+	k8s := ProgramSet{Programs: map[string]string{"kubelet": "k8s.io/kubernetes/cmd/kubelet", "kubeadm": "k8s.io/kubernetes/cmd/kubeadm"}}
+	names, pkgs, ok := k8s.oneBuild()
+	if !ok || !reflect.DeepEqual(names, []string{"kubeadm", "kubelet"}) || !reflect.DeepEqual(pkgs, []string{"k8s.io/kubernetes/cmd/kubeadm", "k8s.io/kubernetes/cmd/kubelet"}) {
+		t.Errorf("oneBuild() = %v %v %v", names, pkgs, ok)
+	}
+	for _, s := range []ProgramSet{
+		{Programs: map[string]string{"kubelet": "k8s.io/kubernetes/cmd/kubelet"}},
+		{Programs: map[string]string{"etcd": "go.etcd.io/etcd/server/v3", "etcdctl": "go.etcd.io/etcd/etcdctl/v3"}},
+		{Programs: map[string]string{"v3": "example.com/x/v3", "y": "example.com/y"}},
+	} {
+		if _, _, ok := s.oneBuild(); ok {
+			t.Errorf("oneBuild() of %v: true", s.Programs)
+		}
 	}
 }

@@ -117,7 +117,7 @@ type configFile struct {
 func TestArchive(t *testing.T) {
 	dir := t.TempDir()
 	l := testLayer(t, dir)
-	img := Image{Tags: []string{"example.org/x:1"}, Layers: []Layer{l}, Entrypoint: []string{"/usr/local/bin/x"}, Cmd: []string{"serve"},
+	img := Image{Tags: []string{"example.org/xy:1"}, Layers: []Layer{l}, Entrypoint: []string{"/usr/local/bin/x"}, Cmd: []string{"serve"},
 		StopSignal: "SIGRTMIN+3", Labels: map[string]string{"io.skewproof.image": "test"}, WorkingDir: "/w", User: "65532"}
 	var buf, again bytes.Buffer
 	if err := Write(&buf, img); err != nil {
@@ -134,7 +134,7 @@ func TestArchive(t *testing.T) {
 	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
 		t.Fatalf("manifest.json: %v", err)
 	}
-	if len(manifest) != 1 || !reflect.DeepEqual(manifest[0].RepoTags, []string{"example.org/x:1"}) || len(manifest[0].Layers) != 1 {
+	if len(manifest) != 1 || !reflect.DeepEqual(manifest[0].RepoTags, []string{"example.org/xy:1"}) || len(manifest[0].Layers) != 1 {
 		t.Fatalf("manifest %+v", manifest)
 	}
 	layer, ok := files[manifest[0].Layers[0]]
