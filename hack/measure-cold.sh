@@ -49,6 +49,9 @@ cleanup() {
 trap cleanup EXIT
 (while :; do echo "$(date +%s) $(cut -d' ' -f1 /proc/loadavg)"; sleep 5; done) >"$OUT/load.log" &
 sampler=$!
+# Busy CPU time of the whole machine (user, nice, system, irq, softirq; clock ticks).
+busy() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }
+busy0=$(busy)
 start=$(date +%s.%N)
 start_us=${EPOCHREALTIME/./}
 rc=0
@@ -60,6 +63,7 @@ make conformance ${MAKE_ARGS:-} 2>&1 |
 		printf '[%5d.%01ds] %s\n' $((t / 1000000)) $((t / 100000 % 10)) "$line"
 	done >"$OUT/make.log" || rc=$?
 end=$(date +%s.%N)
+busy1=$(busy)
 kill "$sampler" 2>/dev/null || true
 sampler=
 
@@ -67,5 +71,6 @@ echo "== cold make conformance: exit $rc, $(echo "$end - $start" | bc | xargs pr
 echo "   steps (each 'done in' line of the build and the run, with when it ended):"
 grep -E "done in|finished in|failed after|CGO_ENABLED=0 go (build|test)" "$OUT/make.log" | sed 's/^/   /' || true
 grep -E "^\[ *[0-9.]+s\] [0-9]+ specs: " "$OUT/make.log" | sed 's/^/   /' || true
+echo "   machine busy: $(( (busy1 - busy0) / $(getconf CLK_TCK) )) CPU-s of $(echo "($end - $start) * $(nproc)" | bc | xargs printf '%.0f') ($(nproc) cores)"
 awk '{n++; s+=$2; if ($2>m) m=$2; if (n==1) f=$2} END {if (n) printf "   load average (1 min): start %.2f, highest %.2f, mean %.2f over %d samples\n", f, m, s/n, n}' "$OUT/load.log"
 exit "$rc"
