@@ -29,7 +29,7 @@ mkdir -p "$OUT"
 
 echo "== making the machine cold"
 # By reference, node images before the base image they are built on.
-docker images --format '{{.Repository}}:{{.Tag}}' | grep '^skewproof-' | sort -r | xargs -r docker rmi >/dev/null
+docker images --format '{{.Repository}}:{{.Tag}}' | { grep '^skewproof-' || true; } | sort -r | xargs -r docker rmi >/dev/null
 docker image prune -f >/dev/null
 cache=${SKEWPROOF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skewproof}
 rm -rf "$cache" bin
