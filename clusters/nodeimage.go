@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
 	"github.com/skewproof/skewproof/clusters/internal/image"
@@ -61,11 +63,11 @@ const nodeImageRepo = "skewproof-node"
 // BuildNodeImage builds (or finds in the cache) the node image for spec and
 // returns its reference.
 func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (string, error) {
-	base, err := buildBase(ctx, p)
+	named, err := baseImageOf()
 	if err != nil {
 		return "", err
 	}
-	ref, key := nodeImageRef(base, spec)
+	ref, key := nodeImageRef(named, spec)
 	if imageExists(ctx, ref) {
 		p.Step("node image %s: cached", ref)
 		return ref, nil
@@ -86,17 +88,32 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	p.Step("building node image %s", ref)
 	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
 	cpNames := []string{"kubeadm", "kubectl", "kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"}
-	cpBin, err := gobuild.KubernetesBinaries(ctx, p, cp, cpNames...)
-	if err != nil {
-		return "", err
-	}
-	kubeletPath := filepath.Join(cpBin, "kubelet")
-	if !spec.IsControlPlane() {
-		klBin, err := gobuild.KubernetesBinaries(ctx, p, kl, "kubelet")
-		if err != nil {
-			return "", err
+	// The base image (debootstrap: mostly the network and the disk) is
+	// built while the binaries compile (the cores); the first error stops
+	// the other.
+	g, gctx := errgroup.WithContext(ctx)
+	var base *baseImage
+	g.Go(func() (err error) {
+		base, err = buildBase(gctx, p)
+		return err
+	})
+	var cpBin, kubeletPath string
+	g.Go(func() (err error) {
+		if cpBin, err = gobuild.KubernetesBinaries(gctx, p, cp, cpNames...); err != nil {
+			return err
 		}
-		kubeletPath = filepath.Join(klBin, "kubelet")
+		kubeletPath = filepath.Join(cpBin, "kubelet")
+		if !spec.IsControlPlane() {
+			klBin, err := gobuild.KubernetesBinaries(gctx, p, kl, "kubelet")
+			if err != nil {
+				return err
+			}
+			kubeletPath = filepath.Join(klBin, "kubelet")
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return "", err
 	}
 	work, err := buildDir(cacheDir, ".node-build-")
 	if err != nil {
