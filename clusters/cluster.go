@@ -87,11 +87,22 @@ const ControllerManagerQPS = 100
 // controllerManagerPatch sets ControllerManagerQPS through kubeadm's
 // ClusterConfiguration. Without an apiVersion it applies to kubeadm's
 // v1beta3 (extraArgs a map) and v1beta4 (a list; kind converts the map).
+//
+// It also has kube-controller-manager retry for its leader lease every
+// 500 ms instead of 2 s. The lease is refused until the API server has
+// bootstrapped its RBAC roles (1-3 s after it serves), and only the leader
+// runs the bootstrap signer, which signs the cluster-info ConfigMap that
+// `kubeadm join` waits for, retrying every 5 s (kubeadm's
+// DiscoveryRetryInterval; cmd/kubeadm/app/discovery/token/token.go): a
+// lease taken a 2 s period late made the workers' joins miss the signature
+// and wait 5-10 s. One control plane, so no other candidate contends for
+// the lease; how the controllers behave once it is held does not change.
 var controllerManagerPatch = fmt.Sprintf(`kind: ClusterConfiguration
 controllerManager:
   extraArgs:
     kube-api-qps: "%d"
     kube-api-burst: "%d"
+    leader-elect-retry-period: "500ms"
 `, ControllerManagerQPS, 2*ControllerManagerQPS)
 
 // noCoreDNSPatch skips kubeadm's CoreDNS add-on: no spec resolves a name
@@ -221,13 +232,18 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
+	patches, err := writeKubeadmPatches()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Nodes[0].ExtraMounts = append(cfg.Nodes[0].ExtraMounts, kubeadmPatchesMount(patches))
 	for i := range cfg.Nodes {
 		if o.AppArmorHost {
 			cfg.Nodes[i].ExtraMounts = append(cfg.Nodes[i].ExtraMounts, nodeAppArmorMounts(dropIn)...)
 		}
 		v1alpha4.SetDefaultsNode(&cfg.Nodes[i])
 	}
-	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, controllerManagerPatch, noCoreDNSPatch)
+	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, controllerManagerPatch, noCoreDNSPatch, kubeadmPatchesConfig)
 	if o.CgroupV1 {
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches,
 			"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\n")

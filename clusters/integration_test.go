@@ -128,6 +128,28 @@ func TestIntegrationMixedCluster(t *testing.T) {
 		}
 	})
 
+	// The start-up tuning (probes.go, controllerManagerPatch) reached the
+	// control plane's static pods through kubeadm's patches.
+	t.Run("control plane start-up tuning", func(t *testing.T) {
+		for _, c := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+			pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "component=" + c})
+			if err != nil || len(pods.Items) != 1 {
+				t.Fatalf("%s pods: %v %v", c, pods, err)
+			}
+			sp := pods.Items[0].Spec.Containers[0].StartupProbe
+			if sp == nil || sp.PeriodSeconds != 1 || sp.InitialDelaySeconds != 0 || sp.FailureThreshold != 240 || sp.HTTPGet == nil {
+				t.Errorf("%s startup probe %+v; want kubeadm's HTTP probe every 1 s from the start, 240 failures", c, sp)
+			}
+		}
+		pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "component=kube-controller-manager"})
+		if err != nil || len(pods.Items) != 1 {
+			t.Fatalf("kube-controller-manager pods: %v %v", pods, err)
+		}
+		if cmd := strings.Join(pods.Items[0].Spec.Containers[0].Command, " "); !strings.Contains(cmd, "--leader-elect-retry-period=500ms") {
+			t.Errorf("kube-controller-manager lacks --leader-elect-retry-period=500ms: %s", cmd)
+		}
+	})
+
 	t.Run("no cluster DNS", func(t *testing.T) {
 		// kubeadm's CoreDNS add-on is skipped (docs/clusters/README.md).
 		_, err := cs.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})

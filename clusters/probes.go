@@ -1,0 +1,91 @@
+package clusters
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	senv "github.com/skewproof/skewproof/suites/env"
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+)
+
+// The control plane's static pods (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler) are ready only once their
+// startup probe has passed. kubeadm gives each an HTTP startup probe with
+// initialDelaySeconds 10, periodSeconds 10 and failureThreshold 24
+// (cmd/kubeadm/app/util/staticpod/utils.go, StartupProbe), and a kubelet
+// that started less than a period ago sleeps a random part of the period
+// before a probe's first tick (pkg/kubelet/prober/worker.go, run). So the
+// pods turned ready 10 to 20 s after they started, whenever the components
+// themselves were serving: the last 8-13 s of a `cluster up` went on
+// waiting for those probes after the workers had joined.
+//
+// controlPlaneProbePatches probe from the start every second with the same
+// 240 s budget (240 failures of 1 s instead of 24 of 10 s): a component is
+// ready within about a second of answering its health endpoint. The
+// endpoints, ports and timeouts are kubeadm's; readiness and liveness
+// probes are untouched. They are kubeadm patches (InitConfiguration
+// patches.directory, strategic merge by container name), mounted into the
+// control-plane node, so they apply to any node image.
+var controlPlaneProbePatches = func() map[string]string {
+	m := map[string]string{}
+	for _, c := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		m[c+"+strategic.yaml"] = fmt.Sprintf(`spec:
+  containers:
+  - name: %s
+    startupProbe:
+      initialDelaySeconds: 0
+      periodSeconds: 1
+      failureThreshold: 240
+`, c)
+	}
+	return m
+}()
+
+// kubeadmPatchesDir is where the control-plane node sees the patches.
+const kubeadmPatchesDir = "/etc/skewproof/kubeadm-patches"
+
+// kubeadmPatchesConfig points kubeadm init at kubeadmPatchesDir.
+const kubeadmPatchesConfig = "kind: InitConfiguration\npatches:\n  directory: " + kubeadmPatchesDir + "\n"
+
+// writeKubeadmPatches writes controlPlaneProbePatches into the cache
+// directory and returns the directory. Each file is written beside and
+// renamed into place, so a cluster coming up at the same time never reads
+// a partial file.
+func writeKubeadmPatches() (string, error) {
+	cache, err := senv.ResolveCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "kubeadm-patches")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for name, body := range controlPlaneProbePatches {
+		tmp, err := os.CreateTemp(dir, ".tmp-*")
+		if err != nil {
+			return "", err
+		}
+		_, werr := tmp.WriteString(body)
+		cerr := tmp.Close()
+		if werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			werr = os.Chmod(tmp.Name(), 0o644)
+		}
+		if werr == nil {
+			werr = os.Rename(tmp.Name(), filepath.Join(dir, name))
+		}
+		if werr != nil {
+			os.Remove(tmp.Name())
+			return "", fmt.Errorf("writing kubeadm patch %s: %w", name, werr)
+		}
+	}
+	return dir, nil
+}
+
+// kubeadmPatchesMount mounts the patches read-only into a control-plane node.
+func kubeadmPatchesMount(dir string) v1alpha4.Mount {
+	return v1alpha4.Mount{HostPath: dir, ContainerPath: kubeadmPatchesDir, Readonly: true}
+}
