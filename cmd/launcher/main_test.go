@@ -61,6 +61,29 @@ func build(t *testing.T, pkg, out string) {
 	}
 }
 
+// trackSources looks at every source file of this module that the package
+// pkg is built from. The test builds pkg with 'go build', which go test's
+// result cache does not see; the files a test opens or stats are part of
+// its cache key, so a change to the full CLI's sources (not a dependency of
+// this package) now runs TestLauncher again instead of reusing its result.
+func trackSources(t *testing.T, pkg string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f",
+		`{{if and .Module .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{end}}`, pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	files := strings.Fields(string(out))
+	if len(files) == 0 {
+		t.Fatalf("go list -deps %s: no source files of this module", pkg)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestLauncher builds the launcher and the full CLI as 'make build' lays
 // them out and checks that the pair behaves as the full CLI alone: the
 // same output, messages and exit status for simulate (run by the
@@ -79,6 +102,7 @@ func TestLauncher(t *testing.T) {
 	if err := served.WriteCache(path, []string{"v1.33.13", "v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"}, "test"); err != nil {
 		t.Fatal(err)
 	}
+	trackSources(t, "../skewproof")
 	bin := t.TempDir()
 	launcher, core := filepath.Join(bin, "skewproof"), filepath.Join(bin, cli.CoreName)
 	build(t, ".", launcher)
