@@ -17,6 +17,11 @@ const EntryName = "skewproof"
 // followed by the Result as JSON; runners parse it for live progress.
 const ProgressPrefix = "SKEWPROOF-RESULT "
 
+// SpecsDoneLine is the line a suite process prints once its last spec has
+// finished, before its suite-level clean-up (the agent's namespace, leftover
+// namespaces): a runner may start what waited only for the specs.
+const SpecsDoneLine = "SKEWPROOF-SPECS-DONE"
+
 // EntryJSON returns the JSON of a spec's Result entry, in-process or after
 // the report crossed a process boundary (Ginkgo parallel runs).
 func entryJSON(e types.ReportEntry) string {

@@ -51,17 +51,24 @@ var shards = map[string][]shard{
 // thousands of node statuses at once (profiles/node-status/scale). The
 // collector works its queue in order, so a spec that waits for it to remove
 // a few objects within a time limit must not run while that backlog
-// drains: the bench runs in a process of its own, after the rest of the
-// profiles suite and after seccomp/failure/row-4 (gcWaiters).
+// drains: the bench runs in a process of its own, after the specs of the
+// rest of the profiles suite and of seccomp/failure/row-4 (gcWaiters), not
+// for those processes' clean-up (the profiles suite's deletes its agent's
+// namespace and waits for it to go, ~20 s). That clean-up waits for the
+// collector too (its profiles' node statuses, within 2 minutes), but it is
+// over long before the bench deletes anything: the bench first writes its
+// node statuses, for tens of seconds.
 const gcBench = "profiles-node-status-scale"
 
 // job is one suite process: its suite, its name within the suite ("all",
 // "api", a worker, a worker's shard, "main", "scale"), the Ginkgo label
-// filter of its part, and the jobs that must have finished before it
-// starts (keys).
+// filter of its part, the jobs that must have finished before it starts
+// (keys), and the jobs whose specs must have finished (afterSpecs: their
+// process printed reports.SpecsDoneLine, or ended) — their clean-up may
+// still be running.
 type job struct {
 	suite, name, filter string
-	after               []string
+	after, afterSpecs   []string
 }
 
 func (j job) key() string { return j.suite + "/" + j.name }
@@ -129,7 +136,7 @@ func plan(suites []string, parallel bool, workers []string) []job {
 		if jobs[i].suite == "profiles" && jobs[i].name == "scale" {
 			for _, w := range jobs {
 				if w.gcWaiter() {
-					jobs[i].after = append(jobs[i].after, w.key())
+					jobs[i].afterSpecs = append(jobs[i].afterSpecs, w.key())
 				}
 			}
 		}
@@ -193,9 +200,12 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 		}
 		r.jobs = append(r.jobs, j)
 	}
-	done := map[string]chan struct{}{}
+	done, specsDone := map[string]chan struct{}{}, map[string]func(){}
+	specsDoneCh := map[string]chan struct{}{}
 	for _, j := range jobs {
 		done[j.key()] = make(chan struct{})
+		ch := make(chan struct{})
+		specsDoneCh[j.key()], specsDone[j.key()] = ch, sync.OnceFunc(func() { close(ch) })
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -212,7 +222,7 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 			}
 			_ = os.Remove(r.files[i])
 		}
-		if len(r.jobs) > 1 || r.jobs[0].after == nil {
+		if len(r.jobs) > 1 || r.jobs[0].after == nil && r.jobs[0].afterSpecs == nil {
 			p.Step("running the %s suite in %d process(es)", name, len(r.jobs))
 		}
 		for i, j := range r.jobs {
@@ -225,9 +235,16 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 			go func(r *suiteRun, i int, j job, args []string) {
 				defer wg.Done()
 				defer close(done[j.key()])
+				defer specsDone[j.key()]()
 				for _, a := range j.after {
 					select {
 					case <-done[a]:
+					case <-ctx.Done():
+					}
+				}
+				for _, a := range j.afterSpecs {
+					select {
+					case <-specsDoneCh[a]:
 					case <-ctx.Done():
 					}
 				}
@@ -235,7 +252,7 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 					return
 				}
 				mu.Lock()
-				if len(r.jobs) == 1 && j.after != nil {
+				if len(r.jobs) == 1 && (j.after != nil || j.afterSpecs != nil) {
 					p.Step("running the %s suite in 1 process(es)", name)
 				}
 				if r.start.IsZero() {
@@ -243,7 +260,7 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 				}
 				r.started[i] = true
 				mu.Unlock()
-				err := o.runProcess(ctx, r.logs[i], args, append([]string{senv.JUnit + "=" + r.files[i]}, env...))
+				err := o.runProcess(ctx, r.logs[i], args, append([]string{senv.JUnit + "=" + r.files[i]}, env...), specsDone[j.key()])
 				mu.Lock()
 				defer mu.Unlock()
 				r.errs[i] = err
@@ -292,10 +309,12 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 	return out, logs, errors.Join(errs...)
 }
 
-// runProcess runs the e2e binary, reports each finished spec to OnSpec and
-// keeps the full output in logPath. On interrupt the process gets SIGINT,
-// so that Ginkgo runs its cleanup (namespaces).
-func (o Options) runProcess(ctx context.Context, logPath string, args, env []string) error {
+// runProcess runs the e2e binary, reports each finished spec to OnSpec,
+// calls specsDone when the process says its specs are done
+// (reports.SpecsDoneLine), and keeps the full output in logPath. On
+// interrupt the process gets SIGINT, so that Ginkgo runs its cleanup
+// (namespaces).
+func (o Options) runProcess(ctx context.Context, logPath string, args, env []string, specsDone func()) error {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return err
@@ -319,6 +338,8 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 			fmt.Fprintln(logf, line)
 			if r, ok := reports.ParseProgress(line); ok {
 				o.OnSpec(r)
+			} else if strings.Contains(line, reports.SpecsDoneLine) {
+				specsDone()
 			}
 		}
 		io.Copy(io.Discard, pr)

@@ -65,8 +65,8 @@ func TestPlan(t *testing.T) {
 	by := map[string]job{}
 	for _, j := range jobs {
 		by[j.key()] = j
-		if j.key() != "profiles/scale" && j.after != nil {
-			t.Errorf("%s waits for %v: only the scale bench waits", j.key(), j.after)
+		if j.after != nil || j.key() != "profiles/scale" && j.afterSpecs != nil {
+			t.Errorf("%s waits for %v / the specs of %v: only the scale bench waits, for specs", j.key(), j.after, j.afterSpecs)
 		}
 	}
 	if f := by["seccomp/api"].filter; f != "api" {
@@ -87,11 +87,11 @@ func TestPlan(t *testing.T) {
 	if f := by["profiles/main"].filter; f != "!"+gcBench {
 		t.Errorf("profiles main filter %q", f)
 	}
-	if got := by["profiles/scale"].after; !slices.Equal(got, []string{"seccomp/w1.row-4", "seccomp/w2.row-4", "profiles/main"}) {
+	if got := by["profiles/scale"].afterSpecs; !slices.Equal(got, []string{"seccomp/w1.row-4", "seccomp/w2.row-4", "profiles/main"}) {
 		t.Errorf("the scale bench waits for %v", got)
 	}
 	// Without the seccomp suite the bench waits for the profiles suite only.
-	if got := plan([]string{"profiles", "apparmor"}, true, []string{"w1"}); got[1].key() != "profiles/scale" || !slices.Equal(got[1].after, []string{"profiles/main"}) {
+	if got := plan([]string{"profiles", "apparmor"}, true, []string{"w1"}); got[1].key() != "profiles/scale" || !slices.Equal(got[1].afterSpecs, []string{"profiles/main"}) {
 		t.Errorf("profiles and AppArmor: %+v", got)
 	}
 	if !partitioned["apparmor"] || !partitioned["seccomp"] || partitioned["profiles"] {

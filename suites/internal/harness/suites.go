@@ -145,6 +145,7 @@ func RunE2E(t *testing.T) {
 // set up and the namespaces this process left behind, then the
 // runner-facing JUnit report (one test suite per family).
 var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
+	fmt.Fprintln(os.Stdout, reports.SpecsDoneLine)
 	if !Connected() {
 		return
 	}
