@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/google/renameio/v2"
 	senv "github.com/skewproof/skewproof/suites/env"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 )
@@ -49,9 +50,8 @@ const kubeadmPatchesDir = "/etc/skewproof/kubeadm-patches"
 const kubeadmPatchesConfig = "kind: InitConfiguration\npatches:\n  directory: " + kubeadmPatchesDir + "\n"
 
 // writeKubeadmPatches writes controlPlaneProbePatches into the cache
-// directory and returns the directory. Each file is written beside and
-// renamed into place, so a cluster coming up at the same time never reads
-// a partial file.
+// directory and returns the directory. Each file is replaced atomically, so
+// a cluster coming up at the same time never reads a partial file.
 func writeKubeadmPatches() (string, error) {
 	cache, err := senv.ResolveCacheDir()
 	if err != nil {
@@ -62,24 +62,8 @@ func writeKubeadmPatches() (string, error) {
 		return "", err
 	}
 	for name, body := range controlPlaneProbePatches {
-		tmp, err := os.CreateTemp(dir, ".tmp-*")
-		if err != nil {
-			return "", err
-		}
-		_, werr := tmp.WriteString(body)
-		cerr := tmp.Close()
-		if werr == nil {
-			werr = cerr
-		}
-		if werr == nil {
-			werr = os.Chmod(tmp.Name(), 0o644)
-		}
-		if werr == nil {
-			werr = os.Rename(tmp.Name(), filepath.Join(dir, name))
-		}
-		if werr != nil {
-			os.Remove(tmp.Name())
-			return "", fmt.Errorf("writing kubeadm patch %s: %w", name, werr)
+		if err := renameio.WriteFile(filepath.Join(dir, name), []byte(body), 0o644, renameio.WithTempDir(dir), renameio.IgnoreUmask()); err != nil {
+			return "", fmt.Errorf("writing kubeadm patch %s: %w", name, err)
 		}
 	}
 	return dir, nil

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/google/renameio/v2"
 )
 
 const (
@@ -122,29 +124,15 @@ func addFile(tw *tar.Writer, dir, name string) error {
 }
 
 // writeAtomic writes path through a temporary file in the same directory that
-// it syncs and renames into place.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+// is synced and renamed into place.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	t, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o644))
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = write(tmp); err != nil {
+	defer t.Cleanup()
+	if err := write(t); err != nil {
 		return err
 	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return t.CloseAtomicallyReplace()
 }
