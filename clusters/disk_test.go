@@ -13,10 +13,10 @@ func TestCheckDisk(t *testing.T) {
 	if !ok {
 		t.Fatal("no file system for a temporary directory")
 	}
-	b := Builds{Base: true, NodeImages: []string{"v1.37.2", "v1.37.2-kubelet-v1.33.13"}, Versions: []string{"1.33.13"}, Nodes: 2}
+	b := Builds{Base: true, NodeImages: []string{"v1.37.2", "v1.37.2-kubelet-v1.33.13"}, Versions: []string{"1.37.2", "1.33.13"}, ControlPlane: []string{"1.37.2"}, Nodes: 2}
 	docker, caches := b.need()
-	if want := 2*NodeImageGiB + BaseImageGiB + 2*NodeGiB; docker != want || caches != VersionGiB {
-		t.Fatalf("need() = %.1f, %.1f; want %.1f, %.1f", docker, caches, want, VersionGiB)
+	if want := 2*NodeImageGiB + BaseImageGiB + 2*NodeGiB; docker != want || caches != ControlPlaneVersionGiB+KubeletVersionGiB {
+		t.Fatalf("need() = %.1f, %.1f; want %.1f, %.1f", docker, caches, want, ControlPlaneVersionGiB+KubeletVersionGiB)
 	}
 	// Each half fits alone; together, on one file system, they do not.
 	half := free*0.6 + 0.1
@@ -25,7 +25,7 @@ func TestCheckDisk(t *testing.T) {
 		t.Fatalf("%.1f GiB twice on a file system with %.1f GiB free was not refused", half, free)
 	}
 	msg := err.Error()
-	for _, want := range []string{"the base image, 2 node image(s), 2 running node(s); compiling Kubernetes 1.33.13: about", "Docker's data and Go's build cache", "GiB free", "images prune --keep N"} {
+	for _, want := range []string{"the base image, 2 node image(s), 2 running node(s); compiling Kubernetes 1.37.2, 1.33.13: about", "Docker's data and Go's build cache", "GiB free", "images prune --keep N"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}
@@ -40,9 +40,13 @@ func TestCheckDisk(t *testing.T) {
 
 func TestBuildsAdd(t *testing.T) {
 	var all Builds
-	all.Add(Builds{NodeImages: []string{"a", "b"}, Versions: []string{"1.36.3"}, Nodes: 3}, 3)
-	all.Add(Builds{Base: true, NodeImages: []string{"b", "c"}, Versions: []string{"1.36.3", "1.35.4"}, Nodes: 5}, 5)
-	if !all.Base || len(all.NodeImages) != 3 || len(all.Versions) != 2 || all.Nodes != 5 {
+	all.Add(Builds{NodeImages: []string{"a", "b"}, Versions: []string{"1.36.3"}, ControlPlane: []string{"1.36.3"}, Nodes: 3}, 3)
+	all.Add(Builds{Base: true, NodeImages: []string{"b", "c"}, Versions: []string{"1.36.3", "1.35.4"}, ControlPlane: []string{"1.36.3"}, Nodes: 5}, 5)
+	if !all.Base || len(all.NodeImages) != 3 || len(all.Versions) != 2 || len(all.ControlPlane) != 1 || all.Nodes != 5 {
 		t.Errorf("merged %+v", all)
+	}
+	// One control-plane version and one for a kubelet.
+	if _, caches := all.need(); caches != ControlPlaneVersionGiB+KubeletVersionGiB {
+		t.Errorf("caches %.1f GiB", caches)
 	}
 }
