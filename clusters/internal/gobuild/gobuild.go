@@ -5,7 +5,6 @@
 package gobuild
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	senv "github.com/skewproof/skewproof/suites/env"
+	"golang.org/x/mod/modfile"
 )
 
 // Progress reports the steps of a build (clusters.Progress).
@@ -181,11 +181,6 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 	return dst, nil
 }
 
-var (
-	replaceLine = regexp.MustCompile(`^\s*(k8s\.io/[A-Za-z0-9._/-]+)\s*=>\s*\./staging/`)
-	requireLine = regexp.MustCompile(`^\s*(?:require\s+)?(k8s\.io/[A-Za-z0-9._/-]+)\s+v0\.0\.0\b`)
-)
-
 // kubernetesStaging reads k8s.io/kubernetes's go.mod at version v from the
 // module cache (downloading it) and returns a replace of every staging
 // module by its published v0.Y.Z release, since the module zip holds no
@@ -204,32 +199,38 @@ func kubernetesStaging(ctx context.Context, v string) (replaces, requires map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	replaces, requires = stagingDirectives(string(raw), "v0."+strings.SplitN(trimV(v), ".", 2)[1])
+	replaces, requires, err = stagingDirectives(raw, v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("k8s.io/kubernetes %s: %w", v, err)
+	}
 	if len(replaces) == 0 {
 		return nil, nil, fmt.Errorf("k8s.io/kubernetes %s: no staging replace directives found in go.mod", v)
 	}
 	return replaces, requires, nil
 }
 
-// stagingDirectives parses k8s.io/kubernetes's go.mod text (see
-// kubernetesStaging); staging is the release of the staging modules.
-func stagingDirectives(gomod, staging string) (replaces, requires map[string]string) {
+// stagingDirectives parses the go.mod of k8s.io/kubernetes at version v
+// (see kubernetesStaging): its staging modules (replaced by ./staging/...)
+// each map to their release v0.Y.Z, in replaces; those it also requires
+// (at v0.0.0), in requires.
+func stagingDirectives(gomod []byte, v string) (replaces, requires map[string]string, err error) {
+	f, err := modfile.Parse("go.mod", gomod, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	staging := "v0." + strings.SplitN(trimV(v), ".", 2)[1]
 	replaces, requires = map[string]string{}, map[string]string{}
-	var required []string
-	sc := bufio.NewScanner(strings.NewReader(gomod))
-	for sc.Scan() {
-		if m := replaceLine.FindStringSubmatch(sc.Text()); m != nil {
-			replaces[m[1]] = staging
-		} else if m := requireLine.FindStringSubmatch(sc.Text()); m != nil {
-			required = append(required, m[1])
+	for _, r := range f.Replace {
+		if strings.HasPrefix(r.New.Path, "./staging/") {
+			replaces[r.Old.Path] = staging
 		}
 	}
-	for _, m := range required {
-		if _, ok := replaces[m]; ok {
-			requires[m] = staging
+	for _, r := range f.Require {
+		if _, ok := replaces[r.Mod.Path]; ok && r.Mod.Version == "v0.0.0" {
+			requires[r.Mod.Path] = staging
 		}
 	}
-	return replaces, requires
+	return replaces, requires, nil
 }
 
 // ModuleDir downloads module@version through the Go module proxy (or finds it

@@ -62,7 +62,10 @@ replace (
 	k8s.io/sample-cli-plugin => ./staging/src/k8s.io/sample-cli-plugin
 )
 `
-	reps, reqs := stagingDirectives(gomod, "v0.37.2")
+	reps, reqs, err := stagingDirectives([]byte(gomod), "v1.37.2")
+	if err != nil {
+		t.Fatal(err)
+	}
 	wantReps := map[string]string{"k8s.io/api": "v0.37.2", "k8s.io/cri-api": "v0.37.2", "k8s.io/kms": "v0.37.2", "k8s.io/sample-cli-plugin": "v0.37.2"}
 	wantReqs := map[string]string{"k8s.io/api": "v0.37.2", "k8s.io/cri-api": "v0.37.2", "k8s.io/kms": "v0.37.2"}
 	if !reflect.DeepEqual(reps, wantReps) {

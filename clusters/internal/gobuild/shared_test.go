@@ -1,14 +1,14 @@
 package gobuild
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
+
+	"golang.org/x/mod/modfile"
 )
 
 // notInKubernetesCommands are modules whose versions may differ from
@@ -60,39 +60,36 @@ func TestProjectSharesKubernetesDependencies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, "go.mod"))
+	raw, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	req := regexp.MustCompile(`^\s*(?:require\s+)?([^\s()]+)\s+(v[^\s]+)`)
-	staging := "v0." + strings.SplitN(strings.TrimPrefix(k8s, "v"), ".", 2)[1]
+	f, err := modfile.Parse("go.mod", raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staging, _, err := stagingDirectives(raw, k8s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	checked := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		m := req.FindStringSubmatch(sc.Text())
-		if m == nil || m[1] == "module" || m[1] == "go" || m[1] == "toolchain" {
-			continue
+	for _, r := range f.Require {
+		want := r.Mod.Version
+		if release, ok := staging[r.Mod.Path]; ok {
+			want = release // a staging module, replaced by its release
 		}
-		want := m[2]
-		if want == "v0.0.0" && strings.HasPrefix(m[1], "k8s.io/") {
-			want = staging // a staging module, replaced by its release
-		}
-		got, ok := compiled[m[1]]
+		got, ok := compiled[r.Mod.Path]
 		if !ok {
 			continue
 		}
 		checked++
 		if got != want {
-			if why, ok := notInKubernetesCommands[m[1]]; ok {
-				t.Logf("%s %s (k8s.io/kubernetes %s has %s): %s", m[1], got, k8s, want, why)
+			if why, ok := notInKubernetesCommands[r.Mod.Path]; ok {
+				t.Logf("%s %s (k8s.io/kubernetes %s has %s): %s", r.Mod.Path, got, k8s, want, why)
 				continue
 			}
-			t.Errorf("the project compiles %s %s; k8s.io/kubernetes %s requires %s", m[1], got, k8s, want)
+			t.Errorf("the project compiles %s %s; k8s.io/kubernetes %s requires %s", r.Mod.Path, got, k8s, want)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if checked < 50 {
 		t.Errorf("only %d modules checked: go.mod of k8s.io/kubernetes %s not read as expected", checked, k8s)
