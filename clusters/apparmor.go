@@ -1,12 +1,6 @@
 package clusters
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
-	senv "github.com/skewproof/skewproof/suites/env"
-
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 )
 
@@ -37,18 +31,7 @@ const containerdDropInPath = "/etc/systemd/system/containerd.service.d/20-skewpr
 // directory (a fixed path: the nodes' bind mounts refer to it as long as
 // they exist) and returns its path.
 func writeContainerdAppArmorDropIn() (string, error) {
-	dir, err := senv.ResolveCacheDir()
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "containerd-apparmor.conf")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(path, []byte(containerdAppArmorDropIn), 0o644); err != nil {
-		return "", fmt.Errorf("writing the containerd AppArmor drop-in: %w", err)
-	}
-	return path, nil
+	return writeCacheFile("containerd-apparmor.conf", containerdAppArmorDropIn)
 }
 
 // nodeAppArmorMounts are the extra mounts of a node on an AppArmor host:

@@ -50,23 +50,35 @@ const kubeadmPatchesDir = "/etc/skewproof/kubeadm-patches"
 const kubeadmPatchesConfig = "kind: InitConfiguration\npatches:\n  directory: " + kubeadmPatchesDir + "\n"
 
 // writeKubeadmPatches writes controlPlaneProbePatches into the cache
-// directory and returns the directory. Each file is replaced atomically, so
-// a cluster coming up at the same time never reads a partial file.
+// directory and returns the directory.
 func writeKubeadmPatches() (string, error) {
+	var dir string
+	for name, body := range controlPlaneProbePatches {
+		path, err := writeCacheFile(filepath.Join("kubeadm-patches", name), body)
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Dir(path)
+	}
+	return dir, nil
+}
+
+// writeCacheFile writes a file the nodes mount (name, relative to the cache
+// directory) and returns its path. The file is replaced atomically, so a
+// cluster coming up at the same time never reads a partial file.
+func writeCacheFile(name, content string) (string, error) {
 	cache, err := senv.ResolveCacheDir()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "kubeadm-patches")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	path := filepath.Join(cache, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	for name, body := range controlPlaneProbePatches {
-		if err := renameio.WriteFile(filepath.Join(dir, name), []byte(body), 0o644, renameio.WithTempDir(dir), renameio.IgnoreUmask()); err != nil {
-			return "", fmt.Errorf("writing kubeadm patch %s: %w", name, err)
-		}
+	if err := renameio.WriteFile(path, []byte(content), 0o644, renameio.WithTempDir(filepath.Dir(path)), renameio.IgnoreUmask()); err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
-	return dir, nil
+	return path, nil
 }
 
 // kubeadmPatchesMount mounts the patches read-only into a control-plane node.
