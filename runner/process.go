@@ -200,12 +200,12 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 		}
 		r.jobs = append(r.jobs, j)
 	}
-	done, specsDone := map[string]chan struct{}{}, map[string]func(){}
-	specsDoneCh := map[string]chan struct{}{}
+	// done[k] closes when job k's process has ended; specsDone[k] when its
+	// specs are (markSpecsDone[k]: at its SpecsDoneLine, else as it ends).
+	done, specsDone, markSpecsDone := map[string]chan struct{}{}, map[string]chan struct{}{}, map[string]func(){}
 	for _, j := range jobs {
-		done[j.key()] = make(chan struct{})
-		ch := make(chan struct{})
-		specsDoneCh[j.key()], specsDone[j.key()] = ch, sync.OnceFunc(func() { close(ch) })
+		k, ch := j.key(), make(chan struct{})
+		done[k], specsDone[k], markSpecsDone[k] = make(chan struct{}), ch, sync.OnceFunc(func() { close(ch) })
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -235,19 +235,9 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 			go func(r *suiteRun, i int, j job, args []string) {
 				defer wg.Done()
 				defer close(done[j.key()])
-				defer specsDone[j.key()]()
-				for _, a := range j.after {
-					select {
-					case <-done[a]:
-					case <-ctx.Done():
-					}
-				}
-				for _, a := range j.afterSpecs {
-					select {
-					case <-specsDoneCh[a]:
-					case <-ctx.Done():
-					}
-				}
+				defer markSpecsDone[j.key()]()
+				waitFor(ctx, done, j.after)
+				waitFor(ctx, specsDone, j.afterSpecs)
 				if ctx.Err() != nil {
 					return
 				}
@@ -260,7 +250,7 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 				}
 				r.started[i] = true
 				mu.Unlock()
-				err := o.runProcess(ctx, r.logs[i], args, append([]string{senv.JUnit + "=" + r.files[i]}, env...), specsDone[j.key()])
+				err := o.runProcess(ctx, r.logs[i], args, append([]string{senv.JUnit + "=" + r.files[i]}, env...), markSpecsDone[j.key()])
 				mu.Lock()
 				defer mu.Unlock()
 				r.errs[i] = err
@@ -307,6 +297,16 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 		out = append(out, merged)
 	}
 	return out, logs, errors.Join(errs...)
+}
+
+// waitFor returns when the channels of keys are closed or ctx is done.
+func waitFor(ctx context.Context, chs map[string]chan struct{}, keys []string) {
+	for _, k := range keys {
+		select {
+		case <-chs[k]:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // runProcess runs the e2e binary, reports each finished spec to OnSpec,
