@@ -209,6 +209,9 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if o.Keep {
 		env = append(env, senv.Keep+"=1")
 	}
+	if o.Kubeconfig == "" {
+		env = append(env, senv.OwnCluster+"=1")
+	}
 	if len(appArmorNodes) > 0 {
 		env = append(env, senv.AppArmorNodes+"="+joinFacts(appArmorNodes))
 	}

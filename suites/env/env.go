@@ -53,6 +53,11 @@ const (
 	// ProfilesDeleteCRDs: set to delete the profile CRDs after the profiles
 	// suite.
 	ProfilesDeleteCRDs = "SKEWPROOF_PROFILES_DELETE_CRDS"
+	// OwnCluster is "1" when the runner brought the cluster up itself (not
+	// --kubeconfig): what skewproof set up there (RuntimeClasses, runtime
+	// handlers, the node agent, readable metrics) is never a reason to skip
+	// a spec; its absence fails the spec.
+	OwnCluster = "SKEWPROOF_OWN_CLUSTER"
 	// CacheDir is where skewproof keeps its caches (default
 	// $XDG_CACHE_HOME/skewproof).
 	CacheDir = "SKEWPROOF_CACHE_DIR"

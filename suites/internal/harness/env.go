@@ -47,6 +47,10 @@ var Env struct {
 	Client     kubernetes.Interface
 	APIServer  *version.Version
 	Workers    []Node
+	// Own says whether skewproof brought this cluster up itself
+	// (SKEWPROOF_OWN_CLUSTER): what it set up there must be there, so a
+	// missing part fails a spec instead of skipping it (OwnedOrSkip).
+	Own bool
 	// NodeAccess says whether node files can be read or changed directly
 	// ("docker": the nodes are local containers) or not ("none").
 	NodeAccess string
@@ -210,6 +214,7 @@ func discover(ctx context.Context) error {
 			PodTimeout = slowPodTimeout
 		}
 	}
+	Env.Own = os.Getenv(senv.OwnCluster) == "1"
 	Env.NodeAccess = os.Getenv(senv.NodeAccess)
 	if Env.NodeAccess == "" {
 		Env.NodeAccess = "none"

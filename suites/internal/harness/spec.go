@@ -204,6 +204,21 @@ func (t *Scenario) record() {
 	AddReportEntry(reports.EntryName, string(b), ReportEntryVisibilityNever)
 }
 
+// SetUpMissing stops the spec because something the scenario needs is not
+// in the cluster. On a cluster skewproof brought up itself it put that
+// there, so its absence is a broken set-up: the spec fails with the reason.
+// On an existing cluster it is a fact of that cluster: the spec is skipped
+// with the reason.
+func (t *Scenario) SetUpMissing(reason string) {
+	if Env.Own {
+		t.result.Verdict, t.result.Reason = skew.Fail, "skewproof's own set-up is broken"
+		t.result.Failure = fmt.Sprintf("%s on %s: %s (skewproof set this up on its own cluster)", t.ID, where(t.Node), reason)
+		t.record()
+		Fail(t.result.Failure)
+	}
+	t.Skip(reason)
+}
+
 // Skip records a skip with its reason and stops the spec.
 func (t *Scenario) Skip(reason string) {
 	t.result.Verdict, t.result.Reason = skew.Skip, reason
