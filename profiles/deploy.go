@@ -115,11 +115,16 @@ func (c *Cluster) WaitAgentReady(ctx context.Context, timeout time.Duration) err
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		ds, err := c.Core.AppsV1().DaemonSets(c.Namespace).Get(ctx, agent.AgentName, metav1.GetOptions{})
 		if err != nil {
-			last = err.Error()
+			if ctx.Err() == nil {
+				// The wait's own deadline is not the reason: keep the last one.
+				last = err.Error()
+			}
 			return false, nil
 		}
 		if ok, why := daemonSetReady(ds); !ok {
-			last = why + "; " + c.notReadyAgents(ctx)
+			if ctx.Err() == nil {
+				last = why + "; " + c.notReadyAgents(ctx)
+			}
 			return false, nil
 		}
 		return true, nil

@@ -62,11 +62,11 @@ func appArmorNodes(reps []NodeReport) map[string]bool {
 // InstallFixtures deploys the agent (image present on every node) in
 // FixturesNamespace and installs every seccomp fixture; it returns when
 // every node with an agent pod has them all Installed.
-func InstallFixtures(ctx context.Context, c *Cluster, image string, timeout time.Duration) ([]NodeReport, error) {
+func InstallFixtures(ctx context.Context, c *Cluster, image string, exclude []string, timeout time.Duration) ([]NodeReport, error) {
 	if c.Namespace != FixturesNamespace {
 		return nil, fmt.Errorf("the fixtures live in namespace %s, not %s", FixturesNamespace, c.Namespace)
 	}
-	if err := c.Deploy(ctx, agent.DeployOptions{Image: image}, timeout); err != nil {
+	if err := c.Deploy(ctx, agent.DeployOptions{Image: image, ExcludeNodes: exclude}, timeout); err != nil {
 		return nil, fmt.Errorf("deploying the agent in %s: %w", c.Namespace, err)
 	}
 	return Install(ctx, c, FixtureManifests(), nil, InstallOptions{Timeout: timeout})

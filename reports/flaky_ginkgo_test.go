@@ -15,7 +15,8 @@ import (
 
 // Ginkgo itself, not a hand-made report: testdata/flakysuite run with
 // --flake-attempts=2 gives one flaky spec (with its first failure), one
-// pass and one fail.
+// pass, one fail, one that failed and was then skipped (fail, with the
+// first failure kept) and one that returned without a verdict (fail).
 func TestFlakyWithRealGinkgo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a Ginkgo suite")
@@ -53,5 +54,12 @@ func TestFlakyWithRealGinkgo(t *testing.T) {
 	}
 	if r := got["seccomp/failure/row-4"]; r.Verdict != skew.Fail {
 		t.Errorf("always fails: %+v", r)
+	}
+	if r := got["seccomp/kubelet/localhost"]; r.Verdict != skew.Fail || !strings.Contains(r.Failure, "first attempt: mkdir: ok") ||
+		!strings.Contains(r.Failure, "then skipped on attempt 2 of 2: node went away") {
+		t.Errorf("fails, then is skipped: %+v; want fail with the first failure and the skip", r)
+	}
+	if r := got["seccomp/kubelet/precedence"]; r.Verdict != skew.Fail || !strings.Contains(r.Failure, "without a verdict") {
+		t.Errorf("returns without a verdict: %+v; want fail", r)
 	}
 }

@@ -35,23 +35,53 @@ func TestFromSpecFlaky(t *testing.T) {
 	}
 }
 
-// A flaky result round-trips through JUnit with its earlier failure, and
-// is not written as a <failure> (it passed on its retry).
+// A flaky result is a failure for JUnit readers: its case carries a
+// <failure> that says it was flaky and gives the first failure, and the
+// suite counts it; it round-trips as flaky. Only a run that tolerated
+// flakes (--allow-flaky) writes it without a <failure>, and says so.
 func TestFlakyJUnitRoundTrip(t *testing.T) {
-	var buf strings.Builder
 	in := Result{Name: "[seccomp/kubelet/enforce] t", ID: "seccomp/kubelet/enforce", Verdict: skew.Flaky,
-		Reason: "pass on attempt 2 of 2 after a failure;", Failure: "Failure recorded during attempt 1:\nboom"}
-	if err := WriteJUnit(&buf, Suite{Name: "seccomp", Results: []Result{in}}); err != nil {
-		t.Fatal(err)
+		Reason: "pass on attempt 2 of 2 after a failure;", Failure: "Failure recorded during attempt 1:\nmkdir: ok\nmore"}
+	for _, tolerated := range []bool{false, true} {
+		var buf strings.Builder
+		if err := WriteJUnit(&buf, Suite{Name: "seccomp", Results: []Result{in}, FlakyTolerated: tolerated}); err != nil {
+			t.Fatal(err)
+		}
+		doc := buf.String()
+		failure := `<failure message="flaky: failed, then passed on a retry; first failure: mkdir: ok" type="Flaky">`
+		switch {
+		case !tolerated && (!strings.Contains(doc, failure) || !strings.Contains(doc, `failures="1"`)):
+			t.Errorf("flaky case written as:\n%s\nwant %s, counted as a failure", doc, failure)
+		case tolerated && (strings.Contains(doc, "<failure") || !strings.Contains(doc, "<system-err>") || !strings.Contains(doc, `name="flaky-tolerated" value="true"`)):
+			t.Errorf("tolerated flaky case written as:\n%s", doc)
+		}
+		s, err := ReadJUnit(strings.NewReader(doc))
+		if err != nil || len(s) != 1 || len(s[0].Results) != 1 {
+			t.Fatalf("%v %+v", err, s)
+		}
+		if got := s[0].Results[0]; got.Verdict != skew.Flaky || got.Failure != in.Failure || s[0].FlakyTolerated != tolerated {
+			t.Errorf("read back %+v (tolerated %v)", got, s[0].FlakyTolerated)
+		}
 	}
-	if strings.Contains(buf.String(), "<failure") || !strings.Contains(buf.String(), "<system-err>") {
-		t.Errorf("flaky case written as:\n%s", buf.String())
-	}
-	s, err := ReadJUnit(strings.NewReader(buf.String()))
-	if err != nil || len(s) != 1 || len(s[0].Results) != 1 {
-		t.Fatalf("%v %+v", err, s)
-	}
-	if got := s[0].Results[0]; got.Verdict != skew.Flaky || got.Failure != in.Failure {
-		t.Errorf("read back %+v", got)
+}
+
+func TestGreen(t *testing.T) {
+	for _, c := range []struct {
+		verdicts []skew.Verdict
+		tolerate bool
+		want     bool
+	}{
+		{[]skew.Verdict{skew.Pass, skew.Deviation, skew.Skip}, false, true},
+		{[]skew.Verdict{skew.Pass, skew.Fail}, true, false},
+		{[]skew.Verdict{skew.Pass, skew.Flaky}, false, false},
+		{[]skew.Verdict{skew.Pass, skew.Flaky}, true, true},
+	} {
+		var rs []Result
+		for _, v := range c.verdicts {
+			rs = append(rs, Result{Verdict: v})
+		}
+		if got := Green(rs, c.tolerate); got != c.want {
+			t.Errorf("Green(%v, tolerate flaky %v) = %v, want %v", c.verdicts, c.tolerate, got, c.want)
+		}
 	}
 }

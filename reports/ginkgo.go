@@ -59,30 +59,41 @@ func FromSpec(s types.SpecReport) (r Result, ok bool) {
 	r.Duration = s.RunTime
 	for _, e := range s.ReportEntries {
 		if e.Name == EntryName {
+			// The last entry is the spec's own word; entries of earlier
+			// attempts (Ginkgo keeps them on a retry) must not leak into it.
+			r = Result{}
 			_ = json.Unmarshal([]byte(entryJSON(e)), &r)
 			r.Name, r.Duration = s.FullText(), s.RunTime
 		}
 	}
+	earlier := earlierAttempts(s)
 	switch s.State {
 	case types.SpecStatePassed:
-		if r.Verdict == "" {
-			r.Verdict = skew.Pass
-		}
-		if s.NumAttempts > 1 {
+		switch {
+		case r.Verdict == "" || r.Verdict == skew.Skip || r.Verdict == skew.Fail:
+			// A body that returned without judging (or whose last word
+			// contradicts its state) observed nothing that can be
+			// certified: a failure of the spec, never a pass.
+			r.Failure = fmt.Sprintf("the spec returned without a verdict (recorded %q): nothing was judged", r.Verdict)
+			r.Verdict = skew.Fail
+		case s.NumAttempts > 1:
 			// Passed on a retry (--flake-attempts): flaky, never a plain
 			// pass; the failure of the earlier attempt is kept.
-			var earlier []string
-			for _, f := range s.AdditionalFailures {
-				earlier = append(earlier, strings.TrimSpace(f.Failure.Message))
-			}
 			r.Reason = strings.TrimSpace(fmt.Sprintf("%s on attempt %d of %d after a failure; %s", r.Verdict, s.NumAttempts, s.NumAttempts, r.Reason))
 			r.Verdict, r.Failure = skew.Flaky, strings.Join(earlier, "\n")
 		}
 	case types.SpecStateSkipped, types.SpecStatePending:
-		r.Verdict = skew.Skip
 		if r.Reason == "" {
 			r.Reason = s.Failure.Message
 		}
+		if len(earlier) > 0 {
+			// Failed, then skipped on the retry: the failure stands (a
+			// skip proves nothing about the attempt that failed).
+			r.Verdict = skew.Fail
+			r.Failure = strings.TrimSpace(fmt.Sprintf("%s\nthen skipped on attempt %d of %d: %s", strings.Join(earlier, "\n"), s.NumAttempts, s.NumAttempts, r.Reason))
+			break
+		}
+		r.Verdict = skew.Skip
 	case types.SpecStateInterrupted:
 		// Stopped by SIGINT/SIGTERM before it finished: no verdict on the
 		// cluster either way (the run itself exits 130).
@@ -101,6 +112,21 @@ func FromSpec(s types.SpecReport) (r Result, ok bool) {
 		r.ID = idFromText(r.Name)
 	}
 	return r, true
+}
+
+// earlierAttempts are the failures Ginkgo kept from the attempts before the
+// last one (--flake-attempts), in order.
+func earlierAttempts(s types.SpecReport) []string {
+	if s.NumAttempts < 2 {
+		return nil
+	}
+	var out []string
+	for _, f := range s.AdditionalFailures {
+		if m := strings.TrimSpace(f.Failure.Message); strings.HasPrefix(m, "Failure recorded during attempt") {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // idFromText extracts the catalogue id from "[seccomp/x/y] ..." spec text.

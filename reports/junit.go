@@ -64,6 +64,25 @@ type Suite struct {
 	Cluster   string
 	Timestamp time.Time
 	Results   []Result
+	// FlakyTolerated: the run was told to tolerate flaky specs
+	// (--allow-flaky); their test cases are written without a <failure>
+	// and the suite carries the property flaky-tolerated=true. Otherwise
+	// a flaky spec is a failure for every JUnit reader.
+	FlakyTolerated bool
+}
+
+// PropFlakyTolerated is the suite property of a run that tolerated flakes.
+const PropFlakyTolerated = "flaky-tolerated"
+
+// FlakyFailureType is the type attribute of the <failure> of a flaky case.
+const FlakyFailureType = "Flaky"
+
+// Green says whether results make a green run: every one judged pass or
+// deviation, or skipped. A failure is never green; a flaky result (failed,
+// then passed on a retry) only when the run tolerates flakes.
+func Green(rs []Result, tolerateFlaky bool) bool {
+	c := Count(rs)
+	return c[skew.Fail] == 0 && (tolerateFlaky || c[skew.Flaky] == 0)
 }
 
 type junitSuites struct {
@@ -102,8 +121,8 @@ type junitTestCase struct {
 	Properties *junitProps   `xml:"properties,omitempty"`
 	Failure    *junitMessage `xml:"failure,omitempty"`
 	Skipped    *junitMessage `xml:"skipped,omitempty"`
-	// SystemErr of a flaky case holds the failure of the earlier attempt
-	// (not a <failure>: the spec passed on its retry).
+	// SystemErr of a flaky case the run tolerated holds the failure of
+	// the earlier attempt (a flaky case not tolerated has a <failure>).
 	SystemErr string `xml:"system-err,omitempty"`
 }
 
@@ -153,8 +172,14 @@ func WriteJUnit(w io.Writer, suites ...Suite) error {
 		if !s.Timestamp.IsZero() {
 			js.Timestamp = s.Timestamp.UTC().Format(time.RFC3339)
 		}
+		if s.Cluster != "" || s.FlakyTolerated {
+			js.Properties = &junitProps{}
+		}
 		if s.Cluster != "" {
-			js.Properties = &junitProps{Props: []junitProp{{"cluster", s.Cluster}}}
+			js.Properties.Props = append(js.Properties.Props, junitProp{"cluster", s.Cluster})
+		}
+		if s.FlakyTolerated {
+			js.Properties.Props = append(js.Properties.Props, junitProp{PropFlakyTolerated, "true"})
 		}
 		for _, r := range s.Results {
 			tc := junitTestCase{Name: r.Name, Classname: s.Name, Time: r.Duration.Seconds(), Properties: r.props()}
@@ -166,7 +191,14 @@ func WriteJUnit(w io.Writer, suites ...Suite) error {
 				tc.Skipped = &junitMessage{Message: r.Reason}
 				js.Skipped++
 			case skew.Flaky:
-				tc.SystemErr = r.Failure
+				if s.FlakyTolerated {
+					tc.SystemErr = r.Failure
+					break
+				}
+				// Not conformant: it failed once. JUnit readers that know
+				// only passed/failed/skipped must see a failure.
+				tc.Failure = &junitMessage{Message: FlakyMessage(r), Type: FlakyFailureType, Text: r.Failure}
+				js.Failures++
 			}
 			js.Tests++
 			js.Time += r.Duration.Seconds()
@@ -188,6 +220,13 @@ func WriteJUnit(w io.Writer, suites ...Suite) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// FlakyMessage is the headline of a flaky result's <failure>: that it was
+// flaky, and the first failure.
+func FlakyMessage(r Result) string {
+	first := FirstLine(strings.TrimPrefix(strings.TrimSpace(r.Failure), "Failure recorded during attempt 1:"))
+	return strings.TrimSpace("flaky: failed, then passed on a retry; first failure: " + first)
 }
 
 // WriteJUnitFile writes suites to a file.
@@ -216,7 +255,7 @@ func ReadJUnit(r io.Reader) ([]Suite, error) {
 	}
 	var out []Suite
 	for _, js := range doc.TestSuites {
-		s := Suite{Name: js.Name, Cluster: js.Properties.WithName("cluster")}
+		s := Suite{Name: js.Name, Cluster: js.Properties.WithName("cluster"), FlakyTolerated: js.Properties.WithName(PropFlakyTolerated) == "true"}
 		if t, err := time.Parse(time.RFC3339, js.Timestamp); err == nil {
 			s.Timestamp = t
 		}

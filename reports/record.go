@@ -43,6 +43,12 @@ type Record struct {
 	JUnit string `json:"junit"`
 	// Logs are the file names (globs allowed) of its logs in the same directory.
 	Logs []string `json:"logs,omitempty"`
+	// AllowFlaky: flaky specs were tolerated (--allow-flaky).
+	AllowFlaky bool `json:"allowFlaky,omitempty"`
+	// AllowedNotReadyNodes is --allowed-not-ready-nodes.
+	AllowedNotReadyNodes int `json:"allowedNotReadyNodes,omitempty"`
+	// NotTested are the nodes whose kubelet rules could not run, with why.
+	NotTested map[string]string `json:"notTested,omitempty"`
 }
 
 // HostRecord describes the machine a run started from.

@@ -39,7 +39,7 @@ func (o Options) agentImage(ctx context.Context, p *clusters.Progress, nodes []s
 // it returns their removal and per node whether AppArmor profiles load
 // there (the agent reports Unsupported on a node without AppArmor). The
 // removal takes the CRDs too when they were not there before.
-func (o Options) installFixtures(ctx context.Context, p *clusters.Progress, kubeconfig, image string, nodes int) (func() error, map[string]bool, error) {
+func (o Options) installFixtures(ctx context.Context, p *clusters.Progress, kubeconfig, image string, nodes int, exclude []string) (func() error, map[string]bool, error) {
 	c, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
 	if err != nil {
 		return nil, nil, err
@@ -63,7 +63,7 @@ func (o Options) installFixtures(ctx context.Context, p *clusters.Progress, kube
 		timeout = 10 * time.Minute
 	}
 	err = p.Timed(fmt.Sprintf("installing %d seccomp profiles through the agent on %d nodes", len(profiles.Seccomp()), nodes), func() error {
-		_, err := profiles.InstallFixtures(ctx, c, image, timeout)
+		_, err := profiles.InstallFixtures(ctx, c, image, exclude, timeout)
 		return err
 	})
 	if err != nil || !slices.Contains(o.Suites, "apparmor") {

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,6 +66,15 @@ type Options struct {
 	// in all; a spec that passes on a retry is reported flaky, with the
 	// earlier failure (DefaultFlakeAttempts: one retry).
 	FlakeAttempts int
+	// AllowFlaky tolerates flaky specs: they no longer fail the run and
+	// their JUnit cases carry no <failure> (the run record and the JUnit
+	// suite say so). Off: a flaky spec is not conformant.
+	AllowFlaky bool
+	// AllowedNotReadyNodes is how many nodes of an existing cluster may be
+	// untestable (not Ready) without failing the run (the e2e framework's
+	// --allowed-not-ready-nodes); their kubelet rules are skipped, naming
+	// the node. On a cluster the run brought up, none may be.
+	AllowedNotReadyNodes int
 	// AgentImage is a node agent image present on every node; empty: one
 	// is built from AgentBinary and loaded into local node containers.
 	AgentImage, AgentImageNote string
@@ -87,6 +97,8 @@ type Outcome struct {
 	JUnit   string
 	Logs    []string
 	Results []reports.Result
+	// NotTested are the nodes whose kubelet rules could not run, with why.
+	NotTested map[string]string
 }
 
 // Run runs the suites and returns their results. It fails when a spec
@@ -121,7 +133,8 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	}
 	junitDir, _ := filepath.Abs(o.JUnitDir)
 	rec := reports.Record{Command: o.Command, Skewproof: reports.ToolVersion(), Mode: o.Mode, Cluster: o.Name, Suites: o.Suites,
-		LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip, Started: time.Now().UTC()}
+		LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip, Started: time.Now().UTC(),
+		AllowFlaky: o.AllowFlaky, AllowedNotReadyNodes: o.AllowedNotReadyNodes}
 
 	// What killed runs left (SIGKILL cannot be caught) is named, with the
 	// command that removes it.
@@ -174,6 +187,17 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if o.Kubeconfig != "" {
 		reportOtherRuns(ctx, c, p)
 	}
+	// The nodes to test, before anything is deployed: a node that cannot be
+	// tested is named now, not after the agent's time-out.
+	own := o.Kubeconfig == ""
+	notTested, cordoned := untestable(c.nodes, own)
+	out.NotTested, rec.NotTested = notTested, notTested
+	for _, why := range DescribeNotTested(notTested) {
+		p.Step("cannot test %s; its kubelet rules are reported %s; %s", why, map[bool]string{true: "fail", false: "skip"}[own], untestableRemedy(own))
+	}
+	for _, n := range cordoned {
+		p.Step("node %s is cordoned (unschedulable): tested anyway, the specs bind their pods to it by name as DaemonSets do; leave it out with --label-filter '!node:%s'", n, n)
+	}
 	rec.APIServer = c.apiserver
 	rec.NodeAccess = "none"
 	if allDockerContainers(ctx, c.names()) {
@@ -185,7 +209,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	}
 	var appArmorNodes map[string]bool
 	if slices.Contains(o.Suites, "seccomp") || slices.Contains(o.Suites, "apparmor") {
-		remove, loaded, err := o.installFixtures(ctx, p, kubeconfig, image.Ref, len(c.nodes))
+		remove, loaded, err := o.installFixtures(ctx, p, kubeconfig, image.Ref, len(c.nodes)-len(notTested), slices.Sorted(maps.Keys(notTested)))
 		if remove != nil && !o.Keep && o.Kubeconfig != "" {
 			// A new cluster goes as a whole; on an existing one the agent
 			// removes the files when their profiles go.
@@ -209,9 +233,10 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if o.Keep {
 		env = append(env, senv.Keep+"=1")
 	}
-	if o.Kubeconfig == "" {
+	if own {
 		env = append(env, senv.OwnCluster+"=1")
 	}
+	env = append(env, senv.UntestableNodes+"="+untestableEnv(notTested))
 	if len(appArmorNodes) > 0 {
 		env = append(env, senv.AppArmorNodes+"="+joinFacts(appArmorNodes))
 	}
@@ -235,15 +260,25 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	var report []reports.Suite
 	for _, s := range suites {
 		if len(s.Results) > 0 {
+			s.FlakyTolerated = o.AllowFlaky
 			report = append(report, s)
 		}
+	}
+	nodesFail := len(notTested) > 0 && (own || len(notTested) > o.AllowedNotReadyNodes)
+	if nodesFail {
+		// Skipped kubelet rules alone would look green to a reader of the
+		// JUnit file only (Sonobuoy, Hydrophone, testgrid): the nodes that
+		// could not be tested are a failed test case of their own.
+		report = append(report, reports.Suite{Name: "skewproof", Cluster: o.Name, Timestamp: time.Now(), Results: []reports.Result{{
+			ID: NodesTestedID, Name: "[skewproof] every requested node tested [" + NodesTestedID + "]", Verdict: skew.Fail,
+			Failure: fmt.Sprintf("%d node(s) could not be tested: %s\n%s", len(notTested), strings.Join(DescribeNotTested(notTested), "\n"), untestableRemedy(own))}}})
 	}
 	if len(report) > 0 {
 		if err := reports.WriteJUnitFile(out.JUnit, report...); err != nil {
 			return out, err
 		}
 	}
-	for _, s := range suites {
+	for _, s := range report {
 		out.Results = append(out.Results, s.Results...)
 	}
 	rec.Finished = time.Now().UTC()
@@ -254,11 +289,23 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if err := reports.WriteRecord(junitDir, rec); err != nil {
 		return out, err
 	}
+	counts := reports.Count(out.Results)
 	switch {
 	case ctx.Err() != nil:
 		return out, InterruptedError{Report: out.JUnit, Kept: o.Keep}
-	case reports.Count(out.Results)[skew.Fail] > 0:
-		return out, fmt.Errorf("%d of %d specs failed; see %s", reports.Count(out.Results)[skew.Fail], len(out.Results), out.JUnit)
+	case nodesFail:
+		msg := fmt.Sprintf("%d node(s) could not be tested: %s", len(notTested), strings.Join(DescribeNotTested(notTested), "; "))
+		if counts[skew.Fail] > 1 {
+			msg += fmt.Sprintf("; %d of %d specs failed", counts[skew.Fail]-1, len(out.Results)-1)
+		}
+		if !own {
+			msg += fmt.Sprintf(" (--allowed-not-ready-nodes %d)", o.AllowedNotReadyNodes)
+		}
+		return out, fmt.Errorf("%s; see %s", msg, out.JUnit)
+	case counts[skew.Fail] > 0:
+		return out, fmt.Errorf("%d of %d specs failed; see %s", counts[skew.Fail], len(out.Results), out.JUnit)
+	case !reports.Green(out.Results, o.AllowFlaky):
+		return out, fmt.Errorf("%d of %d specs were flaky (failed, then passed on a retry): not conformant; see %s (--allow-flaky tolerates them)", counts[skew.Flaky], len(out.Results), out.JUnit)
 	case suiteErr != nil:
 		return out, fmt.Errorf("a suite failed outside the specs: %w (logs: %s)", suiteErr, strings.Join(out.Logs, " "))
 	case len(out.Results) == 0:
@@ -266,6 +313,10 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	}
 	return out, nil
 }
+
+// NodesTestedID is the id of the failed test case that stands for the nodes
+// a run could not test (Outcome.NotTested) when they fail the run.
+const NodesTestedID = "skewproof/run/nodes"
 
 // InterruptedError is a run stopped by an interrupt (ctx cancelled) after it
 // cleaned up; it wraps context.Canceled.

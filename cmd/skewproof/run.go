@@ -23,7 +23,8 @@ type runOptions struct {
 	suiteBinary, agentImg, appArmorNode                string
 	kubeletList, ids, rerun, suiteList, matrix         string
 	suites, kubelets                                   []string
-	keep, parallel, buildSuites                        bool
+	keep, parallel, buildSuites, allowFlaky            bool
+	allowedNotReady                                    int
 	timeout                                            time.Duration
 	flakeAttempts, matrixParallel                      int
 	plan                                               []skew.Cluster
@@ -63,7 +64,9 @@ func newRunCmd() *cobra.Command {
 	fs.StringVar(&o.appArmorNode, "apparmor-node", "", appArmorNodeUsage)
 	fs.StringArrayVar(&o.gateArgs, "feature-gates", nil, "feature gates for every component of a new cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.StringArrayVar(&o.imageArgs, "node-image", nil, nodeImageUsage)
-	fs.IntVar(&o.flakeAttempts, "flake-attempts", runner.DefaultFlakeAttempts, "attempts of a failed spec: a pass on a later attempt is reported flaky, with the earlier failure (1: no retry)")
+	fs.IntVar(&o.flakeAttempts, "flake-attempts", runner.DefaultFlakeAttempts, "attempts of a failed spec: a pass on a later attempt is reported flaky, with the earlier failure, and fails the run (1: no retry)")
+	fs.BoolVar(&o.allowFlaky, "allow-flaky", false, "tolerate flaky specs: they do not fail the run and their JUnit cases carry no <failure> (recorded in run.json and the JUnit suite's properties)")
+	fs.IntVar(&o.allowedNotReady, "allowed-not-ready-nodes", 0, "with --kubeconfig: how many nodes may be not Ready without failing the run; their kubelet rules are skipped, naming the node")
 	fs.StringVar(&o.matrix, "matrix", "", "run every cluster 'skewproof matrix' plans for these kube-apiserver minors, e.g. 1.36..1.37, into --junit-dir/<cluster>/, then merge them into --junit-dir/report/")
 	fs.IntVar(&o.matrixParallel, "matrix-parallel", 1, "with --matrix: clusters at once (preflight refuses more than the host's free memory fits)")
 	return c
@@ -77,7 +80,8 @@ func (o runOptions) run(ctx context.Context) error {
 	}
 	ro := runner.Options{Name: o.name, Kubeconfig: o.kubeconfig, Suites: o.suites, LabelFilter: o.labelFilter,
 		JUnitDir: o.junitDir, Keep: o.keep, Parallel: o.parallel, Timeout: o.timeout, AgentImage: o.agentImg,
-		AgentBinary: exe, Mode: "existing-cluster", Command: os.Args, Progress: p, FlakeAttempts: o.flakeAttempts}
+		AgentBinary: exe, Mode: "existing-cluster", Command: os.Args, Progress: p, FlakeAttempts: o.flakeAttempts,
+		AllowFlaky: o.allowFlaky, AllowedNotReadyNodes: o.allowedNotReady}
 	if o.kubeconfig == "" {
 		// Docker first: without it nothing can start, and nothing need be
 		// cleaned up.
@@ -124,6 +128,9 @@ func (o runOptions) run(ctx context.Context) error {
 	if len(out.Results) > 0 || out.JUnit != "" {
 		fmt.Println()
 		reports.WriteSummary(os.Stdout, out.Results)
+		for _, why := range runner.DescribeNotTested(out.NotTested) {
+			fmt.Printf("not tested: %s\n", why)
+		}
 		fmt.Printf("JUnit: %s\nlogs:  %s\n", out.JUnit, strings.Join(out.Logs, " "))
 	}
 	return err

@@ -47,6 +47,12 @@ func (o *runOptions) check(ctx context.Context) error {
 	if o.flakeAttempts < 1 {
 		return usagef("--flake-attempts must be at least 1 (1: no retry)")
 	}
+	if o.allowedNotReady < 0 {
+		return usagef("--allowed-not-ready-nodes must be 0 or more")
+	}
+	if o.allowedNotReady > 0 && o.kubeconfig == "" {
+		return usagef("--allowed-not-ready-nodes applies to an existing cluster (--kubeconfig): every worker of a cluster skewproof brings up must be Ready")
+	}
 	switch {
 	case o.timeout <= 0:
 		return usagef("--timeout must be positive")

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"path"
+	"slices"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -63,6 +64,9 @@ type DeployOptions struct {
 	// NoStaticPods leaves the static pod directory out: StaticPods then
 	// fail on every node, saying so.
 	NoStaticPods bool
+	// ExcludeNodes are nodes the agent must not run on: nodes the run
+	// cannot test (not Ready), where its pod would never become ready.
+	ExcludeNodes []string
 }
 
 func (o DeployOptions) withDefaults() DeployOptions {
@@ -90,6 +94,18 @@ func (o Object) Namespaced() bool { return o.Object.GetNamespace() != "" }
 // Objects returns what the agent needs, in apply order: the namespace,
 // service accounts and RBAC, the admission policy (optional), the agent
 // DaemonSet and the aggregator Deployment. CRDs are separate (api.CRDs).
+// excludeNodes keeps a DaemonSet's pods off the nodes named (by
+// metadata.name, as the DaemonSet controller itself places them); nil when
+// there are none.
+func excludeNodes(nodes []string) *corev1.Affinity {
+	if len(nodes) == 0 {
+		return nil
+	}
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
+			{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: slices.Sorted(slices.Values(nodes))}}}}}}}
+}
+
 func Objects(o DeployOptions) ([]Object, error) {
 	o = o.withDefaults()
 	if o.Image == "" {
@@ -299,6 +315,7 @@ func daemonSet(o DeployOptions, _ map[string]string) *appsv1.DaemonSet {
 					// Every node, control plane included.
 					Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					NodeSelector:                  map[string]string{corev1.LabelOSStable: "linux"},
+					Affinity:                      excludeNodes(o.ExcludeNodes),
 					TerminationGracePeriodSeconds: ptr(int64(5)),
 					Containers: []corev1.Container{{
 						Name:            "agent",

@@ -35,6 +35,10 @@ func WriteJUnit(w io.Writer, runs []Run) error {
 			for _, tc := range s.TestCases {
 				if tc.Status == "" {
 					tc.Status = statusOf(reports.ResultOf(tc).Verdict)
+					if tc.Failure != nil {
+						// A flaky case its run did not tolerate.
+						tc.Status = "failed"
+					}
 				}
 				switch {
 				case tc.Failure != nil:

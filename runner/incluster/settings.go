@@ -20,6 +20,10 @@ type Settings struct {
 	Timeout                  time.Duration
 	// FlakeAttempts: attempts of a failed spec (2: one retry).
 	FlakeAttempts int
+	// AllowFlaky tolerates flaky specs (runner.Options.AllowFlaky).
+	AllowFlaky bool
+	// AllowedNotReadyNodes: runner.Options.AllowedNotReadyNodes.
+	AllowedNotReadyNodes int
 	// Ignored lists the Ginkgo arguments that do not apply (the runner
 	// plans its own processes).
 	Ignored []string
@@ -39,8 +43,14 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 	fs.StringVar(&s.Name, "name", "in-cluster", "")
 	fs.DurationVar(&s.Timeout, "timeout", 60*time.Minute, "")
 	fs.IntVar(&s.FlakeAttempts, "flake-attempts", runner.DefaultFlakeAttempts, "")
+	fs.BoolVar(&s.AllowFlaky, "allow-flaky", false, "")
+	fs.IntVar(&s.AllowedNotReadyNodes, "allowed-not-ready-nodes", 0, "")
+	const flags = "--suites, --label-filter, --agent-image, --timeout, --name, --flake-attempts, --allow-flaky, --allowed-not-ready-nodes"
 	if err := fs.Parse(strings.Fields(getenv(EnvExtraArgs))); err != nil {
-		return s, fmt.Errorf("%s: %v (flags: --suites, --label-filter, --agent-image, --timeout, --name, --flake-attempts)", EnvExtraArgs, err)
+		return s, fmt.Errorf("%s: %v (flags: %s)", EnvExtraArgs, err, flags)
+	}
+	if s.AllowedNotReadyNodes < 0 {
+		return s, fmt.Errorf("%s: --allowed-not-ready-nodes must be 0 or more", EnvExtraArgs)
 	}
 	var err error
 	if s.Suites, err = runner.ParseSuites(*suites); err != nil {

@@ -58,6 +58,12 @@ const (
 	// handlers, the node agent, readable metrics) is never a reason to skip
 	// a spec; its absence fails the spec.
 	OwnCluster = "SKEWPROOF_OWN_CLUSTER"
+	// UntestableNodes is a JSON object {"node": "why", …}: nodes whose
+	// kubelet rules cannot run (not Ready; on an own cluster also
+	// cordoned), as the runner found them before deploying anything. Their
+	// kubelet specs are reported fail (OwnCluster) or skip with the reason.
+	// Unset: the suites check the nodes' Ready condition themselves.
+	UntestableNodes = "SKEWPROOF_UNTESTABLE_NODES"
 	// CacheDir is where skewproof keeps its caches (default
 	// $XDG_CACHE_HOME/skewproof).
 	CacheDir = "SKEWPROOF_CACHE_DIR"

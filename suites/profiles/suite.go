@@ -3,6 +3,7 @@ package profiles
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -53,6 +54,8 @@ var env struct {
 	// has one; for an image from SKEWPROOF_AGENT_IMAGE the reason comes
 	// from SKEWPROOF_AGENT_IMAGE_NOTE).
 	NoParser string
+	// Excluded are the nodes left out (SKEWPROOF_UNTESTABLE_NODES).
+	Excluded []string
 }
 
 // family is the catalogue family of this suite and its first spec label.
@@ -80,7 +83,21 @@ func discover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Nodes the runner could not test (not Ready) get no agent: the
+	// suite's profiles are judged on the others, and the run reports those
+	// nodes itself.
+	untestable := map[string]string{}
+	if v := os.Getenv(senv.UntestableNodes); v != "" {
+		if err := json.Unmarshal([]byte(v), &untestable); err != nil {
+			return fmt.Errorf("%s: %w", senv.UntestableNodes, err)
+		}
+	}
 	for _, n := range nl.Items {
+		if why, ok := untestable[n.Name]; ok {
+			env.Excluded = append(env.Excluded, n.Name)
+			GinkgoWriter.Printf("left out: %s\n", why)
+			continue
+		}
 		cp := clusters.IsControlPlane(&n)
 		env.Nodes = append(env.Nodes, node{Name: n.Name, Kubelet: n.Status.NodeInfo.KubeletVersion, Worker: !cp})
 	}
@@ -209,7 +226,7 @@ func deployAgent(ctx context.Context) error {
 	}
 	By("deploying the agent image " + image)
 	agentDeployed = true
-	return env.Cluster.Deploy(ctx, agent.DeployOptions{Image: image}, 3*time.Minute)
+	return env.Cluster.Deploy(ctx, agent.DeployOptions{Image: image, ExcludeNodes: env.Excluded}, 3*time.Minute)
 }
 
 func teardown(ctx context.Context) error {

@@ -10,6 +10,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -36,6 +37,10 @@ type Node struct {
 	Kubelet *version.Version
 	Host    skew.HostFacts
 	slow    bool // a User-Mode Linux node (clusters.AppArmorKernelLabel)
+	// Untestable says why the node's kubelet rules cannot run (not Ready;
+	// cordoned on an own cluster); they are reported fail on an own
+	// cluster, skip elsewhere. Empty: testable.
+	Untestable string
 }
 
 // Env is the cluster under test, discovered before the spec tree is built
@@ -170,6 +175,10 @@ func discover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
+	untestable, err := untestableNodes(nl.Items)
+	if err != nil {
+		return err
+	}
 	var all, workers []Node
 	for _, n := range nl.Items {
 		kv := n.Status.NodeInfo.KubeletVersion
@@ -181,9 +190,12 @@ func discover(ctx context.Context) error {
 			return fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
 		}
 		rt, _, _ := strings.Cut(n.Status.NodeInfo.ContainerRuntimeVersion, "://")
-		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, rt), slow: n.Labels[clusters.AppArmorKernelLabel] == "true"}
+		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, rt), slow: n.Labels[clusters.AppArmorKernelLabel] == "true",
+			Untestable: untestable[n.Name]}
 		all = append(all, nd)
-		if !clusters.IsControlPlane(&n) && schedulable(n) {
+		// Every worker, Ready or not: a node that cannot be tested is in the
+		// report with its kubelet rules failed or skipped, saying why.
+		if !clusters.IsControlPlane(&n) {
 			workers = append(workers, nd)
 		}
 	}
@@ -225,16 +237,32 @@ func discover(ctx context.Context) error {
 	return nil
 }
 
-func schedulable(n corev1.Node) bool {
-	if n.Spec.Unschedulable {
-		return false
+// untestableNodes are the nodes whose kubelet rules cannot run, with why:
+// as the runner found them (SKEWPROOF_UNTESTABLE_NODES), else every node
+// whose Ready condition is not True.
+func untestableNodes(nodes []corev1.Node) (map[string]string, error) {
+	out := map[string]string{}
+	if v, ok := os.LookupEnv(senv.UntestableNodes); ok {
+		if err := json.Unmarshal([]byte(v), &out); err != nil {
+			return nil, fmt.Errorf("%s: %w", senv.UntestableNodes, err)
+		}
+		return out, nil
 	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
+	for _, n := range nodes {
+		ready := false
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				ready = c.Status == corev1.ConditionTrue
+				if !ready {
+					out[n.Name] = fmt.Sprintf("node %s is not Ready (Ready=%s, %s: %s)", n.Name, c.Status, c.Reason, c.Message)
+				}
+			}
+		}
+		if _, said := out[n.Name]; !ready && !said {
+			out[n.Name] = fmt.Sprintf("node %s is not Ready (it reports no Ready condition)", n.Name)
 		}
 	}
-	return false
+	return out, nil
 }
 
 // DryRun says whether specs are only being listed: with --ginkgo.dry-run,

@@ -173,6 +173,10 @@ func prepare(r SpecReport) *Scenario {
 		t.result.Node, t.result.Kubelet = nd.Name, nd.Kubelet.String()
 	}
 	t.record()
+	if nd != nil && nd.Untestable != "" {
+		// Said before anything is created: the node cannot run the rule.
+		t.SetUpMissing(nd.Untestable)
+	}
 	skip := e.Skip
 	if skip == "" && e.Expected.NotApplicable != "" {
 		skip = e.Expected.NotApplicable

@@ -1,0 +1,101 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skewproof/skewproof/clusters"
+)
+
+// untestable returns, for each node the kubelet rules would run on that
+// cannot be tested now, why: the node is not Ready (its Ready condition's
+// status, reason and message), or, on a cluster skewproof brought up
+// itself, cordoned. On an existing cluster a cordoned but Ready node is
+// tested: the specs bind their pods with nodeName, which the scheduler's
+// cordon does not apply to (as for DaemonSet pods); cordoned lists it.
+func untestable(nodes []corev1.Node, own bool) (out map[string]string, cordoned []string) {
+	out = map[string]string{}
+	for _, n := range testedNodes(nodes) {
+		if why := notReady(n); why != "" {
+			out[n.Name] = why
+			continue
+		}
+		if n.Spec.Unschedulable {
+			if own {
+				out[n.Name] = "node " + n.Name + " is cordoned (unschedulable)"
+				continue
+			}
+			cordoned = append(cordoned, n.Name)
+		}
+	}
+	return out, cordoned
+}
+
+// testedNodes are the nodes the kubelet rules run on: every node that is
+// not a control plane, or every node when all of them are.
+func testedNodes(nodes []corev1.Node) []corev1.Node {
+	var workers []corev1.Node
+	for i := range nodes {
+		if !clusters.IsControlPlane(&nodes[i]) {
+			workers = append(workers, nodes[i])
+		}
+	}
+	if len(workers) == 0 {
+		return nodes
+	}
+	return workers
+}
+
+// notReady says why a node is not Ready, "" when it is.
+func notReady(n corev1.Node) string {
+	for _, c := range n.Status.Conditions {
+		if c.Type != corev1.NodeReady {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue {
+			return ""
+		}
+		why := fmt.Sprintf("node %s is not Ready (Ready=%s", n.Name, c.Status)
+		if c.Reason != "" {
+			why += ", " + c.Reason
+		}
+		if m := strings.TrimSpace(c.Message); m != "" {
+			why += ": " + m
+		}
+		return why + ")"
+	}
+	return fmt.Sprintf("node %s is not Ready (it reports no Ready condition: its kubelet never registered its status)", n.Name)
+}
+
+// untestableRemedy is what to do about nodes that cannot be tested.
+func untestableRemedy(own bool) string {
+	if own {
+		return "skewproof brought this cluster up and one of its workers is not usable: the set-up broke; see the node's kubelet log (docker exec NODE journalctl -u kubelet) or run again"
+	}
+	return "make the node Ready (start its kubelet, fix its runtime or network) or remove it from the cluster; to judge the other nodes and still exit 0, allow it with --allowed-not-ready-nodes N"
+}
+
+// untestableEnv is the suites' view of untestable nodes (senv.UntestableNodes).
+func untestableEnv(m map[string]string) string {
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// DescribeNotTested lists the reasons of the nodes a run could not test
+// (Outcome.NotTested), in node order.
+func DescribeNotTested(m map[string]string) []string {
+	var names []string
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, m[n])
+	}
+	return out
+}
