@@ -274,6 +274,9 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	p.Step("creating cluster %s: control plane %s, kubelets %s", o.Name, cpVersion, strings.Join(o.Kubelets, ","))
 	start := time.Now()
 	var networkLock time.Duration
+	if beforeKindCreate != nil {
+		beforeKindCreate(o.Name)
+	}
 	go func() {
 		// The nodes on the cluster's own network, whatever other clusters
 		// are made at the same time (kindnetwork.go).
@@ -323,6 +326,11 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	}
 	return c, nil
 }
+
+// beforeKindCreate, when a test sets it, is called by Up just before kind's
+// Create starts (TestIntegrationConcurrentClustersOwnNetworks starts two
+// clusters' creates at the same moment with it).
+var beforeKindCreate func(name string)
 
 func flattenKindError(err error) string {
 	s := err.Error()
