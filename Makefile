@@ -46,7 +46,8 @@ unit:
 	SKEWPROOF_REQUIRE_BROWSER=1 $(GO) test ./...
 
 # A real mixed-version cluster (control plane 1.37.2, worker kubelet 1.34.4)
-# built offline; seccomp RuntimeDefault/Unconfined checked on each node. Then
+# built offline; seccomp RuntimeDefault/Unconfined checked on each node. Two
+# control planes made at once, each node on its own cluster's network. Then
 # the smoke subsets of the seccomp and AppArmor suites on a cluster of the same pair.
 # Then a cluster with an AppArmor node (User-Mode Linux): AppArmor enforced
 # there, row 6 on the kind worker. Last, vendor mode on an existing cluster:

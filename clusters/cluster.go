@@ -119,10 +119,20 @@ const noCoreDNSPatch = "kind: InitConfiguration\nskipPhases:\n- preflight\n- add
 // with it).
 func NetworkName(name string) string { return "skewproof-" + name }
 
-type kindLogger struct{ p *Progress }
+// kindLogger passes kind's errors to the progress; its warnings are dropped,
+// except that the one saying kind has read the network of the nodes calls
+// networkRead (kindnetwork.go).
+type kindLogger struct {
+	p           *Progress
+	networkRead func()
+}
 
-func (l kindLogger) Warn(m string)                      {}
-func (l kindLogger) Warnf(f string, a ...any)           {}
+func (l kindLogger) Warn(m string) {
+	if l.networkRead != nil && isNetworkRead(m) {
+		l.networkRead()
+	}
+}
+func (l kindLogger) Warnf(f string, a ...any)           { l.Warn(fmt.Sprintf(f, a...)) }
 func (l kindLogger) Error(m string)                     { l.p.Step("kind: %s", m) }
 func (l kindLogger) Errorf(f string, a ...any)          { l.p.Step("kind: "+f, a...) }
 func (l kindLogger) V(kindlog.Level) kindlog.InfoLogger { return kindInfo{l.p} }
@@ -134,7 +144,7 @@ func (i kindInfo) Infof(f string, a ...any) {}
 func (i kindInfo) Enabled() bool            { return false }
 
 func provider(p *Progress) *cluster.Provider {
-	return cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindLogger{p}))
+	return cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindLogger{p: p}))
 }
 
 // ExistsError says a cluster of that name exists already (another run's, or
@@ -252,7 +262,6 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 		return nil, err
 	}
 
-	os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", NetworkName(o.Name))
 	prov := provider(p)
 	cleanup := func(reason string) {
 		p.Step("%s: deleting cluster %s", reason, o.Name)
@@ -264,13 +273,21 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	done := make(chan error, 1)
 	p.Step("creating cluster %s: control plane %s, kubelets %s", o.Name, cpVersion, strings.Join(o.Kubelets, ","))
 	start := time.Now()
+	var networkLock time.Duration
+	if beforeKindCreate != nil {
+		beforeKindCreate(o.Name)
+	}
 	go func() {
-		done <- prov.Create(o.Name,
+		// The nodes on the cluster's own network, whatever other clusters
+		// are made at the same time (kindnetwork.go).
+		held, err := createOnNetwork(p, o.Name, NetworkName(o.Name),
 			cluster.CreateWithV1Alpha4Config(cfg),
 			cluster.CreateWithKubeconfigPath(o.Kubeconfig),
 			cluster.CreateWithDisplayUsage(false),
 			cluster.CreateWithDisplaySalutation(false),
 			cluster.CreateWithRetain(false))
+		networkLock = held
+		done <- err
 	}()
 	select {
 	case err := <-done:
@@ -295,7 +312,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 		cleanup("interrupted")
 		return nil, ctx.Err()
 	}
-	p.Step("kind create done in %.1fs", time.Since(start).Seconds())
+	p.Step("kind create done in %.1fs (Docker network lock held %.2fs)", time.Since(start).Seconds(), networkLock.Seconds())
 	os.Chmod(o.Kubeconfig, 0o600)
 
 	c, err := finishUp(ctx, prov, o, images[o.AppArmorNode])
@@ -309,6 +326,11 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	}
 	return c, nil
 }
+
+// beforeKindCreate, when a test sets it, is called by Up just before kind's
+// Create starts (TestIntegrationConcurrentClustersOwnNetworks starts two
+// clusters' creates at the same moment with it).
+var beforeKindCreate func(name string)
 
 func flattenKindError(err error) string {
 	s := err.Error()

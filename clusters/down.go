@@ -14,7 +14,10 @@ import (
 // its default kubeconfig file. Deleting a cluster that does not exist is not
 // an error. A failed attempt is made again, twice: a terminal's Ctrl-C
 // reaches the docker commands of a clean-up that is under way, but not the
-// ones started after it.
+// ones started after it. kind's Delete finds the nodes by their cluster
+// label and does not read the network from the environment
+// (kindnetwork.go), so Down sets none and takes no lock: it removes the
+// network itself.
 func Down(ctx context.Context, name, kubeconfig string, p *Progress) error {
 	var err error
 	for attempt := 1; attempt <= 3; attempt++ {
@@ -31,7 +34,6 @@ func downOnce(ctx context.Context, name, kubeconfig string, p *Progress) error {
 	if kubeconfig == "" {
 		kubeconfig = DefaultKubeconfig(name)
 	}
-	os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", NetworkName(name))
 	if err := removeAppArmorNodes(name); err != nil {
 		errs = append(errs, fmt.Errorf("removing the AppArmor node of %s: %w", name, err))
 	}
