@@ -160,12 +160,28 @@ func (s Sub) want(o skew.Observation, i, n int) skew.Observation {
 // Judge compares the sub-cases with the oracle, records the verdict and
 // fails the spec when the verdict is fail.
 func (t *Scenario) Judge(subs ...Sub) {
+	t.result = judge(t.ID, t.Node, t.Exp, t.result, subs)
+	t.record()
+	if t.result.Verdict == skew.Fail {
+		Fail(t.result.Failure)
+	}
+}
+
+// judge is Judge without Ginkgo: the result of comparing the sub-cases
+// with the expectation (r carries what prepare recorded). No sub-case
+// means nothing was observed: a failure, never a pass.
+func judge(id string, nd *Node, exp skew.Expectation, r reports.Result, subs []Sub) reports.Result {
+	if len(subs) == 0 {
+		r.Verdict, r.Reason = skew.Fail, exp.Reason
+		r.Failure = fmt.Sprintf("%s on %s: judged with no observation", id, where(nd))
+		return r
+	}
 	var kepMis, upMis, must, observed, outcomes []string
 	for i, s := range subs {
-		for _, m := range observe.Match(s.want(t.Exp.KEPPlanned, i, len(subs)), s.Obs) {
+		for _, m := range observe.Match(s.want(exp.KEPPlanned, i, len(subs)), s.Obs) {
 			kepMis = append(kepMis, s.Name+": "+m)
 		}
-		for _, m := range observe.Match(s.want(t.Exp.Expected, i, len(subs)), s.Obs) {
+		for _, m := range observe.Match(s.want(exp.Expected, i, len(subs)), s.Obs) {
 			upMis = append(upMis, s.Name+": "+m)
 		}
 		for _, m := range s.Must {
@@ -176,35 +192,37 @@ func (t *Scenario) Judge(subs ...Sub) {
 			outcomes = append(outcomes, s.Name+": "+s.Obs.Container.String())
 		}
 	}
-	v := skew.Verdict(t.Exp.Verdict(len(kepMis) == 0 && len(must) == 0, len(upMis) == 0 && len(must) == 0))
-	t.result.Verdict = v
-	t.result.Observed = strings.Join(observed, " | ")
-	t.result.Outcome = strings.Join(outcomes, "; ")
+	v := exp.Verdict(len(kepMis) == 0 && len(must) == 0, len(upMis) == 0 && len(must) == 0)
+	r.Verdict = v
+	r.Observed = strings.Join(observed, " | ")
+	r.Outcome = strings.Join(outcomes, "; ")
 	switch v {
 	case skew.Pass:
-		t.result.Reason = "matches the KEP: " + t.Exp.Reason
+		r.Reason = "matches the KEP: " + exp.Reason
 	case skew.Deviation:
-		t.result.Reason = "known upstream deviation: " + t.Exp.Reason
+		r.Reason = "known upstream deviation: " + exp.Reason
 		if len(kepMis) > 0 {
-			t.result.Outcome = strings.TrimPrefix(t.result.Outcome+"; differs from the KEP plan: "+strings.Join(kepMis, "; "), "; ")
+			r.Outcome = strings.TrimPrefix(r.Outcome+"; differs from the KEP plan: "+strings.Join(kepMis, "; "), "; ")
 		}
+	case skew.Skip:
+		// The oracle skips the rule (prepare stops such a spec first): no
+		// verdict can come from this observation.
+		r.Verdict, r.Reason = skew.Fail, exp.Reason
+		r.Failure = fmt.Sprintf("%s on %s: judged although the oracle skips it: %s%s", id, where(nd), exp.Skip, exp.Expected.NotApplicable)
 	case skew.Fail:
 		all := append(must, upMis...)
-		t.result.Reason = t.Exp.Reason
-		t.result.Failure = fmt.Sprintf("%s on %s: observation matches neither the KEP nor upstream v%s\nexpected: %s\nmismatches:\n  %s\nobserved: %s",
-			t.ID, where(t.Node), t.Exp.Version, reports.Describe(t.Exp.Expected), strings.Join(all, "\n  "), t.result.Observed)
+		r.Reason = exp.Reason
+		r.Failure = fmt.Sprintf("%s on %s: observation matches neither the KEP nor upstream v%s\nexpected: %s\nmismatches:\n  %s\nobserved: %s",
+			id, where(nd), exp.Version, reports.Describe(exp.Expected), strings.Join(all, "\n  "), r.Observed)
 		// The kubelet's messages say whether the runtime refused a
 		// container or only failed under load (a timeout, say).
 		for _, s := range subs {
 			if c := s.Obs.Container; c != nil && c.Message != "" {
-				t.result.Failure += "\ncontainer message: " + s.Name + ": " + c.Message
+				r.Failure += "\ncontainer message: " + s.Name + ": " + c.Message
 			}
 		}
 	}
-	t.record()
-	if v == skew.Fail {
-		Fail(t.result.Failure)
-	}
+	return r
 }
 
 func where(nd *Node) string {

@@ -1,0 +1,71 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/suites/internal/observe"
+)
+
+// judge: every way an observation can meet an expectation, and that no
+// observation, an unmet Must and an oracle skip never come out as a pass.
+func TestJudge(t *testing.T) {
+	accepted := skew.Observation{Summary: "accepted", Admission: skew.Accepted}
+	rejected := skew.Observation{Summary: "rejected", Admission: skew.Rejected, MessageContains: []string{"must be a relative path"}}
+	same := skew.Expectation{Version: "1.37.2", Expected: accepted, KEPPlanned: accepted, Reason: "r"}
+	deviates := skew.Expectation{Version: "1.37.2", Expected: accepted, KEPPlanned: rejected, Deviation: true, Reason: "shipped late"}
+	undocumented := deviates
+	undocumented.Deviation = false
+	skipped := same
+	skipped.Skip = "host has no AppArmor"
+	gotAccepted := observe.Observation{Admission: skew.Accepted}
+	gotRejected := observe.Observation{Admission: skew.Rejected, Errors: []string{"spec.x: must be a relative path"}}
+	node := &Node{Name: "w1"}
+	for _, c := range []struct {
+		name    string
+		exp     skew.Expectation
+		subs    []Sub
+		want    skew.Verdict
+		failure []string // fragments of the failure
+	}{
+		{"matches the KEP", same, []Sub{{Name: "a", Obs: gotAccepted}}, skew.Pass, nil},
+		{"no observation", same, nil, skew.Fail, []string{"judged with no observation"}},
+		{"matches neither", same, []Sub{{Name: "a", Obs: gotRejected}}, skew.Fail,
+			[]string{"matches neither the KEP nor upstream v1.37.2", "a: admission: want accepted, got rejected"}},
+		{"a Must check failed", same, []Sub{{Name: "a", Obs: gotAccepted, Must: []string{"mkdir: ok"}}}, skew.Fail, []string{"a: mkdir: ok"}},
+		{"documented deviation", deviates, []Sub{{Name: "a", Obs: gotAccepted}}, skew.Deviation, nil},
+		{"deviation with a failed Must", deviates, []Sub{{Name: "a", Obs: gotAccepted, Must: []string{"x"}}}, skew.Fail, []string{"a: x"}},
+		{"matches the KEP where upstream is documented to deviate", deviates, []Sub{{Name: "a", Obs: gotRejected}}, skew.Pass, nil},
+		{"differs from the KEP, deviation not documented", undocumented, []Sub{{Name: "a", Obs: gotAccepted}}, skew.Fail, nil},
+		{"judged although the oracle skips", skipped, []Sub{{Name: "a", Obs: gotAccepted}}, skew.Fail, []string{"oracle skips it: host has no AppArmor"}},
+		{"one sub-case of two fails", same, []Sub{{Name: "a", Obs: gotAccepted}, {Name: "b", Obs: gotRejected}}, skew.Fail, []string{"b: admission"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := judge("seccomp/api/x", node, c.exp, reports.Result{ID: "seccomp/api/x"}, c.subs)
+			if r.Verdict != c.want {
+				t.Fatalf("verdict %s, want %s (%+v)", r.Verdict, c.want, r)
+			}
+			for _, f := range c.failure {
+				if !strings.Contains(r.Failure, f) {
+					t.Errorf("failure %q lacks %q", r.Failure, f)
+				}
+			}
+			switch r.Verdict {
+			case skew.Fail:
+				if r.Failure == "" {
+					t.Error("a failure without its reason")
+				}
+			case skew.Deviation:
+				if !strings.Contains(r.Reason, "known upstream deviation: shipped late") || !strings.Contains(r.Outcome, "differs from the KEP plan") {
+					t.Errorf("deviation without its citation: %+v", r)
+				}
+			case skew.Pass:
+				if !strings.HasPrefix(r.Reason, "matches the KEP") || r.Failure != "" {
+					t.Errorf("pass: %+v", r)
+				}
+			}
+		})
+	}
+}
