@@ -57,18 +57,21 @@ func PruneImages(ctx context.Context, p *Progress) error {
 	if err != nil {
 		return err
 	}
-	for _, sub := range []string{"bin", "src"} {
-		if err := os.RemoveAll(filepath.Join(cache, sub)); err != nil {
+	var found []string
+	for _, pattern := range []string{"bin", "src", "base-*", "apparmor-parser-*"} {
+		matches, _ := filepath.Glob(filepath.Join(cache, pattern))
+		found = append(found, matches...)
+	}
+	for _, m := range found {
+		if err := os.RemoveAll(m); err != nil {
 			return err
 		}
 	}
-	for _, pattern := range []string{"base-*", "apparmor-parser-*"} {
-		matches, _ := filepath.Glob(filepath.Join(cache, pattern))
-		for _, m := range matches {
-			os.RemoveAll(m)
-		}
+	if len(found) == 0 {
+		p.Step("no build cache under %s: nothing to remove", cache)
+		return nil
 	}
-	p.Step("removed the build cache under %s", cache)
+	p.Step("removed the build cache under %s (%d entries)", cache, len(found))
 	return nil
 }
 

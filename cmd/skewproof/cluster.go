@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -32,10 +33,21 @@ func newClusterDownCmd() *cobra.Command {
 				return err
 			}
 			p := clusters.NewProgress(os.Stderr)
+			existing, err := clusters.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			// Down also removes what a half-made cluster left (its network,
+			// kubeconfig, owner record), so it runs either way; the message
+			// says what was found.
 			if err := clusters.Down(cmd.Context(), name, kubeconfig, p); err != nil {
 				return err
 			}
-			p.Step("cluster %s deleted", name)
+			if slices.Contains(existing, name) {
+				p.Step("cluster %s deleted", name)
+			} else {
+				p.Step("no cluster %s was found (see 'skewproof cluster list'); nothing of it is left", name)
+			}
 			return nil
 		},
 	}
