@@ -8,11 +8,14 @@ package profiles
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -89,12 +92,64 @@ func (c *Cluster) Deploy(ctx context.Context, o agent.DeployOptions, timeout tim
 	if err != nil {
 		return err
 	}
+	if err := c.waitNamespaceGone(ctx, timeout); err != nil {
+		return err
+	}
 	for _, obj := range objs {
 		if err := c.apply(ctx, obj); err != nil {
 			return err
 		}
 	}
 	return c.WaitAgentReady(ctx, timeout)
+}
+
+// waitNamespaceGone waits while the agent's namespace is still terminating
+// (an earlier run's teardown that has not finished: nothing can be created
+// in it until it is gone), saying so, and names what holds it when it does
+// not go within timeout.
+func (c *Cluster) waitNamespaceGone(ctx context.Context, timeout time.Duration) error {
+	ns, err := c.Core.CoreV1().Namespaces().Get(ctx, c.Namespace, metav1.GetOptions{})
+	if err != nil || ns.DeletionTimestamp == nil {
+		return nil // absent (or unreadable: applying says why)
+	}
+	fmt.Fprintf(os.Stderr, "namespace %s is still terminating (deleted %s ago, by an earlier run); waiting for it to go\n",
+		c.Namespace, time.Since(ns.DeletionTimestamp.Time).Round(time.Second))
+	var holds string
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		ns, err := c.Core.CoreV1().Namespaces().Get(ctx, c.Namespace, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err == nil && ctx.Err() == nil {
+			holds = terminatingHolds(ctx, c, ns)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("namespace %s, left terminating by an earlier run, did not go within %s (%s); remove what holds it, e.g. pods on a node that is gone: kubectl delete pods -n %s --all --force --grace-period=0",
+			c.Namespace, timeout, holds, c.Namespace)
+	}
+	return nil
+}
+
+// terminatingHolds says what keeps a terminating namespace: its conditions'
+// messages and the pods left in it, with their nodes.
+func terminatingHolds(ctx context.Context, c *Cluster, ns *corev1.Namespace) string {
+	var parts []string
+	for _, cd := range ns.Status.Conditions {
+		if cd.Status == corev1.ConditionTrue && cd.Message != "" {
+			parts = append(parts, cd.Message)
+		}
+	}
+	if pl, err := c.Core.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range pl.Items {
+			parts = append(parts, fmt.Sprintf("pod %s on node %s", p.Name, p.Spec.NodeName))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing named"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // serverMinor is the API server's minor version (1.x), 0 when unknown.

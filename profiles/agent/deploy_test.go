@@ -187,3 +187,20 @@ func TestDaemonSetProbesOnlyAtStartup(t *testing.T) {
 		t.Errorf("the agent is restarted after %d s without its first sync; allow 30 minutes (User-Mode Linux nodes are slow)", window)
 	}
 }
+
+// Nodes the run cannot test get no agent pod (it would never be ready
+// there); without any, the pod goes everywhere.
+func TestDaemonSetExcludesNodes(t *testing.T) {
+	if a := agentPod(t, DeployOptions{Image: "i"}).Spec.Affinity; a != nil {
+		t.Errorf("affinity without excluded nodes: %+v", a)
+	}
+	a := agentPod(t, DeployOptions{Image: "i", ExcludeNodes: []string{"w2", "w1"}}).Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		t.Fatalf("no required node affinity: %+v", a)
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	want := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"w1", "w2"}}
+	if len(terms) != 1 || len(terms[0].MatchFields) != 1 || !reflect.DeepEqual(terms[0].MatchFields[0], want) {
+		t.Errorf("terms %+v, want %+v", terms, want)
+	}
+}
