@@ -129,6 +129,20 @@ type Sub struct {
 	// the fixture itself, e.g. "the deny-mkdir profile makes mkdir fail");
 	// each entry is a failed check.
 	Must []string
+	// Unmade, when set, is a check of the sub-case that could not be made:
+	// the spec cannot pass. Judge fails it if the checks that were made
+	// fail; otherwise it stops the spec as Unmade says.
+	Unmade *Unmade
+}
+
+// Unmade is a check that could not be made, and why.
+type Unmade struct {
+	Reason string
+	// SetUp: what the check needed is something skewproof sets up on its
+	// own clusters (a pod it runs, a runtime handler, …): the spec fails
+	// there and is skipped elsewhere (SetUpMissing). Otherwise the host or
+	// the cluster cannot show it: the spec is skipped with the reason.
+	SetUp bool
 }
 
 // Generic keeps the parts of an observation that hold for every sub-case:
@@ -158,10 +172,18 @@ func (s Sub) want(o skew.Observation, i, n int) skew.Observation {
 }
 
 // Judge compares the sub-cases with the oracle, records the verdict and
-// fails the spec when the verdict is fail.
+// fails the spec when the verdict is fail. A check that could not be made
+// (Sub.Unmade) never leaves a pass or a deviation: unless the checks that
+// were made fail, the spec stops with the reason (skipped, or failed where
+// skewproof's own set-up is what is missing).
 func (t *Scenario) Judge(subs ...Sub) {
-	var kepMis, upMis, must, observed, outcomes []string
+	var kepMis, upMis, must, observed, outcomes, unmade []string
+	unmadeSetUp := false
 	for i, s := range subs {
+		if s.Unmade != nil {
+			unmade = append(unmade, s.Name+": "+s.Unmade.Reason)
+			unmadeSetUp = unmadeSetUp || s.Unmade.SetUp
+		}
 		for _, m := range observe.Match(s.want(t.Exp.KEPPlanned, i, len(subs)), s.Obs) {
 			kepMis = append(kepMis, s.Name+": "+m)
 		}
@@ -200,6 +222,13 @@ func (t *Scenario) Judge(subs ...Sub) {
 				t.result.Failure += "\ncontainer message: " + s.Name + ": " + c.Message
 			}
 		}
+	}
+	if v != skew.Fail && len(unmade) > 0 {
+		reason := "a check could not be made: " + strings.Join(unmade, "; ")
+		if unmadeSetUp {
+			t.SetUpMissing(reason)
+		}
+		t.Skip(reason)
 	}
 	t.record()
 	if v == skew.Fail {
