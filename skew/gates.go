@@ -21,6 +21,14 @@ var knownGates = map[string]gateLife{
 	"AppArmorFields": {locked: Minor{1, 31}, removed: Minor{1, 33}},
 }
 
+// FeatureMetricSince is the first minor whose kube-apiserver reports its
+// feature gates in /metrics (kubernetes_feature_enabled{name,stage}):
+// cmd/kube-apiserver/app/server.go of k8s.io/kubernetes v1.26.15 calls
+// utilfeature.DefaultMutableFeatureGate.AddMetrics(), v1.25.16 has no such
+// call and k8s.io/component-base v0.25.16 no such metric. Before it an API
+// server does not say whether a gate is enabled.
+var FeatureMetricSince = Minor{1, 26}
+
 // CheckFeatureGate says whether a component at version v accepts gate=value
 // (a gate it does not know, or a locked gate set against its default, stops
 // it from starting). Gates the KEPs do not name are not checked.

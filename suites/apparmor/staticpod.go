@@ -33,7 +33,7 @@ func staticPodPath(ctx context.Context, t *h.Scenario) string {
 	}
 	Expect(json.Unmarshal(b, &cfg)).To(Succeed())
 	if cfg.KubeletConfig.StaticPodPath == "" {
-		t.Skip("the kubelet of " + t.NodeName() + " reads no static pod directory (staticPodPath is empty)")
+		t.SetUpMissing("the kubelet of " + t.NodeName() + " reads no static pod directory (staticPodPath is empty)")
 	}
 	return cfg.KubeletConfig.StaticPodPath
 }
@@ -42,15 +42,17 @@ func staticPodPath(ctx context.Context, t *h.Scenario) string {
 // manifest into the node's static pod directory (a StaticPod object; the
 // agent of that node writes the file and reports it in a node status), and
 // removes it when the spec ends. Nothing but the API is needed: the agent
-// already runs on every node. The spec skips, saying why, where no agent
-// runs on the node or where the agent writes elsewhere than the kubelet
-// reads.
+// already runs on every node. Where no agent is ready on the node, or the
+// agent writes elsewhere than the kubelet reads, the spec cannot be set up:
+// on skewproof's own cluster (the runner deploys the agent with the
+// directory kind's kubelets read) that fails the spec, on an existing one
+// it is a skip saying why (SetUpMissing).
 func writeStaticPod(ctx context.Context, t *h.Scenario, pod *corev1.Pod) {
 	dir := staticPodPath(ctx, t)
 	c, err := profiles.NewCluster(h.Env.Config, profiles.FixturesNamespace)
 	Expect(err).NotTo(HaveOccurred())
 	if err := c.AgentReadyOn(ctx, t.NodeName()); err != nil {
-		t.Skip("static pods are written by the node agent, which does not run here: " + err.Error())
+		t.SetUpMissing("static pods are written by the node agent: " + err.Error())
 	}
 	name := "static-" + t.NS
 	DeferCleanup(func(ctx SpecContext) {
@@ -62,7 +64,7 @@ func writeStaticPod(ctx context.Context, t *h.Scenario, pod *corev1.Pod) {
 	st, err := c.PutStaticPod(ctx, name, t.NodeName(), pod, time.Minute)
 	Expect(err).NotTo(HaveOccurred(), "writing the static pod manifest through the node agent")
 	if written := path.Dir(st.Message); written != path.Clean(dir) {
-		t.Skip(fmt.Sprintf("the agent on %s writes static pods into %s, but its kubelet reads %s: deploy the agent with 'skewproof profiles deploy --static-pod-path %s'",
+		t.SetUpMissing(fmt.Sprintf("the agent on %s writes static pods into %s, but its kubelet reads %s: deploy the agent with 'skewproof profiles deploy --static-pod-path %s'",
 			t.NodeName(), written, dir, dir))
 	}
 }

@@ -37,31 +37,27 @@ func init() {
 		}})
 }
 
-// gateOff says, once per process, whether the API server runs with the
-// AppArmor gate disabled (its kubernetes_feature_enabled metric is 0).
-var gateOff = sync.OnceValues(func() (bool, error) {
-	on, err := featureEnabled(context.Background(), h.Env.Client, "AppArmor")
-	return on == "0", err
+// appArmorGate is, once per process, what the API server says about the
+// AppArmor gate.
+var appArmorGate = sync.OnceValue(func() gateState {
+	return readGate(context.Background(), h.Env.Client, h.Env.APIServer, "AppArmor")
 })
 
 // gateDefault: every rule but apparmor/feature-gate assumes the AppArmor
 // gate at its default (enabled); on a cluster with it disabled they skip,
-// saying so.
-func gateDefault(ctx context.Context, id string) string {
-	if id == "apparmor/feature-gate" {
-		return ""
+// saying so. Where the gate can be disabled and the API server does not say
+// whether it is, they are never judged on a guess (a cluster with the gate
+// off would fail every rule): stopUnlessKnown.
+func gateDefault(ctx context.Context, t *h.Scenario) {
+	if t.ID == "apparmor/feature-gate" {
+		return
 	}
 	if skew.CheckFeatureGate("AppArmor", false, h.Env.APIServer) != nil {
-		return "" // locked to true or removed at this version: it is on
+		return // locked to true or removed at this version: it is on
 	}
-	off, err := gateOff()
-	switch {
-	case err != nil:
-		// Never judge on a guess: a cluster with the gate off would fail
-		// every rule.
-		return fmt.Sprintf("cannot tell whether the AppArmor feature gate is enabled on this API server v%s: %v (the run needs get on the non-resource URL /metrics)", h.Env.APIServer, err)
-	case off:
-		return fmt.Sprintf("the AppArmor feature gate is disabled on this API server v%s: the rule assumes it enabled (only apparmor/feature-gate applies)", h.Env.APIServer)
+	g := appArmorGate()
+	g.stopUnlessKnown(t, "AppArmor")
+	if g.enabled == "0" {
+		t.Skip(fmt.Sprintf("the AppArmor feature gate is disabled on this API server v%s: the rule assumes it enabled (only apparmor/feature-gate applies)", h.Env.APIServer))
 	}
-	return ""
 }

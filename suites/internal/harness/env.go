@@ -54,7 +54,7 @@ var Env struct {
 	Workers    []Node
 	// Own says whether skewproof brought this cluster up itself
 	// (SKEWPROOF_OWN_CLUSTER): what it set up there must be there, so a
-	// missing part fails a spec instead of skipping it (OwnedOrSkip).
+	// missing part fails a spec instead of skipping it (SetUpMissing).
 	Own bool
 	// NodeAccess says whether node files can be read or changed directly
 	// ("docker": the nodes are local containers) or not ("none").

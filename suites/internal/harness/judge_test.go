@@ -43,7 +43,7 @@ func TestJudge(t *testing.T) {
 		{"one sub-case of two fails", same, []Sub{{Name: "a", Obs: gotAccepted}, {Name: "b", Obs: gotRejected}}, skew.Fail, []string{"b: admission"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := judge("seccomp/api/x", node, c.exp, reports.Result{ID: "seccomp/api/x"}, c.subs)
+			r, _ := judge("seccomp/api/x", node, c.exp, reports.Result{ID: "seccomp/api/x"}, c.subs)
 			if r.Verdict != c.want {
 				t.Fatalf("verdict %s, want %s (%+v)", r.Verdict, c.want, r)
 			}
@@ -67,5 +67,20 @@ func TestJudge(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A check that could not be made stops a spec whose other checks passed
+// (never a pass), and does not hide a failure of the checks that were made.
+func TestJudgeUnmade(t *testing.T) {
+	exp := skew.Expectation{Version: "1.37.2", Expected: skew.Observation{Admission: skew.Accepted}, KEPPlanned: skew.Observation{Admission: skew.Accepted}}
+	unmade := &Unmade{Reason: "dmesg failed", SetUp: true}
+	r, stop := judge("x/y/z", nil, exp, reports.Result{}, []Sub{{Name: "a", Obs: observe.Observation{Admission: skew.Accepted}, Unmade: unmade}})
+	if stop == nil || !stop.SetUp || !strings.Contains(stop.Reason, "a: dmesg failed") {
+		t.Errorf("passing checks with one not made: %+v, stop %+v; want a stop with the reason", r, stop)
+	}
+	r, stop = judge("x/y/z", nil, exp, reports.Result{}, []Sub{{Name: "a", Obs: observe.Observation{Admission: skew.Rejected}, Unmade: unmade}})
+	if stop != nil || r.Verdict != skew.Fail {
+		t.Errorf("a failing check with one not made: %+v, stop %+v; want fail", r, stop)
 	}
 }

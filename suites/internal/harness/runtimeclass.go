@@ -68,18 +68,21 @@ func missingHandlerEvent(events []corev1.Event) string {
 }
 
 // RunUnderHandler runs a pod on the scenario's node under the RuntimeClass
-// named handler and observes its container. The spec is skipped, saying
-// why, when the cluster has no such RuntimeClass or the node's runtime has
-// no such handler: the scenario cannot be set up there.
+// named handler and observes its container. Without such a RuntimeClass in
+// the cluster, or such a handler in the node's runtime, the scenario cannot
+// be set up: skewproof's own clusters have both (its node images carry the
+// handler, the runner creates the RuntimeClass), so there the spec fails;
+// on an existing cluster it is skipped, saying what is missing
+// (SetUpMissing).
 func (t *Scenario) RunUnderHandler(ctx context.Context, name, handler string, retries bool, opts ...fx.PodOption) observe.Observation {
 	_, err := t.F.ClientSet.NodeV1().RuntimeClasses().Get(ctx, handler, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		t.Skip(fmt.Sprintf("this cluster has no RuntimeClass %s (skewproof's node images carry the runtime handler; on other clusters create the RuntimeClass for a handler of that name)", handler))
+		t.SetUpMissing(fmt.Sprintf("this cluster has no RuntimeClass %s (skewproof creates it for the runtime handler its node images carry; on other clusters create the RuntimeClass for a handler of that name)", handler))
 	}
 	Expect(err).NotTo(HaveOccurred(), "reading RuntimeClass %s", handler)
 	obs := t.RunOnNode(ctx, name, retries, append([]fx.PodOption{fx.RuntimeClass(handler)}, opts...)...)
 	if c := obs.Container; c != nil && c.State == skew.Waiting && c.Reason == SandboxFailed {
-		t.Skip(fmt.Sprintf("the container runtime of node %s has no handler %s (RuntimeClass %s): %s", t.NodeName(), handler, handler, reports.FirstLine(c.Message)))
+		t.SetUpMissing(fmt.Sprintf("the container runtime of node %s has no handler %s (RuntimeClass %s): %s", t.NodeName(), handler, handler, reports.FirstLine(c.Message)))
 	}
 	return obs
 }

@@ -129,6 +129,20 @@ type Sub struct {
 	// the fixture itself, e.g. "the deny-mkdir profile makes mkdir fail");
 	// each entry is a failed check.
 	Must []string
+	// Unmade, when set, is a check of the sub-case that could not be made:
+	// the spec cannot pass. Judge fails it if the checks that were made
+	// fail; otherwise it stops the spec as Unmade says.
+	Unmade *Unmade
+}
+
+// Unmade is a check that could not be made, and why.
+type Unmade struct {
+	Reason string
+	// SetUp: what the check needed is something skewproof sets up on its
+	// own clusters (a pod it runs, a runtime handler, …): the spec fails
+	// there and is skipped elsewhere (SetUpMissing). Otherwise the host or
+	// the cluster cannot show it: the spec is skipped with the reason.
+	SetUp bool
 }
 
 // Generic keeps the parts of an observation that hold for every sub-case:
@@ -158,9 +172,19 @@ func (s Sub) want(o skew.Observation, i, n int) skew.Observation {
 }
 
 // Judge compares the sub-cases with the oracle, records the verdict and
-// fails the spec when the verdict is fail.
+// fails the spec when the verdict is fail. A check that could not be made
+// (Sub.Unmade) never leaves a pass or a deviation: unless the checks that
+// were made fail, the spec stops with the reason (skipped, or failed where
+// skewproof's own set-up is what is missing).
 func (t *Scenario) Judge(subs ...Sub) {
-	t.result = judge(t.ID, t.Node, t.Exp, t.result, subs)
+	r, stop := judge(t.ID, t.Node, t.Exp, t.result, subs)
+	t.result = r
+	if stop != nil {
+		if stop.SetUp {
+			t.SetUpMissing(stop.Reason)
+		}
+		t.Skip(stop.Reason)
+	}
 	t.record()
 	if t.result.Verdict == skew.Fail {
 		Fail(t.result.Failure)
@@ -168,16 +192,23 @@ func (t *Scenario) Judge(subs ...Sub) {
 }
 
 // judge is Judge without Ginkgo: the result of comparing the sub-cases
-// with the expectation (r carries what prepare recorded). No sub-case
-// means nothing was observed: a failure, never a pass.
-func judge(id string, nd *Node, exp skew.Expectation, r reports.Result, subs []Sub) reports.Result {
+// with the expectation (r carries what prepare recorded), and, when checks
+// could not be made and those that were made did not fail, why the spec
+// must stop instead of passing. No sub-case means nothing was observed: a
+// failure, never a pass.
+func judge(id string, nd *Node, exp skew.Expectation, r reports.Result, subs []Sub) (reports.Result, *Unmade) {
 	if len(subs) == 0 {
 		r.Verdict, r.Reason = skew.Fail, exp.Reason
 		r.Failure = fmt.Sprintf("%s on %s: judged with no observation", id, where(nd))
-		return r
+		return r, nil
 	}
-	var kepMis, upMis, must, observed, outcomes []string
+	var kepMis, upMis, must, observed, outcomes, unmade []string
+	unmadeSetUp := false
 	for i, s := range subs {
+		if s.Unmade != nil {
+			unmade = append(unmade, s.Name+": "+s.Unmade.Reason)
+			unmadeSetUp = unmadeSetUp || s.Unmade.SetUp
+		}
 		for _, m := range observe.Match(s.want(exp.KEPPlanned, i, len(subs)), s.Obs) {
 			kepMis = append(kepMis, s.Name+": "+m)
 		}
@@ -222,7 +253,10 @@ func judge(id string, nd *Node, exp skew.Expectation, r reports.Result, subs []S
 			}
 		}
 	}
-	return r
+	if r.Verdict != skew.Fail && len(unmade) > 0 {
+		return r, &Unmade{Reason: "a check could not be made: " + strings.Join(unmade, "; "), SetUp: unmadeSetUp}
+	}
+	return r, nil
 }
 
 func where(nd *Node) string {

@@ -181,11 +181,11 @@ func prepare(r SpecReport) *Scenario {
 	if skip == "" && e.Expected.NotApplicable != "" {
 		skip = e.Expected.NotApplicable
 	}
-	if f := registered(familyOf(id)); skip == "" && f != nil && f.Precondition != nil && Connected() {
-		skip = f.Precondition(context.Background(), id)
-	}
 	if skip != "" {
 		t.Skip(skip)
+	}
+	if f := registered(familyOf(id)); f != nil && f.Precondition != nil && Connected() {
+		f.Precondition(context.Background(), t)
 	}
 	return t
 }

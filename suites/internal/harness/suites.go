@@ -29,10 +29,12 @@ type Suite struct {
 	Family string
 	// Smoke lists the ids of the quick subset (label "smoke").
 	Smoke map[string]bool
-	// Precondition, when set, is asked before each spec (after the oracle):
-	// a non-empty answer skips the spec with that reason (e.g. a cluster
-	// configured unlike the rules assume).
-	Precondition func(ctx context.Context, id string) string
+	// Precondition, when set, is asked before each spec the oracle does
+	// not skip, before the spec's namespace exists: it stops the spec with
+	// t.Skip (e.g. a cluster configured unlike the rules assume) or
+	// t.SetUpMissing (what the question needs is not there), or returns
+	// and the spec runs.
+	Precondition func(ctx context.Context, t *Scenario)
 	// SetUp, when set, runs once per process before the first spec of the
 	// family that runs (never in a dry run or without a cluster); an error
 	// fails every spec of the family. The cleanup it returns runs after the

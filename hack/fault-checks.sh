@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The faults of docs/suites/fault-injection.md ("Green means judged"), on a
+# kept cluster of control plane 1.37.2 and one worker with kubelet 1.34.4:
+#   flaky     the worker's runtime drops seccomp from each pod's first attempt
+#             (hack/fault-flaky-runtime.sh): the run must exit 1 and the JUnit
+#             carry a <failure type="Flaky"> per affected id on that node;
+#   stopped   the worker's kubelet is stopped before the run: the run names the
+#             node and its Ready condition at once, skips its kubelet rules with
+#             that reason and exits 1;
+#   cordoned  the worker is cordoned: its kubelet rules are judged, the run says so.
+# BIN=dir of another build (e.g. an older one) runs that build instead of bin/.
+#
+# Usage: bash hack/fault-checks.sh flaky|stopped|cordoned [OUTDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fault=${1:?flaky, stopped or cordoned}
+out=${2:-_artifacts/fault-$fault}
+bin=${BIN:-bin}
+name=${CLUSTER:-fault}
+node=$name-worker
+kubeconfig=$HOME/.kube/skewproof-$name.yaml
+rm -rf "$out" && mkdir -p "$out"
+if ! bin/skewproof cluster list 2>/dev/null | grep -q "^$name "; then
+	bin/skewproof cluster up --name "$name" --apiserver 1.37.2 --kubelets 1.34.4 --kubeconfig "$kubeconfig"
+fi
+stamp() { date +%s.%N; }
+run() {
+	local rc=0 start
+	start=$(stamp)
+	"$bin/skewproof" run --kubeconfig "$kubeconfig" --name "$name" --junit-dir "$out/run" "$@" >"$out/run.log" 2>&1 || rc=$?
+	echo "run exit status: $rc after $(echo "$(stamp) - $start" | bc | cut -d. -f1) s"
+}
+case "$fault" in
+flaky)
+	bash hack/fault-flaky-runtime.sh install "$node"
+	trap 'bash hack/fault-flaky-runtime.sh remove "$node"' EXIT
+	run --suites seccomp --label-filter kubelet
+	docker exec "$node" cat /run/skewproof-fault.log | sed 's/^/node: /'
+	grep -E "^\[.*\] +(flaky|fail|pass|deviation|skip) " "$out/run.log" | grep "$node" || true
+	grep -o '<failure message="flaky[^"]*" type="Flaky">' "$out"/run/junit-*.xml | sort | uniq -c || true
+	;;
+stopped)
+	docker exec "$node" systemctl stop kubelet
+	trap 'docker exec "$node" systemctl start kubelet' EXIT
+	echo "kubelet stopped on $node; waiting until the node is not Ready"
+	until kubectl --kubeconfig "$kubeconfig" get node "$node" --no-headers 2>/dev/null | grep -q NotReady; do sleep 2; done
+	run --suites seccomp,apparmor,profiles
+	grep -m3 -E "cannot test|not tested|could not be tested" "$out/run.log" || true
+	tail -3 "$out/run.log"
+	;;
+cordoned)
+	kubectl --kubeconfig "$kubeconfig" cordon "$node"
+	trap 'kubectl --kubeconfig "$kubeconfig" uncordon "$node"' EXIT
+	run --suites seccomp --label-filter kubelet
+	grep -m2 -E "cordoned" "$out/run.log" || true
+	tail -4 "$out/run.log"
+	;;
+*)
+	echo "usage: $0 flaky|stopped|cordoned [OUTDIR]" >&2
+	exit 2
+	;;
+esac
