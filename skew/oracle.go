@@ -17,8 +17,9 @@ type Phase struct {
 	Obs    Observation `json:"observation"`
 	// WithoutAppArmor, when set, replaces Obs on a host without AppArmor.
 	WithoutAppArmor *Observation `json:"withoutAppArmor,omitempty"`
-	// Unresearched marks an upstream phase whose sources are not served,
-	// so no deviation can be claimed for it.
+	// Unresearched marks an upstream phase whose sources were not read, so
+	// no deviation can be claimed for it and the verdict is skip. Expect
+	// answers with such a phase for every version outside Rule.Read.
 	Unresearched bool `json:"unresearched,omitempty"`
 }
 
@@ -48,6 +49,9 @@ type Rule struct {
 	// Source cites the upstream code (file and function) the upstream
 	// phases were read from.
 	Source string `json:"source"`
+	// Read lists the releases whose sources the upstream phases were read
+	// in. Outside them Expect answers skip, "not researched".
+	Read SourcesRead `json:"sourcesRead"`
 	// KEP and Upstream give the observation for every version line; the
 	// first phase whose window contains the version applies.
 	KEP      []Phase `json:"kep"`
@@ -167,6 +171,10 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 		v = kubelet
 	}
 	kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, v)
+	unread := r.notResearched(apiserver, kubelet)
+	if unread != "" {
+		up = unresearched("not researched", Window{}, na(unread))
+	}
 	for _, p := range []*Phase{&kep, &up} {
 		if !host.AppArmor && p.WithoutAppArmor != nil {
 			p.Obs = *p.WithoutAppArmor
@@ -180,17 +188,32 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 		Source: r.Source,
 	}
 	e.Deviation = !up.Unresearched && !Satisfies(up.Obs, kep.Obs)
+	// The upstream windows a reason names end where the reading ends.
+	upWindow := up.Window.Intersect(r.Read.Window())
+	at := fmt.Sprintf("%s v%s", r.Component, v)
 	switch {
+	case unread != "":
+		e.Reason = fmt.Sprintf("%s: %s; KEP plans %q", at, unread, kep.Name)
 	case up.Unresearched:
-		e.Reason = fmt.Sprintf("%s v%s: upstream behaviour not researched (%s); KEP plans %q", r.Component, v, up.Obs.NotApplicable, kep.Name)
+		e.Reason = fmt.Sprintf("%s: upstream behaviour not researched (%s); KEP plans %q", at, up.Obs.NotApplicable, kep.Name)
 	case e.Deviation:
-		e.Reason = fmt.Sprintf("%s v%s: KEP plans %q (%s), upstream does %q (%s); source: %s",
-			r.Component, v, kep.Name, kep.Window, up.Name, up.Window, r.Source)
+		e.Reason = fmt.Sprintf("%s: KEP plans %q (%s), upstream does %q (%s); source: %s",
+			at, kep.Name, kep.Window, up.Name, upWindow, r.Source)
 	default:
-		e.Reason = fmt.Sprintf("%s v%s: %s (KEP %s; upstream %s)", r.Component, v, up.Name, kep.Window, up.Window)
+		e.Reason = fmt.Sprintf("%s: %s (KEP %s; upstream %s)", at, up.Name, kep.Window, upWindow)
 	}
-	e.Skip = r.Host.unmet(host)
+	e.Skip = joinReasons(unread, r.Host.unmet(host))
 	return e
+}
+
+func joinReasons(rs ...string) string {
+	var out []string
+	for _, r := range rs {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func findPhase(ps []Phase, v *version.Version) Phase {

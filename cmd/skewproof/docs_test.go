@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/skew"
 )
 
 // update rewrites the golden files (docs/oracle/*) instead of comparing:
@@ -58,5 +60,19 @@ func TestOracleDocsAreCurrent(t *testing.T) {
 				t.Errorf("docs/oracle/%s is stale; regenerate it: go test ./cmd/skewproof -run TestOracleDocsAreCurrent -update (it prints go run ./cmd/skewproof %s)", c.page, strings.Join(c.args, " "))
 			}
 		})
+	}
+}
+
+// TestOracleReadmeListsSourcesRead: docs/oracle/README.md names, for every
+// rule, the releases whose sources were read for it.
+func TestOracleReadmeListsSourcesRead(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "oracle", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range skew.Rules() {
+		if !strings.Contains(string(b), r.Read.List()) {
+			t.Errorf("docs/oracle/README.md does not list the releases read for %s: %s", r.ID, r.Read.List())
+		}
 	}
 }
