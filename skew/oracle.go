@@ -52,6 +52,11 @@ type Rule struct {
 	// Read lists the releases whose sources the upstream phases were read
 	// in. Outside them Expect answers skip, "not researched".
 	Read SourcesRead `json:"sourcesRead"`
+	// UpstreamAt, when set, is the component whose version selects the
+	// upstream phase, where it is not Component: a kubelet rule whose
+	// outcome upstream the API server decides (it rewrites the pod before
+	// any kubelet sees it). The KEP phases follow Component.
+	UpstreamAt Component `json:"upstreamAt,omitempty"`
 	// KEP and Upstream give the observation for every version line; the
 	// first phase whose window contains the version applies.
 	KEP      []Phase `json:"kep"`
@@ -166,11 +171,18 @@ func Expect(id string, apiserver, kubelet *version.Version, host HostFacts) (Exp
 }
 
 func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expectation {
-	v := apiserver
-	if r.Component == Kubelet {
-		v = kubelet
+	pick := func(c Component) *version.Version {
+		if c == Kubelet {
+			return kubelet
+		}
+		return apiserver
 	}
-	kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, v)
+	v, upAt := pick(r.Component), r.Component
+	if r.UpstreamAt != "" {
+		upAt = r.UpstreamAt
+	}
+	upV := pick(upAt)
+	kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, upV)
 	unread := r.notResearched(apiserver, kubelet)
 	if unread != "" {
 		up = unresearched("not researched", Window{}, na(unread))
@@ -191,6 +203,9 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 	// The upstream windows a reason names end where the reading ends.
 	upWindow := up.Window.Intersect(r.Read.Window())
 	at := fmt.Sprintf("%s v%s", r.Component, v)
+	if upAt != r.Component {
+		at += fmt.Sprintf(" (upstream phase set by %s v%s)", upAt, upV)
+	}
 	switch {
 	case unread != "":
 		e.Reason = fmt.Sprintf("%s: %s; KEP plans %q", at, unread, kep.Name)

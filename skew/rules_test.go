@@ -138,11 +138,47 @@ func TestResearchedFacts(t *testing.T) {
 		// (the KEP's Phase 2 would warn: the container has no field).
 		{"apparmor/template/no-sync", "1.33.13", "1.33.13", DefaultHost, all(deviation(false), noWarnings())},
 		{"apparmor/template/no-sync", "1.34.4", "1.34.4", DefaultHost, all(deviation(true), noWarnings())},
-		// Seccomp sync was removed in v1.27 upstream, v1.23 in the plan: no sync in any served release.
+		// Seccomp sync (pkg/registry/core/pod/strategy.go,
+		// applySeccompVersionSkew): field to annotation to v1.24,
+		// annotation to field to v1.26; the plan ends both in v1.23.
+		{"seccomp/create/field-to-annotation", "1.22.17", "1.22.17", DefaultHost, all(deviation(false), annotation(seccompPodAnnKey, "runtime/default"))},
+		{"seccomp/create/field-to-annotation", "1.24.17", "1.24.17", DefaultHost, all(deviation(true), annotation(seccompPodAnnKey, "runtime/default"))},
+		{"seccomp/create/field-to-annotation", "1.25.16", "1.25.16", DefaultHost, all(deviation(false), noAnnotation(seccompPodAnnKey))},
 		{"seccomp/create/field-to-annotation", "1.29.6", "1.29.6", DefaultHost, all(deviation(false), noAnnotation(seccompPodAnnKey))},
-		// v1.26 was not read: no deviation is claimed there.
-		{"seccomp/create/annotation-to-field", "1.26.0", "1.26.0", DefaultHost, all(deviation(false), skip("not researched at kube-apiserver v1.26.0 (sources read: v1.29.6 … v1.37.2)"), notApplicable())},
+		{"seccomp/create/annotation-to-field", "1.26.15", "1.26.15", DefaultHost, all(deviation(true), field(PodSeccompType, "RuntimeDefault"))},
+		{"seccomp/create/annotation-to-field", "1.27.16", "1.27.16", DefaultHost, all(deviation(false), absentField(PodSeccompType))},
+		{"seccomp/template/instantiation", "1.26.15", "1.26.15", DefaultHost, all(deviation(true), field(PodSeccompType, "RuntimeDefault"))},
+		// A pod's annotations never warn while they are copied to fields
+		// (the warnings are computed after PrepareForCreate); no seccomp
+		// warning exists before v1.22.
+		{"seccomp/create/warning", "1.21.14", "1.21.14", DefaultHost, all(deviation(true), noWarnings())},
+		{"seccomp/create/warning", "1.26.15", "1.26.15", DefaultHost, all(deviation(true), noWarnings())},
+		{"seccomp/create/warning", "1.27.16", "1.27.16", DefaultHost, all(deviation(false), warning(SeccompAnnotationWarning("", seccompPodAnnKey)))},
+		// Templates are not synced, so they warn from v1.22, with the text of each release.
+		{"seccomp/template/no-sync", "1.20.15", "1.20.15", DefaultHost, all(deviation(false), notApplicable())},
+		{"seccomp/template/no-sync", "1.21.14", "1.21.14", DefaultHost, all(deviation(true), noWarnings())},
+		{"seccomp/template/no-sync", "1.22.17", "1.22.17", DefaultHost, all(deviation(false), warning(`spec.template.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: deprecated since v1.19; use the "seccompProfile" field instead`))},
+		{"seccomp/template/no-sync", "1.24.17", "1.24.17", DefaultHost, all(deviation(false), warning(`spec.template.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: deprecated since v1.19, non-functional in v1.25+; use the "seccompProfile" field instead`))},
+		{"seccomp/template/no-sync", "1.26.15", "1.26.15", DefaultHost, all(deviation(false), warning(`spec.template.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: deprecated since v1.19, non-functional in a future release; use the "seccompProfile" field instead`))},
+		// Precedence: the API server copies the container annotation into
+		// the container field to v1.26, whatever the kubelet; from v1.27
+		// every kubelet (v1.20 on, on containerd) applies the fields only.
 		{"seccomp/kubelet/precedence", "1.37.2", "1.34.4", DefaultHost, all(deviation(false), seccompMode(2))},
+		{"seccomp/kubelet/precedence", "1.29.6", "1.26.15", DefaultHost, all(deviation(false), seccompMode(2))},
+		{"seccomp/kubelet/precedence", "1.27.16", "1.25.16", DefaultHost, all(deviation(false), seccompMode(2))},
+		{"seccomp/kubelet/precedence", "1.26.15", "1.24.17", DefaultHost, all(deviation(true), seccompMode(0))},
+		{"seccomp/kubelet/precedence", "1.21.14", "1.19.16", DefaultHost, all(deviation(false), seccompMode(0))},
+		// Only kubelet v1.19 (CRI SeccompProfilePath only) honours an
+		// annotation update on restart.
+		{"seccomp/update/annotation-ignored", "1.21.14", "1.19.16", DefaultHost, all(deviation(true), seccompMode(0))},
+		{"seccomp/update/annotation-ignored", "1.21.14", "1.20.15", DefaultHost, all(deviation(false), seccompMode(2))},
+		// Ephemeral containers are off by default before v1.23.
+		{"seccomp/ephemeral/inherit", "1.22.17", "1.22.17", DefaultHost, all(deviation(false), notApplicable())},
+		{"seccomp/ephemeral/inherit", "1.24.17", "1.23.17", DefaultHost, all(deviation(false), seccompMode(2))},
+		{"seccomp/ephemeral/no-annotation-sync", "1.22.17", "1.20.15", DefaultHost, all(deviation(false), notApplicable())},
+		// Row 3 was read in containerd and runc only.
+		{"seccomp/failure/row-3", "1.37.2", "1.37.2", HostFacts{Seccomp: true, Runtime: "cri-o"}, skip("runtime cri-o not one of containerd")},
+		{"seccomp/failure/row-3", "1.37.2", "1.37.2", DefaultHost, all(skip(""), deviation(false), state(Waiting))},
 		// Feature gate can be disabled up to v1.30 only.
 		{"apparmor/feature-gate", "1.30.14", "1.30.14", DefaultHost, deviation(false)},
 		{"apparmor/feature-gate", "1.31.14", "1.31.14", DefaultHost, all(deviation(true), notApplicable())},
@@ -224,6 +260,17 @@ func field(k, v string) check {
 			return fmt.Errorf("field %s = %q, want %q", k, e.Expected.Fields[k], v)
 		}
 		return nil
+	}
+}
+
+func absentField(k string) check {
+	return func(e Expectation) error {
+		for _, a := range e.Expected.AbsentFields {
+			if a == k {
+				return nil
+			}
+		}
+		return fmt.Errorf("field %s not expected unset: %s", k, describe(e.Expected))
 	}
 }
 
@@ -326,4 +373,20 @@ func describe(o Observation) string {
 		return fmt.Sprintf("%+v", o)
 	}
 	return string(b)
+}
+
+// TestRuntimeRowsCiteTheRuntime: failure row 3 is decided by the runtime;
+// its source names the containerd and runc files and functions read, with
+// their versions, not only "runtime dependent".
+func TestRuntimeRowsCiteTheRuntime(t *testing.T) {
+	r, _ := RuleByID("seccomp/failure/row-3")
+	for _, w := range []string{"containerd v1.7.24", "generateSeccompSpecOpts", "contrib/seccomp/seccomp.go WithProfile",
+		"runc v1.1.15", "libcontainer/seccomp/config.go ConvertStringToAction", "SetupSeccomp"} {
+		if !strings.Contains(r.Source, w) {
+			t.Errorf("seccomp/failure/row-3 source lacks %q: %s", w, r.Source)
+		}
+	}
+	if len(r.Host.Runtimes) != 1 || r.Host.Runtimes[0] != "containerd" {
+		t.Errorf("seccomp/failure/row-3 holds for runtimes %v; only containerd was read", r.Host.Runtimes)
+	}
 }

@@ -51,9 +51,10 @@ func (s SourcesRead) List() string {
 // proxy serves each of them by exact version (go mod download
 // k8s.io/kubernetes@vX.Y.Z), even those 'go list -m -versions' does not list.
 var (
-	// seccompRead: the releases skewproof serves and builds. The files and
-	// functions read are in the header of rules_seccomp.go.
-	seccompRead = SourcesRead{"1.29.6", "1.30.14", "1.31.14", "1.32.13", "1.33.13", "1.34.4", "1.35.4", "1.36.3", "1.37.2"}
+	// seccompRead: every minor since the seccomp fields exist (v1.19). The
+	// files and functions read are in the header of rules_seccomp.go.
+	seccompRead = SourcesRead{"1.19.16", "1.20.15", "1.21.14", "1.22.17", "1.23.17", "1.24.17", "1.25.16", "1.26.15",
+		"1.27.16", "1.28.15", "1.29.6", "1.30.14", "1.31.14", "1.32.13", "1.33.13", "1.34.4", "1.35.4", "1.36.3", "1.37.2"}
 	// appArmorRead: the releases skewproof serves and builds (the fields
 	// exist from v1.30; v1.29 is the last release of annotations only). The
 	// files and functions read are in the header of rules_apparmor.go.

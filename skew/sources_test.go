@@ -7,7 +7,8 @@ import (
 )
 
 // TestSourcesRead: every rule names the releases it was read in, one per
-// minor, oldest first, without a gap, covering the served releases.
+// minor, oldest first, without a gap, within what the Go module proxy
+// serves by exact version (v1.19 on).
 func TestSourcesRead(t *testing.T) {
 	for _, r := range Rules() {
 		if len(r.Read) == 0 {
@@ -31,7 +32,7 @@ func TestSourcesRead(t *testing.T) {
 			t.Errorf("%s: sources read %s do not cover the served releases v1.29 … v1.37", r.ID, r.Read)
 		}
 	}
-	if got := seccompRead.String(); got != "v1.29.6 … v1.37.2" {
+	if got := seccompRead.String(); got != "v1.19.16 … v1.37.2" {
 		t.Errorf("seccompRead = %s", got)
 	}
 	if got := appArmorRead.String(); got != "v1.29.6 … v1.37.2" {
@@ -58,17 +59,27 @@ func TestNotResearchedSkips(t *testing.T) {
 			}
 			return "kube-apiserver v1.38.0"
 		}},
-		// Before the served releases: nothing read.
-		{"1.23.17", "1.23.17", func(r Rule) string {
+		// Before the seccomp fields: nothing read.
+		{"1.18.20", "1.18.20", func(r Rule) string {
 			if r.Component == Kubelet {
+				return "kubelet v1.18.20"
+			}
+			return "kube-apiserver v1.18.20"
+		}},
+		// v1.23: seccomp read, AppArmor not.
+		{"1.23.17", "1.23.17", func(r Rule) string {
+			switch {
+			case strings.HasPrefix(r.ID, "seccomp/"):
+				return ""
+			case r.Component == Kubelet:
 				return "kubelet v1.23.17"
 			}
 			return "kube-apiserver v1.23.17"
 		}},
-		// A read kube-apiserver with a kubelet older than the reading:
-		// only the kubelet rules skip.
+		// A read kube-apiserver with a kubelet older than the AppArmor
+		// reading: only the AppArmor kubelet rules skip.
 		{"1.29.6", "1.26.15", func(r Rule) string {
-			if r.Component == Kubelet {
+			if strings.HasPrefix(r.ID, "apparmor/") && r.Component == Kubelet {
 				return "kubelet v1.26.15"
 			}
 			return ""
