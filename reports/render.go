@@ -172,14 +172,19 @@ func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command 
 		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
 		for _, e := range es {
 			plan := "same"
-			if e.Deviation {
+			// Not researched upstream: nothing is the same, show the plan.
+			if e.Deviation || (e.Expected.NotApplicable != "" && e.KEPPlanned.NotApplicable == "") {
 				plan = e.KEPPhase + ": " + Describe(e.KEPPlanned)
 			}
 			d := "no"
 			if e.Deviation {
 				d = "**yes**"
 			}
-			fmt.Fprintf(w, "| `%s` | %s | %s: %s | %s | %s | %s |\n", e.ID, e.Component, mdCell(e.Phase), mdCell(Describe(e.Expected)), mdCell(plan), d, mdCell(e.Skip))
+			exp := e.Phase + ": " + Describe(e.Expected)
+			if skipSaysAll(e) {
+				exp = e.Phase + " (see skip)"
+			}
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s |\n", e.ID, e.Component, mdCell(exp), mdCell(plan), d, mdCell(e.Skip))
 		}
 		if dev > 0 {
 			fmt.Fprint(w, "\n## Deviations\n\n")
@@ -199,7 +204,10 @@ func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command 
 				d = "yes"
 			}
 			exp := Describe(e.Expected)
-			if e.Skip != "" {
+			switch {
+			case skipSaysAll(e):
+				exp = "[skip: " + e.Skip + "]"
+			case e.Skip != "":
 				exp = "[skip: " + e.Skip + "] " + exp
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Component, d, exp)
@@ -215,6 +223,13 @@ func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command 
 		return nil
 	}
 	return fmt.Errorf("unknown format %q; use text, json or markdown", format)
+}
+
+// skipSaysAll reports whether the skip reason already says why the rule has
+// no expected observation (e.g. "not researched at …"), so the expectation
+// need not repeat it.
+func skipSaysAll(e skew.Expectation) bool {
+	return e.Expected.NotApplicable != "" && strings.Contains(e.Skip, e.Expected.NotApplicable)
 }
 
 // WriteUpgrade renders the changes of an upgrade.
@@ -332,6 +347,8 @@ func WriteDeviations(w io.Writer, format string, from, to skew.Minor, ds []skew.
 		if command != "" {
 			fmt.Fprintf(w, "Generated with `%s`.\n\n", command)
 		}
+		fmt.Fprintln(w, "A minor outside the releases whose sources were read for a rule is not researched: no deviation is claimed there.")
+		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| id | KEP reference | minors | KEP plan | upstream | upstream source |")
 		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
 		for _, d := range ds {

@@ -17,8 +17,9 @@ type Phase struct {
 	Obs    Observation `json:"observation"`
 	// WithoutAppArmor, when set, replaces Obs on a host without AppArmor.
 	WithoutAppArmor *Observation `json:"withoutAppArmor,omitempty"`
-	// Unresearched marks an upstream phase whose sources are not served,
-	// so no deviation can be claimed for it.
+	// Unresearched marks an upstream phase whose sources were not read, so
+	// no deviation can be claimed for it and the verdict is skip. Expect
+	// answers with such a phase for every version outside Rule.Read.
 	Unresearched bool `json:"unresearched,omitempty"`
 }
 
@@ -48,6 +49,14 @@ type Rule struct {
 	// Source cites the upstream code (file and function) the upstream
 	// phases were read from.
 	Source string `json:"source"`
+	// Read lists the releases whose sources the upstream phases were read
+	// in. Outside them Expect answers skip, "not researched".
+	Read SourcesRead `json:"sourcesRead"`
+	// UpstreamAt, when set, is the component whose version selects the
+	// upstream phase, where it is not Component: a kubelet rule whose
+	// outcome upstream the API server decides (it rewrites the pod before
+	// any kubelet sees it). The KEP phases follow Component.
+	UpstreamAt Component `json:"upstreamAt,omitempty"`
 	// KEP and Upstream give the observation for every version line; the
 	// first phase whose window contains the version applies.
 	KEP      []Phase `json:"kep"`
@@ -162,11 +171,22 @@ func Expect(id string, apiserver, kubelet *version.Version, host HostFacts) (Exp
 }
 
 func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expectation {
-	v := apiserver
-	if r.Component == Kubelet {
-		v = kubelet
+	pick := func(c Component) *version.Version {
+		if c == Kubelet {
+			return kubelet
+		}
+		return apiserver
 	}
-	kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, v)
+	v, upAt := pick(r.Component), r.Component
+	if r.UpstreamAt != "" {
+		upAt = r.UpstreamAt
+	}
+	upV := pick(upAt)
+	kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, upV)
+	unread := r.notResearched(apiserver, kubelet)
+	if unread != "" {
+		up = unresearched("not researched", Window{}, na(unread))
+	}
 	for _, p := range []*Phase{&kep, &up} {
 		if !host.AppArmor && p.WithoutAppArmor != nil {
 			p.Obs = *p.WithoutAppArmor
@@ -180,17 +200,35 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 		Source: r.Source,
 	}
 	e.Deviation = !up.Unresearched && !Satisfies(up.Obs, kep.Obs)
-	switch {
-	case up.Unresearched:
-		e.Reason = fmt.Sprintf("%s v%s: upstream behaviour not researched (%s); KEP plans %q", r.Component, v, up.Obs.NotApplicable, kep.Name)
-	case e.Deviation:
-		e.Reason = fmt.Sprintf("%s v%s: KEP plans %q (%s), upstream does %q (%s); source: %s",
-			r.Component, v, kep.Name, kep.Window, up.Name, up.Window, r.Source)
-	default:
-		e.Reason = fmt.Sprintf("%s v%s: %s (KEP %s; upstream %s)", r.Component, v, up.Name, kep.Window, up.Window)
+	// The upstream windows a reason names end where the reading ends.
+	upWindow := up.Window.Intersect(r.Read.Window())
+	at := fmt.Sprintf("%s v%s", r.Component, v)
+	if upAt != r.Component {
+		at += fmt.Sprintf(" (upstream phase set by %s v%s)", upAt, upV)
 	}
-	e.Skip = r.Host.unmet(host)
+	switch {
+	case unread != "":
+		e.Reason = fmt.Sprintf("%s: %s; KEP plans %q", at, unread, kep.Name)
+	case up.Unresearched:
+		e.Reason = fmt.Sprintf("%s: upstream behaviour not researched (%s); KEP plans %q", at, up.Obs.NotApplicable, kep.Name)
+	case e.Deviation:
+		e.Reason = fmt.Sprintf("%s: KEP plans %q (%s), upstream does %q (%s); source: %s",
+			at, kep.Name, kep.Window, up.Name, upWindow, r.Source)
+	default:
+		e.Reason = fmt.Sprintf("%s: %s (KEP %s; upstream %s)", at, up.Name, kep.Window, upWindow)
+	}
+	e.Skip = joinReasons(unread, r.Host.unmet(host))
 	return e
+}
+
+func joinReasons(rs ...string) string {
+	var out []string
+	for _, r := range rs {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func findPhase(ps []Phase, v *version.Version) Phase {

@@ -158,6 +158,36 @@ func TestDeviations(t *testing.T) {
 	}
 }
 
+// TestSeccompDeviations: the seccomp sources of v1.19 … v1.28 show where
+// upstream left the KEP's plan (which ends annotation support in v1.23).
+func TestSeccompDeviations(t *testing.T) {
+	want := map[string]string{
+		"seccomp/create/field-to-annotation": "1.23,1.24",
+		"seccomp/create/annotation-to-field": "1.23,1.24,1.25,1.26",
+		"seccomp/template/instantiation":     "1.23,1.24,1.25,1.26",
+		"seccomp/kubelet/precedence":         "1.23,1.24,1.25,1.26",
+		"seccomp/create/warning":             "1.19,1.20,1.21,1.22,1.23,1.24,1.25,1.26",
+		"seccomp/template/no-sync":           "1.21",
+		"seccomp/update/annotation-ignored":  "1.19",
+	}
+	got := map[string][]string{}
+	for _, d := range Deviations(Minor{1, 10}, Minor{1, 45}) {
+		if strings.HasPrefix(d.ID, "seccomp/") {
+			got[d.ID] = append(got[d.ID], d.Minors...)
+		}
+	}
+	for id, minors := range want {
+		if g := strings.Join(got[id], ","); g != minors {
+			t.Errorf("deviation %s at %q, want %q", id, g, minors)
+		}
+	}
+	for id := range got {
+		if _, ok := want[id]; !ok {
+			t.Errorf("unexpected seccomp deviation %s at %v", id, got[id])
+		}
+	}
+}
+
 func TestSatisfies(t *testing.T) {
 	kep := Observation{Summary: "k", Admission: Accepted, WarningContains: []string{"seccomp.security.alpha.kubernetes.io/pod"}}
 	up := Observation{Summary: "u", Admission: Accepted, Warnings: []string{SeccompAnnotationWarning("", SeccompPodAnnotation)}}

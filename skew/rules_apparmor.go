@@ -5,7 +5,12 @@ package skew
 // KEP phases (§Removing annotation support): Phase 1 v1.30, Phase 2 v1.34,
 // Phase 3 v1.36.
 //
-// Upstream findings (k8s.io/kubernetes v1.29.6 … v1.37.2):
+// Upstream sources read (appArmorRead): k8s.io/kubernetes v1.29.6, v1.30.14,
+// v1.31.14, v1.32.13, v1.33.13, v1.34.4, v1.35.4, v1.36.3, v1.37.2, and
+// k8s.io/pod-security-admission v0.29.6 … v0.37.2. Releases before v1.29
+// were not read: there every AppArmor rule answers skip, "not researched"
+// (a kubelet rule also for a kubelet older than v1.29 under a newer API
+// server), however its windows begin. Findings:
 //   - The appArmorProfile fields exist from v1.30 (AppArmorFields gate, beta
 //     in v1.30, GA and locked in v1.31; both gates removed in v1.33:
 //     pkg/features/kube_features.go, versioned_kube_features.go).
@@ -26,9 +31,9 @@ package skew
 //   - pkg/kubelet/nodestatus/setters.go, ReadyCondition: v1.29.6 appends
 //     ". AppArmor enabled" to the Ready message; v1.30+ does not.
 //
-// Kubelet rules hold for kubelets older than v1.30 (which read annotations
-// only) because every kube-apiserver those kubelets may run against
-// (v1.32 at most, by the skew policy) still copies fields to annotations.
+// Kubelet rules hold for kubelet v1.29 (which reads annotations only)
+// because every kube-apiserver it may run against (v1.32 at most, by the
+// skew policy) still copies fields to annotations.
 
 const appArmorKEP = "KEP-24"
 
@@ -379,18 +384,32 @@ var appArmorRules = []Rule{
 }
 
 // ruleTable is every rule in catalogue order. Rules whose plan and upstream
-// behaviour are the same spell out only the plan.
-var ruleTable = buildRuleTable(seccompRules, appArmorRules, appArmorNodeRules)
+// behaviour are the same spell out only the plan. Each group's rules were
+// read in the releases given with it (Rule.Read).
+var ruleTable = buildRuleTable(
+	ruleGroup{seccompRules, seccompRead},
+	ruleGroup{appArmorRules, appArmorRead},
+	ruleGroup{appArmorNodeRules, appArmorRead},
+)
 
-func buildRuleTable(groups ...[]Rule) []Rule {
+// ruleGroup is a family of rules and the releases their sources were read in.
+type ruleGroup struct {
+	rules []Rule
+	read  SourcesRead
+}
+
+func buildRuleTable(groups ...ruleGroup) []Rule {
 	var out []Rule
 	for _, g := range groups {
-		for _, r := range g {
+		for _, r := range g.rules {
 			if r.Upstream == nil {
 				r.Upstream = r.KEP
 				if r.UpstreamWindow == (Window{}) {
 					r.UpstreamWindow = r.KEPWindow
 				}
+			}
+			if r.Read == nil {
+				r.Read = g.read
 			}
 			out = append(out, r)
 		}

@@ -40,7 +40,7 @@ var appArmorNodeRules = []Rule{
 
 	aaRule("apparmor/failure/row-3", "localhost profile not loaded on the node: fails to start, retried, reason in an event",
 		appArmorKEP+" §Failure and Fallback Strategy, row 3", Kubelet, HostCondition{AppArmor: boolp(true), Runtimes: []string{"containerd"}},
-		"runtime dependent; containerd 1.7.24 pkg/cri/sbserver/container_create_linux.go: generateApparmorSpecOpts checks "+
+		"runtime dependent; containerd v1.7.24 pkg/cri/server/container_create_linux.go (the default CRI service; the same in pkg/cri/sbserver): generateApparmorSpecOpts checks "+
 			"/sys/kernel/security/apparmor/profiles at container create (\"apparmor profile not found <p>\", so CreateContainerError); "+
 			"other runtimes (CRI-O) not researched: the rule is restricted to containerd", false,
 		Observation{Summary: "pod created; container fails to start, retried with back-off; event names the profile", Admission: Accepted,

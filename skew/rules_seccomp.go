@@ -1,40 +1,110 @@
 package skew
 
+import "fmt"
+
 // Seccomp rules: KEP-135 (KEP-135 "Seccomp to GA").
 //
-// Upstream findings (k8s.io/kubernetes v1.29.6 … v1.37.2, all served releases):
-//   - pkg/registry/core/pod/strategy.go and pkg/api/pod/util.go hold no seccomp
-//     field/annotation sync in any served release: the sync the KEP planned to
-//     drop in v1.23 was dropped upstream in v1.27 (the warning text of
-//     pkg/api/pod/warnings.go says "non-functional in v1.27+").
-//   - pkg/kubelet/kuberuntime/helpers.go, getSeccompProfile: container field,
-//     then pod field, then the kubelet default; the annotations parameter is
-//     unused, so annotations are ignored by every served kubelet.
-//   - pkg/apis/core/validation/validation.go: ValidateSeccompPodAnnotations /
-//     ValidateSeccompProfile still reject invalid annotation values;
-//     validateSeccompAnnotationsAndFields still rejects field/annotation
-//     mismatches on create (ValidatePodCreate) and in pod templates
-//     (ValidatePodTemplateSpec); validateSeccompProfileField and
-//     validateLocalDescendingPath validate the field.
+// Upstream sources read (seccompRead, one release per minor since the fields
+// exist): k8s.io/kubernetes v1.19.16, v1.20.15, v1.21.14, v1.22.17, v1.23.17,
+// v1.24.17, v1.25.16, v1.26.15, v1.27.16, v1.28.15, v1.29.6, v1.30.14,
+// v1.31.14, v1.32.13, v1.33.13, v1.34.4, v1.35.4, v1.36.3, v1.37.2; with
+// k8s.io/apiserver v0.22.17, v0.24.17, v0.26.15 (pkg/registry/rest/create.go,
+// BeforeCreate), and, for what the kubelet's CRI request becomes on the
+// runtime of skewproof's node images, github.com/containerd/containerd
+// v1.7.24 and github.com/opencontainers/runc v1.1.15. Findings, with the
+// release in which each changes:
+//
+//   - Field/annotation sync, pkg/registry/core/pod/strategy.go,
+//     applySeccompVersionSkew, called from PrepareForCreate only (never on
+//     update, never from the ephemeralcontainers subresource,
+//     podEphemeralContainersStrategy.PrepareForUpdate):
+//     v1.19-v1.24 both ways (pkg/api/pod/util.go, SeccompAnnotationForField
+//     and SeccompFieldForAnnotation); v1.25-v1.26 annotation to field only
+//     (strategy.go, seccompFieldForAnnotation); gone from v1.27. The KEP
+//     plans to end both in v1.23 (§Upgrade / Downgrade): field to
+//     annotation shipped two minors late, annotation to field four.
+//   - Warnings, pkg/api/pod/warnings.go, warningsForPodSpecAndMeta: none
+//     before v1.22 (no such file); from v1.22 one per annotation without a
+//     field, reading "deprecated since v1.19" (v1.22), "deprecated since
+//     v1.19, non-functional in v1.25+" (v1.23, v1.24), "deprecated since
+//     v1.19, non-functional in a future release" (v1.25, v1.26) and
+//     "non-functional in v1.27+" (v1.27 on). BeforeCreate computes them
+//     after PrepareForCreate, so while the API server copies annotations to
+//     fields (to v1.26) a pod's annotations never warn; a pod template's do
+//     (GetWarningsForPodTemplate from every workload strategy's
+//     WarningsOnCreate, v1.22 on).
+//   - Validation, pkg/apis/core/validation/validation.go:
+//     validateSeccompProfileField, validateLocalDescendingPath,
+//     validatePathNoBacksteps, ValidateSeccompProfile,
+//     ValidateSeccompPodAnnotations and validateSeccompAnnotationsAndFields /
+//     validateSeccompAnnotationsAndFieldsMatch (from ValidatePodCreate and
+//     ValidatePodTemplateSpec) are the same in every release read
+//     (validateSeccompProfileType changes only the Go type of its list of
+//     supported values, in v1.29). ValidatePodSpecificAnnotationUpdates lets
+//     seccomp annotations change in every release read.
+//   - Kubelet, pkg/kubelet/kuberuntime/security_context.go,
+//     determineEffectiveSecurityContext, with helpers.go: v1.19 sends only the
+//     CRI SeccompProfilePath, from getSeccompProfile, which honours
+//     annotations (container field, container annotation, pod field, pod
+//     annotation); v1.20-v1.27 send SeccompProfilePath
+//     (getSeccompProfilePath: annotations honoured to v1.24, ignored from
+//     v1.25) and the structured Seccomp (getSeccompProfile: fields only,
+//     never nil); v1.28 on only Seccomp. containerd v1.7.24,
+//     pkg/cri/server/container_create_linux.go, containerSpecOpts, uses
+//     Seccomp whenever it is set and SeccompProfilePath only without it: from
+//     v1.20 a kubelet on containerd applies the fields only.
+//   - Ephemeral containers: the EphemeralContainers gate is alpha and off by
+//     default to v1.22, beta and on from v1.23 (pkg/features/kube_features.go).
+//   - Seccomp root: v1.19-v1.22 the --seccomp-profile-root flag, default
+//     /var/lib/kubelet/seccomp (cmd/kubelet/app/options/options.go, the
+//     default root dir, not --root-dir); from v1.23 <root-dir>/seccomp
+//     (pkg/kubelet/kuberuntime/kuberuntime_manager.go,
+//     NewKubeGenericRuntimeManager).
+//   - batch/v1 CronJob, one of the template scenario's workloads, is served
+//     from v1.21 (pkg/registry/batch/rest/storage_batch.go, v1Storage).
 
 const seccompKEP = "KEP-135"
 
 var (
 	// KEP: "If this feature is implemented in v1.19, I propose v1.23 as a
 	// target for removal of the old behavior" (§Upgrade / Downgrade).
-	seccompKEPSyncWindow     = win("1.19", "1.23")
-	seccompUpstreamSyncWin   = win("1.19", "1.27")
-	seccompBeforeFields      = win("", "1.19")
-	seccompFieldsOnwards     = win("1.19", "")
-	seccompKEPAfterRemoval   = win("1.23", "")
-	seccompUpstreamAfterSync = win("1.27", "")
-	notYet                   = na("seccomp fields do not exist before v1.19")
+	seccompKEPSyncWindow   = win("1.19", "1.23")
+	seccompBeforeFields    = win("", "1.19")
+	seccompFieldsOnwards   = win("1.19", "")
+	seccompKEPAfterRemoval = win("1.23", "")
+	// Upstream: field to annotation v1.19-v1.24, annotation to field
+	// v1.19-v1.26 (applySeccompVersionSkew).
+	seccompUpFieldToAnn    = win("1.19", "1.25")
+	seccompUpNoFieldToAnn  = win("1.25", "")
+	seccompUpAnnToField    = win("1.19", "1.27")
+	seccompUpNoAnnToField  = win("1.27", "")
+	seccompEphemeralOnward = win("1.23", "")
+	notYet                 = na("seccomp fields do not exist before v1.19")
 	// seccompBeforeFieldsPhase is the first phase of every rule about the fields.
 	seccompBeforeFieldsPhase = phase("before seccomp fields", seccompBeforeFields, notYet)
+	// seccompNoEphemeralPhase holds in plan and upstream alike: before v1.23
+	// a default cluster has no ephemeral containers, so neither the KEP's
+	// rule nor upstream's behaviour can be observed.
+	seccompNoEphemeralPhase = phase("ephemeral containers off by default", win("1.19", "1.23"),
+		na("ephemeral containers are alpha and off by default (EphemeralContainers feature gate) before v1.23"))
 )
 
 var seccompPodAnnKey = SeccompPodAnnotation
 var seccompCtrAnnKey = SeccompContainerAnnotationPrefix + ContainerName
+
+// seccompWarning is the exact warning of upstream minor v1.22-v1.26 for a
+// seccomp annotation without a field (pkg/api/pod/warnings.go,
+// warningsForPodSpecAndMeta); from v1.27 it is SeccompAnnotationWarning.
+func seccompWarning(prefix, key, text string) string {
+	return fmt.Sprintf(`%smetadata.annotations[%s]: %s; use the "seccompProfile" field instead`, prefix, key, text)
+}
+
+// The texts of seccompWarning, per release.
+const (
+	seccompWarn122      = "deprecated since v1.19"
+	seccompWarn123to124 = "deprecated since v1.19, non-functional in v1.25+"
+	seccompWarn125to126 = "deprecated since v1.19, non-functional in a future release"
+)
 
 func seccompFieldRule(id, title, ref, source string, o Observation) Rule {
 	return Rule{
@@ -52,25 +122,37 @@ func seccompKubeletRule(id, title, ref, source string, host HostCondition, o Obs
 	return r
 }
 
+// seccompEphemeralRule is a rule about ephemeral containers: not applicable
+// before v1.23 (seccompNoEphemeralPhase), o from then on, in plan and
+// upstream alike.
+func seccompEphemeralRule(id, title, ref, source string, c Component, host HostCondition, o Observation) Rule {
+	ps := []Phase{seccompBeforeFieldsPhase, seccompNoEphemeralPhase, phase("seccomp GA, ephemeral containers on", seccompEphemeralOnward, o)}
+	return Rule{
+		ID: id, Title: title, KEPRef: ref, Component: c, Host: host, Source: source,
+		KEPWindow: seccompEphemeralOnward, UpstreamWindow: seccompEphemeralOnward,
+		KEP: ps, Upstream: ps,
+	}
+}
+
 var seccompRules = []Rule{
 	seccompFieldRule("seccomp/api/types",
 		"Unconfined, RuntimeDefault, Localhost+localhostProfile accepted at pod and container level",
 		seccompKEP+" §Proposal › API › Pod API",
-		"pkg/apis/core/validation/validation.go: validateSeccompProfileField, validateSeccompProfileType",
+		"pkg/apis/core/validation/validation.go: validateSeccompProfileField, validateSeccompProfileType (v1.19.16…v1.37.2)",
 		Observation{Summary: "accepted; seccompProfile stored as sent at pod and container level", Admission: Accepted,
 			Fields: map[string]string{PodSeccompType: "RuntimeDefault", ContainerSeccompType: "Localhost"}}),
 
 	seccompFieldRule("seccomp/api/localhost-profile-required",
 		"Localhost without localhostProfile rejected; localhostProfile with another type rejected",
 		seccompKEP+" §Proposal › API › Pod API (SeccompProfile union)",
-		"pkg/apis/core/validation/validation.go: validateSeccompProfileField",
+		"pkg/apis/core/validation/validation.go: validateSeccompProfileField (v1.19.16…v1.37.2)",
 		Observation{Summary: "rejected", Admission: Rejected,
 			MessageContains: []string{"must be set when seccomp type is Localhost", "can only be set when seccomp type is Localhost"}}),
 
 	seccompFieldRule("seccomp/api/localhost-path-invalid",
 		"absolute or descending localhostProfile (/etc/x.json, ../x.json) rejected",
 		seccompKEP+" §Failure and Fallback Strategy, row 6",
-		"pkg/apis/core/validation/validation.go: validateSeccompProfileField → validateLocalDescendingPath, validatePathNoBacksteps",
+		"pkg/apis/core/validation/validation.go: validateSeccompProfileField → validateLocalDescendingPath, validatePathNoBacksteps (v1.19.16…v1.37.2)",
 		Observation{Summary: "pod not created", Admission: Rejected,
 			MessageContains: []string{"must be a relative path", "must not contain '..'"}}),
 
@@ -78,7 +160,8 @@ var seccompRules = []Rule{
 		ID: "seccomp/api/runtime-profile-invalid", Title: "annotation runtime/default-audit rejected",
 		KEPRef: seccompKEP + " §Failure and Fallback Strategy, row 5; §Version Skew Strategy › Runtime Profiles", Component: Apiserver,
 		KEPWindow: Window{}, UpstreamWindow: Window{},
-		Source: "pkg/apis/core/validation/validation.go: ValidateSeccompPodAnnotations → ValidateSeccompProfile",
+		Source: "pkg/apis/core/validation/validation.go: ValidateSeccompPodAnnotations → ValidateSeccompProfile (v1.19.16…v1.37.2; to v1.26.15 " +
+			"pkg/registry/core/pod/strategy.go applySeccompVersionSkew copies no field for an unknown value)",
 		KEP: always("runtime profiles other than runtime/default rejected", Observation{Summary: "pod not created", Admission: Rejected,
 			MessageContains: []string{`Invalid value: "runtime/default-audit": must be a valid seccomp profile`}}),
 		Upstream: always("runtime profiles other than runtime/default rejected", Observation{Summary: "pod not created", Admission: Rejected,
@@ -88,15 +171,16 @@ var seccompRules = []Rule{
 	seccompFieldRule("seccomp/create/none",
 		"nothing set: no field, no annotation added",
 		seccompKEP+" §Version Skew Strategy › Pod Creation",
-		"pkg/registry/core/pod/strategy.go: PrepareForCreate (no seccomp handling)",
+		"pkg/registry/core/pod/strategy.go: PrepareForCreate → applySeccompVersionSkew (nothing to copy; v1.19.16…v1.26.15), no seccomp handling from v1.27.16",
 		Observation{Summary: "accepted; neither field nor annotation added", Admission: Accepted, NoWarnings: true,
 			AbsentAnnotations: []string{seccompPodAnnKey, seccompCtrAnnKey}, AbsentFields: []string{PodSeccompType, ContainerSeccompType}}),
 
 	{
 		ID: "seccomp/create/field-to-annotation", Title: "field only: annotation added (pod and container)",
 		KEPRef:    seccompKEP + " §Version Skew Strategy › Pod Creation",
-		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpstreamSyncWin,
-		Source: "pkg/registry/core/pod/strategy.go (no seccomp sync in v1.29.6…v1.37.2); removal version from pkg/api/pod/warnings.go \"non-functional in v1.27+\"",
+		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpFieldToAnn,
+		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate → applySeccompVersionSkew with pkg/api/pod/util.go SeccompAnnotationForField " +
+			"(v1.19.16…v1.24.17); applySeccompVersionSkew copies annotations to fields only in v1.25.16, v1.26.15; gone in v1.27.16…v1.37.2",
 		KEP: []Phase{
 			seccompBeforeFieldsPhase,
 			phase("field/annotation sync", seccompKEPSyncWindow, Observation{Summary: "annotations added from the fields", Admission: Accepted,
@@ -106,9 +190,9 @@ var seccompRules = []Rule{
 		},
 		Upstream: []Phase{
 			seccompBeforeFieldsPhase,
-			phase("field/annotation sync", seccompUpstreamSyncWin, Observation{Summary: "annotations added from the fields", Admission: Accepted,
+			phase("fields copied to annotations (to v1.24)", seccompUpFieldToAnn, Observation{Summary: "annotations added from the fields", Admission: Accepted,
 				Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}}),
-			phase("annotation support removed (v1.27)", seccompUpstreamAfterSync, Observation{Summary: "fields stored as sent; no annotation added", Admission: Accepted,
+			phase("field-to-annotation copy removed (v1.25)", seccompUpNoFieldToAnn, Observation{Summary: "fields stored as sent; no annotation added", Admission: Accepted,
 				AbsentAnnotations: []string{seccompPodAnnKey, seccompCtrAnnKey}}),
 		},
 	},
@@ -116,8 +200,9 @@ var seccompRules = []Rule{
 	{
 		ID: "seccomp/create/annotation-to-field", Title: "annotation only: field populated (unconfined, runtime/default, docker/default, localhost/<p>)",
 		KEPRef:    seccompKEP + " §Version Skew Strategy › Pod Creation",
-		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpstreamSyncWin,
-		Source: "pkg/registry/core/pod/strategy.go (no seccomp sync in v1.29.6…v1.37.2); pkg/api/pod/warnings.go \"non-functional in v1.27+\"",
+		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpAnnToField,
+		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate → applySeccompVersionSkew (v1.19.16…v1.26.15; the value through pkg/api/pod/util.go " +
+			"SeccompFieldForAnnotation to v1.24.17, strategy.go seccompFieldForAnnotation in v1.25.16, v1.26.15; docker/default → RuntimeDefault); gone in v1.27.16…v1.37.2",
 		KEP: []Phase{
 			seccompBeforeFieldsPhase,
 			phase("field/annotation sync", seccompKEPSyncWindow, Observation{Summary: "fields populated from the annotations (docker/default → RuntimeDefault)", Admission: Accepted,
@@ -127,9 +212,9 @@ var seccompRules = []Rule{
 		},
 		Upstream: []Phase{
 			seccompBeforeFieldsPhase,
-			phase("field/annotation sync", seccompUpstreamSyncWin, Observation{Summary: "fields populated from the annotations (docker/default → RuntimeDefault)", Admission: Accepted,
+			phase("annotations copied to fields (to v1.26)", seccompUpAnnToField, Observation{Summary: "fields populated from the annotations (docker/default → RuntimeDefault)", Admission: Accepted,
 				Fields: map[string]string{PodSeccompType: "RuntimeDefault", ContainerSeccompType: "Localhost"}}),
-			phase("annotation support removed (v1.27)", seccompUpstreamAfterSync, Observation{Summary: "annotations stored as sent; no field populated", Admission: Accepted,
+			phase("annotation-to-field copy removed (v1.27)", seccompUpNoAnnToField, Observation{Summary: "annotations stored as sent; no field populated", Admission: Accepted,
 				Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}, AbsentFields: []string{PodSeccompType, ContainerSeccompType}}),
 		},
 	},
@@ -137,21 +222,23 @@ var seccompRules = []Rule{
 	seccompFieldRule("seccomp/create/match",
 		"field and annotation both set and equal: accepted",
 		seccompKEP+" §Version Skew Strategy › Pod Creation",
-		"pkg/apis/core/validation/validation.go: ValidatePodCreate → validateSeccompAnnotationsAndFields",
+		"pkg/apis/core/validation/validation.go: ValidatePodCreate → validateSeccompAnnotationsAndFields (v1.19.16…v1.37.2)",
 		Observation{Summary: "accepted; field and annotation stored as sent", Admission: Accepted,
 			Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, Fields: map[string]string{PodSeccompType: "RuntimeDefault"}}),
 
 	seccompFieldRule("seccomp/create/mismatch",
 		"field and annotation both set and different: rejected",
 		seccompKEP+" §Version Skew Strategy › Pod Creation (\"the values MUST match\")",
-		"pkg/apis/core/validation/validation.go: validateSeccompAnnotationsAndFieldsMatch",
+		"pkg/apis/core/validation/validation.go: validateSeccompAnnotationsAndFieldsMatch (v1.19.16…v1.37.2)",
 		Observation{Summary: "rejected", Admission: Rejected, MessageContains: []string{"seccomp type in annotation and field must match"}}),
 
 	{
 		ID: "seccomp/create/warning", Title: "annotation use warns; exact text per version",
 		KEPRef:    seccompKEP + " §Version Skew Strategy › Pod Creation (warning mechanism)",
-		Component: Apiserver, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompUpstreamAfterSync,
-		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (\"non-functional in v1.27+\" text verified in v1.29.6…v1.37.2)",
+		Component: Apiserver, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompUpNoAnnToField,
+		Source: "pkg/api/pod/warnings.go: warningsForPodSpecAndMeta (none before v1.22.17; \"non-functional in v1.27+\" from v1.27.16); " +
+			"k8s.io/apiserver pkg/registry/rest/create.go: BeforeCreate (v0.22.17, v0.24.17, v0.26.15: WarningsOnCreate after PrepareForCreate, " +
+			"whose applySeccompVersionSkew has copied the annotations to fields to v1.26.15)",
 		KEP: []Phase{
 			seccompBeforeFieldsPhase,
 			phase("annotation use warned; support ends in v1.23", seccompFieldsOnwards, Observation{Summary: "accepted with a warning about the annotations' use (mechanism and text not fixed by the KEP)", Admission: Accepted,
@@ -159,8 +246,9 @@ var seccompRules = []Rule{
 		},
 		Upstream: []Phase{
 			seccompBeforeFieldsPhase,
-			unresearched("warning text of v1.19-v1.26 (not researched: sources not served)", win("1.19", "1.27"), na("warning text of v1.19-v1.26 not researched: those sources are not served")),
-			phase("non-functional-in-v1.27+ warning", seccompUpstreamAfterSync, Observation{Summary: "accepted with one warning per annotation without a field", Admission: Accepted,
+			phase("no seccomp warnings yet", win("1.19", "1.22"), Observation{Summary: "accepted without a warning (no seccomp warning exists before v1.22)", Admission: Accepted, NoWarnings: true}),
+			phase("annotations copied to fields before warnings are computed", win("1.22", "1.27"), Observation{Summary: "accepted without a warning: the API server copied the annotations to fields before it computed the warnings", Admission: Accepted, NoWarnings: true}),
+			phase("non-functional-in-v1.27+ warning", seccompUpNoAnnToField, Observation{Summary: "accepted with one warning per annotation without a field", Admission: Accepted,
 				Warnings: []string{SeccompAnnotationWarning("", seccompPodAnnKey), SeccompAnnotationWarning("", seccompCtrAnnKey)}}),
 		},
 	},
@@ -168,14 +256,16 @@ var seccompRules = []Rule{
 	seccompFieldRule("seccomp/update/field-immutable",
 		"changing the seccomp field of a pod rejected",
 		seccompKEP+" §Version Skew Strategy › Pod Update",
-		"pkg/apis/core/validation/validation.go: ValidatePodUpdate (pod spec updates restricted)",
+		"pkg/apis/core/validation/validation.go: ValidatePodUpdate (pod spec updates restricted; v1.19.16…v1.37.2)",
 		Observation{Summary: "update rejected", Admission: Rejected, MessageContains: []string{"pod updates may not change fields other than"}}),
 
 	{
 		ID: "seccomp/update/annotation-ignored", Title: "annotation update accepted and never changes the profile a restarted container runs with",
 		KEPRef:    seccompKEP + " §Version Skew Strategy › Pod Update",
-		Component: Kubelet, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompFieldsOnwards, Host: needSeccomp,
-		Source: "pkg/apis/core/validation/validation.go: ValidatePodSpecificAnnotationUpdates (seccomp annotations mutable, values validated); pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (annotations unused)",
+		Component: Kubelet, KEPWindow: seccompFieldsOnwards, UpstreamWindow: win("1.20", ""), Host: needSeccomp,
+		Source: "pkg/apis/core/validation/validation.go: ValidatePodSpecificAnnotationUpdates (seccomp annotations mutable, values validated; v1.19.16…v1.37.2); " +
+			"pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (v1.19.16: the CRI SeccompProfilePath, the container annotation before the pod field; " +
+			"v1.20.15…v1.37.2: the structured Seccomp, fields only, which containerd v1.7.24 pkg/cri/server/container_create_linux.go containerSpecOpts prefers)",
 		KEP: []Phase{
 			seccompBeforeFieldsPhase,
 			phase("annotation updates ignored", seccompFieldsOnwards, Observation{Summary: "update accepted; after a restart the container still runs with the field's profile (RuntimeDefault)",
@@ -183,7 +273,9 @@ var seccompRules = []Rule{
 		},
 		Upstream: []Phase{
 			seccompBeforeFieldsPhase,
-			phase("annotation updates ignored", seccompFieldsOnwards, Observation{Summary: "update accepted; after a restart the container still runs with the field's profile (RuntimeDefault)",
+			phase("kubelet v1.19 honours the updated container annotation", win("1.19", "1.20"), Observation{Summary: "update accepted; after a restart the container runs with the updated container annotation's profile (unconfined)",
+				Admission: Accepted, Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
+			phase("annotation updates ignored (the kubelet sends the fields' profile)", win("1.20", ""), Observation{Summary: "update accepted; after a restart the container still runs with the field's profile (RuntimeDefault)",
 				Admission: Accepted, Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
 		},
 	},
@@ -191,28 +283,34 @@ var seccompRules = []Rule{
 	{
 		ID: "seccomp/template/no-sync", Title: "PodTemplate and workloads stored as sent; warnings",
 		KEPRef:    seccompKEP + " §Version Skew Strategy › PodTemplates",
-		Component: Apiserver, KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompUpstreamAfterSync,
-		Source: "pkg/api/pod/warnings.go: GetWarningsForPodTemplate → warningsForPodSpecAndMeta; pkg/apis/core/validation/validation.go: ValidatePodTemplateSpec (also rejects field/annotation mismatch)",
+		Component: Apiserver, KEPWindow: win("1.21", ""), UpstreamWindow: seccompUpNoAnnToField,
+		Source: "pkg/api/pod/warnings.go: GetWarningsForPodTemplate → warningsForPodSpecAndMeta, from every workload strategy's WarningsOnCreate " +
+			"(none before v1.22.17; texts of v1.22.17, v1.23.17-v1.24.17, v1.25.16-v1.26.15 and v1.27.16…v1.37.2); " +
+			"pkg/apis/core/validation/validation.go: ValidatePodTemplateSpec (also rejects field/annotation mismatch); " +
+			"pkg/registry/batch/rest/storage_batch.go: v1Storage (batch/v1 CronJob from v1.21.14)",
 		KEP: []Phase{
 			seccompBeforeFieldsPhase,
-			phase("templates ignored; warning that support ends in v1.23", seccompFieldsOnwards, Observation{Summary: "Deployment stored as sent (annotation only, no field); warned about the annotation's use (mechanism and text not fixed by the KEP)",
+			seccompNoCronJobPhase,
+			phase("templates ignored; warning that support ends in v1.23", win("1.21", ""), Observation{Summary: "Deployment stored as sent (annotation only, no field); warned about the annotation's use (mechanism and text not fixed by the KEP)",
 				Admission: Accepted, Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType},
 				WarningContains: []string{seccompPodAnnKey}}),
 		},
 		Upstream: []Phase{
 			seccompBeforeFieldsPhase,
-			unresearched("warning text of v1.19-v1.26 (not researched: sources not served)", win("1.19", "1.27"), na("warning text of v1.19-v1.26 not researched: those sources are not served")),
-			phase("templates ignored; non-functional-in-v1.27+ warning", seccompUpstreamAfterSync, Observation{Summary: "Deployment stored as sent (annotation only, no field); warning per annotation",
-				Admission: Accepted, Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType},
-				Warnings: []string{SeccompAnnotationWarning("spec.template.", seccompPodAnnKey)}}),
+			seccompNoCronJobPhase,
+			phase("templates ignored; no seccomp warnings yet", win("1.21", "1.22"), seccompTemplate(nil, "no warning (no seccomp warning exists before v1.22)")),
+			phase("templates ignored; deprecated-since-v1.19 warning", win("1.22", "1.23"), seccompTemplate([]string{seccompWarning("spec.template.", seccompPodAnnKey, seccompWarn122)}, "warning per annotation")),
+			phase("templates ignored; non-functional-in-v1.25+ warning", win("1.23", "1.25"), seccompTemplate([]string{seccompWarning("spec.template.", seccompPodAnnKey, seccompWarn123to124)}, "warning per annotation")),
+			phase("templates ignored; non-functional-in-a-future-release warning", win("1.25", "1.27"), seccompTemplate([]string{seccompWarning("spec.template.", seccompPodAnnKey, seccompWarn125to126)}, "warning per annotation")),
+			phase("templates ignored; non-functional-in-v1.27+ warning", seccompUpNoAnnToField, seccompTemplate([]string{SeccompAnnotationWarning("spec.template.", seccompPodAnnKey)}, "warning per annotation")),
 		},
 	},
 
 	{
 		ID: "seccomp/template/instantiation", Title: "pods made from a template follow the creation rules",
 		KEPRef:    seccompKEP + " §Version Skew Strategy › PodTemplates (\"resolution will happen on template instantiation\")",
-		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpstreamSyncWin,
-		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate (same path as any pod create)",
+		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpAnnToField,
+		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate → applySeccompVersionSkew (same path as any pod create; annotation to field v1.19.16…v1.26.15, gone in v1.27.16…v1.37.2)",
 		KEP: []Phase{
 			seccompBeforeFieldsPhase,
 			phase("field/annotation sync", seccompKEPSyncWindow, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the field", Admission: Accepted,
@@ -222,39 +320,50 @@ var seccompRules = []Rule{
 		},
 		Upstream: []Phase{
 			seccompBeforeFieldsPhase,
-			phase("field/annotation sync", seccompUpstreamSyncWin, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the field", Admission: Accepted,
+			phase("annotations copied to fields (to v1.26)", seccompUpAnnToField, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the field", Admission: Accepted,
 				Fields: map[string]string{PodSeccompType: "RuntimeDefault"}}),
-			phase("annotation support removed (v1.27)", seccompUpstreamAfterSync, Observation{Summary: "the ReplicaSet's pod keeps the annotation; no field populated", Admission: Accepted,
+			phase("annotation-to-field copy removed (v1.27)", seccompUpNoAnnToField, Observation{Summary: "the ReplicaSet's pod keeps the annotation; no field populated", Admission: Accepted,
 				Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType}}),
 		},
 	},
 
-	seccompKubeletRule("seccomp/ephemeral/inherit",
+	seccompEphemeralRule("seccomp/ephemeral/inherit",
 		"ephemeral container without a profile runs with the pod's",
 		seccompKEP+" §Version Skew Strategy › Pod Update (ephemeral containers)",
-		"pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (pod field when the container has none)", needSeccomp,
+		"pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (pod field when the container has none; v1.23.17…v1.37.2); "+
+			"pkg/features/kube_features.go: EphemeralContainers (off by default to v1.22.17)", Kubelet, needSeccomp,
 		Observation{Summary: "pod field RuntimeDefault: the ephemeral container runs with Seccomp: 2",
 			Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
 
-	seccompKubeletRule("seccomp/ephemeral/override",
+	seccompEphemeralRule("seccomp/ephemeral/override",
 		"ephemeral container with its own field runs with it",
 		seccompKEP+" §Version Skew Strategy › Pod Update (ephemeral containers)",
-		"pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (container field first)", needSeccomp,
+		"pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (container field first; v1.23.17…v1.37.2); "+
+			"pkg/features/kube_features.go: EphemeralContainers (off by default to v1.22.17)", Kubelet, needSeccomp,
 		Observation{Summary: "pod RuntimeDefault, ephemeral container Unconfined: it runs with Seccomp: 0",
 			Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
 
-	seccompFieldRule("seccomp/ephemeral/no-annotation-sync",
+	seccompEphemeralRule("seccomp/ephemeral/no-annotation-sync",
 		"no annotation is synced for an ephemeral container",
 		seccompKEP+" §Version Skew Strategy › Pod Update (\"Ephemeral container's will never sync with a seccomp annotation\")",
-		"pkg/registry/core/pod/strategy.go: podEphemeralContainersStrategy (no seccomp handling)",
+		"pkg/registry/core/pod/strategy.go: podEphemeralContainersStrategy.PrepareForUpdate (no seccomp handling; v1.23.17…v1.37.2); "+
+			"pkg/features/kube_features.go: EphemeralContainers (off by default to v1.22.17)", Apiserver, HostCondition{},
 		Observation{Summary: "ephemeral container added; no annotation for it", Admission: Accepted,
 			AbsentAnnotations: []string{SeccompContainerAnnotation(EphemeralContainerName)}, Fields: map[string]string{EphemeralSeccompType: "Unconfined"}}),
 
 	{
 		ID: "seccomp/kubelet/precedence", Title: "container field > container annotation > pod field > pod annotation, as the kubelet honours annotations",
 		KEPRef:    seccompKEP + " §Version Skew Strategy › Kubelet Backwards compatibility",
-		Component: Kubelet, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: win("1.19", "1.27"), Host: needSeccomp,
-		Source: "pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (v1.29.6…v1.37.2: container field, pod field, default; annotations unused)",
+		Component: Kubelet, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpAnnToField, Host: needSeccomp,
+		// The pod is created with a pod field and a container annotation:
+		// while the API server copies annotations to fields (to v1.26) the
+		// container gets the field Unconfined before any kubelet sees the
+		// pod, so the API server's version decides the outcome.
+		UpstreamAt: Apiserver,
+		Source: "pkg/registry/core/pod/strategy.go: applySeccompVersionSkew copies the container annotation into the container field on create " +
+			"(v1.19.16…v1.26.15), so the container runs unconfined on any kubelet; pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile " +
+			"(v1.19.16: the CRI SeccompProfilePath, container annotation before pod field; v1.20.15…v1.37.2: the structured Seccomp from the fields only, " +
+			"which containerd v1.7.24 pkg/cri/server/container_create_linux.go containerSpecOpts prefers to SeccompProfilePath)",
 		KEP: []Phase{
 			seccompBeforeFieldsPhase,
 			phase("fields and annotations honoured", seccompKEPSyncWindow, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: container annotation wins (Seccomp: 0)",
@@ -264,9 +373,9 @@ var seccompRules = []Rule{
 		},
 		Upstream: []Phase{
 			seccompBeforeFieldsPhase,
-			phase("fields and annotations honoured", win("1.19", "1.27"), Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: container annotation wins (Seccomp: 0)",
+			phase("container annotation copied to the container field by the API server (to v1.26)", seccompUpAnnToField, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: the API server sets the container field Unconfined, which wins (Seccomp: 0)",
 				Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
-			phase("fields only (annotations removed v1.27)", seccompUpstreamAfterSync, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: annotation ignored, pod field applies (Seccomp: 2)",
+			phase("fields only (no copy from v1.27; kubelets send the fields' profile)", seccompUpNoAnnToField, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: annotation ignored, pod field applies (Seccomp: 2)",
 				Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
 		},
 	},
@@ -274,7 +383,8 @@ var seccompRules = []Rule{
 	seccompKubeletRule("seccomp/kubelet/enforce",
 		"RuntimeDefault gives Seccomp: 2, Unconfined 0; a syscall the runtime default blocks fails",
 		seccompKEP+" §Proposal › RuntimeProfile",
-		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile", needSeccomp,
+		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile (v1.20.15…v1.37.2; fieldProfile in v1.19.16); containerd v1.7.24 "+
+			"pkg/cri/server/container_create_linux.go: generateSeccompSpecOpts (RuntimeDefault → contrib/seccomp WithDefaultProfile, Unconfined → no filter)", needSeccomp,
 		Observation{Summary: "RuntimeDefault container runs with Seccomp: 2 and a blocked syscall (e.g. unshare of a user namespace) fails; Unconfined runs with Seccomp: 0",
 			Cases: []ContainerOutcome{
 				{Case: CaseRuntimeDefault, State: Running, SeccompMode: intp(2), Note: "a syscall the runtime default blocks fails"},
@@ -284,14 +394,17 @@ var seccompRules = []Rule{
 	seccompKubeletRule("seccomp/kubelet/localhost",
 		"localhost profile under <root-dir>/seccomp denying one syscall: EPERM for it, the rest works",
 		seccompKEP+" §Seccomp root path configuration; §LocalhostProfile",
-		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile (filepath.Join(seccompProfileRoot, localhostProfile))", needSeccomp,
+		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile (filepath.Join(seccompProfileRoot, localhostProfile); v1.20.15…v1.37.2, fieldProfile in v1.19.16); "+
+			"the root: cmd/kubelet/app/options/options.go --seccomp-profile-root, default /var/lib/kubelet/seccomp (v1.19.16…v1.22.17), "+
+			"pkg/kubelet/kuberuntime/kuberuntime_manager.go NewKubeGenericRuntimeManager <root-dir>/seccomp (v1.23.17…v1.37.2)", needSeccomp,
 		Observation{Summary: "container runs with Seccomp: 2; mkdir fails with EPERM, other syscalls work",
 			Container: &ContainerOutcome{State: Running, SeccompMode: intp(2), Note: "mkdir fails with EPERM"}}),
 
 	seccompKubeletRule("seccomp/failure/row-1",
 		"runtime without seccomp support: one of the two allowed outcomes, reported",
 		seccompKEP+" §Failure and Fallback Strategy, row 1",
-		"runtime dependent (the kubelet passes the profile through CRI)", HostCondition{},
+		"runtime dependent (the kubelet passes the profile through CRI); containerd v1.7.24 pkg/cri/server/container_create_linux.go: "+
+			"generateSeccompSpecOpts (\"seccomp is not supported\" for a profile other than Unconfined)", HostCondition{},
 		Observation{Summary: "pod created; the container either fails to start or runs without enforcement",
 			Admission: Accepted,
 			AnyOf: []ContainerOutcome{
@@ -304,16 +417,40 @@ var seccompRules = []Rule{
 	seccompKubeletRule("seccomp/failure/row-3",
 		"profile with an unsupported or invalid action: fails to start, retried with back-off",
 		seccompKEP+" §Failure and Fallback Strategy, row 3",
-		"runtime dependent (containerd/runc reject the profile when creating the container)", needSeccomp,
+		"containerd v1.7.24: pkg/cri/server/container_create_linux.go generateSeccompSpecOpts → contrib/seccomp/seccomp.go WithProfile "+
+			"(reads and JSON-decodes the profile at CreateContainer; an action is a string there, not checked), pkg/cri/server/container_start.go "+
+			"StartContainer (\"failed to create containerd task\"); runc v1.1.15: libcontainer/specconv/spec_linux.go CreateLibcontainerConfig → "+
+			"SetupSeccomp → libcontainer/seccomp/config.go ConvertStringToAction (\"string SCMP_ACT_NOT_AN_ACTION is not a valid action for seccomp\"), "+
+			"so runc create fails and the kubelet retries the start with back-off; other runtimes (CRI-O) not researched: the rule is restricted to containerd",
+		HostCondition{Seccomp: boolp(true), Runtimes: []string{"containerd"}},
 		Observation{Summary: "pod created; container fails to start and is retried with back-off per restartPolicy",
 			Admission: Accepted, Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError|RunContainerError|CrashLoopBackOff"}}),
 
 	seccompKubeletRule("seccomp/failure/row-4",
 		"profile file missing on the node: fails to start, retried; runs on a node that has it",
 		seccompKEP+" §Failure and Fallback Strategy, row 4",
-		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile passes the path; the runtime fails to read it", needSeccomp,
+		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile passes the path (v1.19.16…v1.37.2); containerd v1.7.24 contrib/seccomp/seccomp.go "+
+			"WithProfile fails to read it (\"cannot load seccomp profile\" with the path) in pkg/cri/server/container_create.go CreateContainer", needSeccomp,
 		Observation{Summary: "pod created; container fails to start and is retried; the same pod runs on a node with the file",
 			Admission: Accepted, Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: SeccompMissingProfilePrefix}}),
+}
+
+// seccompNoCronJobPhase: the template scenario creates a batch/v1 CronJob
+// among its workloads, which no release before v1.21 serves; in plan and
+// upstream alike the scenario cannot be staged there.
+var seccompNoCronJobPhase = phase("batch/v1 CronJob not served", win("1.19", "1.21"),
+	na("the scenario's batch/v1 CronJob is not served before v1.21"))
+
+// seccompTemplate is what the template scenario's Deployment shows: stored
+// as sent (annotation only, no field), with the given warnings or none.
+func seccompTemplate(warnings []string, what string) Observation {
+	o := Observation{Summary: "Deployment stored as sent (annotation only, no field); " + what, Admission: Accepted,
+		Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType}}
+	if len(warnings) == 0 {
+		o.NoWarnings = true
+	}
+	o.Warnings = warnings
+	return o
 }
 
 // Sub-cases of the scenarios with several containers (Observation.Cases).

@@ -7,12 +7,6 @@ import (
 	"testing"
 )
 
-// Served range the window cases fall back to for open window ends.
-var (
-	oldestServed = Minor{1, 29}
-	newestServed = Minor{1, 37}
-)
-
 func at(m Minor) string { return fmt.Sprintf("%d.%d.0", m.Major, m.Minor) }
 
 // windowCase is one generated case: at version v the rule holds (or not)
@@ -22,30 +16,38 @@ type windowCase struct {
 	holds       bool
 }
 
+// readPart is the part of w whose sources were read for r: the oracle
+// answers only there, so the window cases stay inside it. ok is false when
+// no minor of w was read.
+func readPart(r Rule, w Window) (first, last Minor, ok bool) {
+	c := w.Intersect(r.Read.Window())
+	last = Minor{c.Until.Major, c.Until.Minor - 1}
+	return c.From, last, !last.Less(c.From)
+}
+
 // windowCases builds, for every rule and for both its KEP and its upstream
 // window, cases at the first and the last version where it holds, the first
-// version where it no longer holds, and the last version before it holds.
+// version where it no longer holds, and the last version before it holds,
+// each within the releases read for the rule.
 func windowCases() []windowCase {
 	var out []windowCase
 	for _, r := range Rules() {
+		read := r.Read.Window()
 		for _, side := range []string{"kep", "upstream"} {
 			w := r.KEPWindow
 			if side == "upstream" {
 				w = r.UpstreamWindow
 			}
-			first, last := w.From, Minor{w.Until.Major, w.Until.Minor - 1}
-			if w.openStart() {
-				first = oldestServed
-			}
-			if w.openEnd() {
-				last = newestServed
+			first, last, ok := readPart(r, w)
+			if !ok {
+				continue
 			}
 			out = append(out, windowCase{r.ID, side, at(first), true}, windowCase{r.ID, side, at(last), true})
-			if !w.openEnd() {
+			if !w.openEnd() && read.ContainsMinor(w.Until) {
 				out = append(out, windowCase{r.ID, side, at(w.Until), false})
 			}
-			if !w.openStart() {
-				out = append(out, windowCase{r.ID, side, at(Minor{w.From.Major, w.From.Minor - 1}), false})
+			if before := (Minor{w.From.Major, w.From.Minor - 1}); !w.openStart() && read.ContainsMinor(before) {
+				out = append(out, windowCase{r.ID, side, at(before), false})
 			}
 		}
 	}
@@ -76,10 +78,7 @@ func TestRuleWindows(t *testing.T) {
 			if c.side == "upstream" {
 				w = r.UpstreamWindow
 			}
-			first := w.From
-			if w.openStart() {
-				first = oldestServed
-			}
+			first, _, _ := readPart(r, w)
 			holding := observationAt(t, c.id, c.side, at(first))
 			if holding.NotApplicable != "" {
 				t.Fatalf("rule does not apply at the first version of its window: %s", holding.NotApplicable)
@@ -139,10 +138,47 @@ func TestResearchedFacts(t *testing.T) {
 		// (the KEP's Phase 2 would warn: the container has no field).
 		{"apparmor/template/no-sync", "1.33.13", "1.33.13", DefaultHost, all(deviation(false), noWarnings())},
 		{"apparmor/template/no-sync", "1.34.4", "1.34.4", DefaultHost, all(deviation(true), noWarnings())},
-		// Seccomp sync was removed in v1.27 upstream, v1.23 in the plan: no sync in any served release.
+		// Seccomp sync (pkg/registry/core/pod/strategy.go,
+		// applySeccompVersionSkew): field to annotation to v1.24,
+		// annotation to field to v1.26; the plan ends both in v1.23.
+		{"seccomp/create/field-to-annotation", "1.22.17", "1.22.17", DefaultHost, all(deviation(false), annotation(seccompPodAnnKey, "runtime/default"))},
+		{"seccomp/create/field-to-annotation", "1.24.17", "1.24.17", DefaultHost, all(deviation(true), annotation(seccompPodAnnKey, "runtime/default"))},
+		{"seccomp/create/field-to-annotation", "1.25.16", "1.25.16", DefaultHost, all(deviation(false), noAnnotation(seccompPodAnnKey))},
 		{"seccomp/create/field-to-annotation", "1.29.6", "1.29.6", DefaultHost, all(deviation(false), noAnnotation(seccompPodAnnKey))},
-		{"seccomp/create/annotation-to-field", "1.26.0", "1.26.0", DefaultHost, all(deviation(true), field(PodSeccompType, "RuntimeDefault"))},
+		{"seccomp/create/annotation-to-field", "1.26.15", "1.26.15", DefaultHost, all(deviation(true), field(PodSeccompType, "RuntimeDefault"))},
+		{"seccomp/create/annotation-to-field", "1.27.16", "1.27.16", DefaultHost, all(deviation(false), absentField(PodSeccompType))},
+		{"seccomp/template/instantiation", "1.26.15", "1.26.15", DefaultHost, all(deviation(true), field(PodSeccompType, "RuntimeDefault"))},
+		// A pod's annotations never warn while they are copied to fields
+		// (the warnings are computed after PrepareForCreate); no seccomp
+		// warning exists before v1.22.
+		{"seccomp/create/warning", "1.21.14", "1.21.14", DefaultHost, all(deviation(true), noWarnings())},
+		{"seccomp/create/warning", "1.26.15", "1.26.15", DefaultHost, all(deviation(true), noWarnings())},
+		{"seccomp/create/warning", "1.27.16", "1.27.16", DefaultHost, all(deviation(false), warning(SeccompAnnotationWarning("", seccompPodAnnKey)))},
+		// Templates are not synced, so they warn from v1.22, with the text of each release.
+		{"seccomp/template/no-sync", "1.20.15", "1.20.15", DefaultHost, all(deviation(false), notApplicable())},
+		{"seccomp/template/no-sync", "1.21.14", "1.21.14", DefaultHost, all(deviation(true), noWarnings())},
+		{"seccomp/template/no-sync", "1.22.17", "1.22.17", DefaultHost, all(deviation(false), warning(`spec.template.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: deprecated since v1.19; use the "seccompProfile" field instead`))},
+		{"seccomp/template/no-sync", "1.24.17", "1.24.17", DefaultHost, all(deviation(false), warning(`spec.template.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: deprecated since v1.19, non-functional in v1.25+; use the "seccompProfile" field instead`))},
+		{"seccomp/template/no-sync", "1.26.15", "1.26.15", DefaultHost, all(deviation(false), warning(`spec.template.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: deprecated since v1.19, non-functional in a future release; use the "seccompProfile" field instead`))},
+		// Precedence: the API server copies the container annotation into
+		// the container field to v1.26, whatever the kubelet; from v1.27
+		// every kubelet (v1.20 on, on containerd) applies the fields only.
 		{"seccomp/kubelet/precedence", "1.37.2", "1.34.4", DefaultHost, all(deviation(false), seccompMode(2))},
+		{"seccomp/kubelet/precedence", "1.29.6", "1.26.15", DefaultHost, all(deviation(false), seccompMode(2))},
+		{"seccomp/kubelet/precedence", "1.27.16", "1.25.16", DefaultHost, all(deviation(false), seccompMode(2))},
+		{"seccomp/kubelet/precedence", "1.26.15", "1.24.17", DefaultHost, all(deviation(true), seccompMode(0))},
+		{"seccomp/kubelet/precedence", "1.21.14", "1.19.16", DefaultHost, all(deviation(false), seccompMode(0))},
+		// Only kubelet v1.19 (CRI SeccompProfilePath only) honours an
+		// annotation update on restart.
+		{"seccomp/update/annotation-ignored", "1.21.14", "1.19.16", DefaultHost, all(deviation(true), seccompMode(0))},
+		{"seccomp/update/annotation-ignored", "1.21.14", "1.20.15", DefaultHost, all(deviation(false), seccompMode(2))},
+		// Ephemeral containers are off by default before v1.23.
+		{"seccomp/ephemeral/inherit", "1.22.17", "1.22.17", DefaultHost, all(deviation(false), notApplicable())},
+		{"seccomp/ephemeral/inherit", "1.24.17", "1.23.17", DefaultHost, all(deviation(false), seccompMode(2))},
+		{"seccomp/ephemeral/no-annotation-sync", "1.22.17", "1.20.15", DefaultHost, all(deviation(false), notApplicable())},
+		// Row 3 was read in containerd and runc only.
+		{"seccomp/failure/row-3", "1.37.2", "1.37.2", HostFacts{Seccomp: true, Runtime: "cri-o"}, skip("runtime cri-o not one of containerd")},
+		{"seccomp/failure/row-3", "1.37.2", "1.37.2", DefaultHost, all(skip(""), deviation(false), state(Waiting))},
 		// Feature gate can be disabled up to v1.30 only.
 		{"apparmor/feature-gate", "1.30.14", "1.30.14", DefaultHost, deviation(false)},
 		{"apparmor/feature-gate", "1.31.14", "1.31.14", DefaultHost, all(deviation(true), notApplicable())},
@@ -224,6 +260,17 @@ func field(k, v string) check {
 			return fmt.Errorf("field %s = %q, want %q", k, e.Expected.Fields[k], v)
 		}
 		return nil
+	}
+}
+
+func absentField(k string) check {
+	return func(e Expectation) error {
+		for _, a := range e.Expected.AbsentFields {
+			if a == k {
+				return nil
+			}
+		}
+		return fmt.Errorf("field %s not expected unset: %s", k, describe(e.Expected))
 	}
 }
 
@@ -326,4 +373,20 @@ func describe(o Observation) string {
 		return fmt.Sprintf("%+v", o)
 	}
 	return string(b)
+}
+
+// TestRuntimeRowsCiteTheRuntime: failure row 3 is decided by the runtime;
+// its source names the containerd and runc files and functions read, with
+// their versions, not only "runtime dependent".
+func TestRuntimeRowsCiteTheRuntime(t *testing.T) {
+	r, _ := RuleByID("seccomp/failure/row-3")
+	for _, w := range []string{"containerd v1.7.24", "generateSeccompSpecOpts", "contrib/seccomp/seccomp.go WithProfile",
+		"runc v1.1.15", "libcontainer/seccomp/config.go ConvertStringToAction", "SetupSeccomp"} {
+		if !strings.Contains(r.Source, w) {
+			t.Errorf("seccomp/failure/row-3 source lacks %q: %s", w, r.Source)
+		}
+	}
+	if len(r.Host.Runtimes) != 1 || r.Host.Runtimes[0] != "containerd" {
+		t.Errorf("seccomp/failure/row-3 holds for runtimes %v; only containerd was read", r.Host.Runtimes)
+	}
 }

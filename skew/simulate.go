@@ -66,15 +66,20 @@ type DeviationEntry struct {
 	Source   string   `json:"source"`
 }
 
-// Deviations evaluates every rule at every minor in [from, to] and groups
-// the minors where plan and upstream differ.
+// Deviations evaluates every rule at every minor in [from, to] whose
+// sources were read for it (Rule.Read) and groups the minors where plan and
+// upstream differ.
 func Deviations(from, to Minor) []DeviationEntry {
 	var out []DeviationEntry
 	for i := range ruleTable {
 		r := &ruleTable[i]
 		groups := map[string]*DeviationEntry{}
 		var order []string
+		read := r.Read.Window()
 		for m := from; !to.Less(m); m = (Minor{m.Major, m.Minor + 1}) {
+			if !read.ContainsMinor(m) {
+				continue // not researched: no deviation can be claimed
+			}
 			v := MustParseVersion(fmt.Sprintf("%d.%d.0", m.Major, m.Minor))
 			kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, v)
 			if up.Unresearched || Satisfies(up.Obs, kep.Obs) {

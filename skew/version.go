@@ -120,6 +120,19 @@ func (w Window) ContainsMinor(m Minor) bool {
 	return true
 }
 
+// Intersect returns the minors that lie in both windows; an end stays open
+// only where both windows are open there.
+func (w Window) Intersect(o Window) Window {
+	out := w
+	if w.openStart() || (!o.openStart() && w.From.Less(o.From)) {
+		out.From = o.From
+	}
+	if w.openEnd() || (!o.openEnd() && o.Until.Less(w.Until)) {
+		out.Until = o.Until
+	}
+	return out
+}
+
 func (w Window) String() string {
 	switch {
 	case w.openStart() && w.openEnd():

@@ -117,7 +117,9 @@ func TestLauncher(t *testing.T) {
 		{"simulate", "--upgrade", "1.33.13", "1.37.2", "--format", "markdown"},
 		{"simulate", "--deviations", "1.33..1.37"},
 		{"simulate", "--help"},
-		{"simulate", "--apiserver", "1.36.2"},                         // unserved: 2
+		{"simulate", "--apiserver", "1.36.2"},                         // unserved: answered, with a note on stderr
+		{"simulate", "--apiserver", "1.38.0", "--kubelet", "1.37.2"},  // beyond the sources read: every rule skips
+		{"simulate", "--apiserver", "1.37"},                           // malformed: 2
 		{"simulate", "--apiserver", "1.37.2", "--kubelet", "1.33.13"}, // beyond the skew policy: 2
 		{"simulate", "--apiserver", "1.37.2", "extra"},                // stray argument: 2
 		{"simulate", "--no-such-flag"},                                // unknown flag: 2

@@ -62,7 +62,7 @@ func badInputRows() []badInput {
 		{name: "matrix-malformed", args: []string{"run", "--matrix", "1.x..1.37"}, code: 2, want: "--matrix:"},
 		{name: "matrix-with-kubeconfig", args: []string{"run", "--matrix", "1.36..1.37", "--kubeconfig", nothing}, code: 2, want: "--matrix plans its own clusters; leave out --kubeconfig"},
 		{name: "matrix-parallel-99", args: []string{"run", "--matrix", "1.36..1.37", "--matrix-parallel", "99"}, code: 2, want: "--matrix-parallel 99: 99 clusters of"},
-		{name: "simulate-unknown-version", args: []string{"simulate", "--apiserver", "1.36.2"}, code: 2, want: "1.36.1, 1.36.3"},
+		{name: "simulate-malformed-version", args: []string{"simulate", "--apiserver", "1.37"}, code: 2, want: `skewproof simulate: --apiserver: malformed version "1.37"`},
 		{name: "matrix-format-bogus", args: []string{"matrix", "--apiserver", "1.36..1.37", "--format", "bogus"}, code: 2, want: `unknown --format "bogus"; use text, json or github`},
 		{name: "images-build-malformed", args: []string{"images", "build", "--kubernetes", "1.x"}, code: 2, want: "--apiserver:"},
 		// Other flags of run.

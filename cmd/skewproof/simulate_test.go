@@ -91,8 +91,6 @@ func TestSimulateUpgradeMarkdown(t *testing.T) {
 func TestSimulateBadInput(t *testing.T) {
 	withServedCache(t)
 	cases := [][]string{
-		{"simulate", "--apiserver", "1.36.2"},                         // unknown (unserved) version
-		{"simulate", "--apiserver", "1.38.0"},                         // no such minor served
 		{"simulate", "--apiserver", "1.37"},                           // malformed
 		{"simulate", "--apiserver", "1.37.2", "--kubelet", "1.33.13"}, // skew beyond policy
 		{"simulate", "--apiserver", "1.34.4", "--kubelet", "1.35.4"},  // kubelet newer
@@ -111,10 +109,74 @@ func TestSimulateBadInput(t *testing.T) {
 	}
 }
 
-func TestServedVersionError(t *testing.T) {
+// An unserved release is answered all the same, with a one-line note that
+// names the served releases of its minor.
+func TestReleaseVersionNote(t *testing.T) {
 	withServedCache(t)
-	_, err := cli.ServedVersion(t.Context(), "--apiserver", "1.36.2")
-	if err == nil || !strings.Contains(err.Error(), "1.36.1, 1.36.3") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("error = %v; want one line naming the served 1.36 releases", err)
+	v, note, err := cli.ReleaseVersion(t.Context(), "--apiserver", "1.36.2")
+	if err != nil || v.String() != "1.36.2" {
+		t.Fatalf("1.36.2: %v, %v", v, err)
+	}
+	if !strings.Contains(note, "1.36.1, 1.36.3") || !strings.Contains(note, "not served") || strings.Contains(note, "\n") {
+		t.Errorf("note = %q; want one line naming the served 1.36 releases", note)
+	}
+	if _, note, err := cli.ReleaseVersion(t.Context(), "--apiserver", "1.36.3"); err != nil || note != "" {
+		t.Errorf("1.36.3 is served: note %q, error %v", note, err)
+	}
+	if _, _, err := cli.ReleaseVersion(t.Context(), "--apiserver", "1.36"); err == nil {
+		t.Error("malformed version accepted")
+	}
+}
+
+// simulate answers for releases outside the sources read (a future
+// kube-apiserver, an old cluster) with skip, "not researched", for each rule
+// outside them, never pass or deviation; inside them it answers as before.
+func TestSimulateNotResearched(t *testing.T) {
+	cases := []struct {
+		apiserver, kubelet string
+		skips              func(id, component string) string // the version outside the reading, or ""
+	}{
+		{"1.38.0", "1.37.2", func(id, c string) string { return "kube-apiserver v1.38.0" }},
+		{"1.23.17", "1.23.17", func(id, c string) string {
+			switch {
+			case strings.HasPrefix(id, "seccomp/"):
+				return "" // seccomp was read from v1.19
+			case c == "kubelet":
+				return "kubelet v1.23.17"
+			}
+			return "kube-apiserver v1.23.17"
+		}},
+		{"1.37.2", "1.34.4", func(id, c string) string { return "" }},
+	}
+	for _, c := range cases {
+		out := withServedCache(t)
+		if code := run([]string{"simulate", "--apiserver", c.apiserver, "--kubelet", c.kubelet, "--format", "json"}); code != 0 {
+			t.Fatalf("%s/%s: exit %d", c.apiserver, c.kubelet, code)
+		}
+		var recs []struct {
+			ID        string `json:"id"`
+			Component string `json:"component"`
+			Phase     string `json:"upstreamPhase"`
+			Deviation bool   `json:"deviation"`
+			Skip      string `json:"skip"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &recs); err != nil {
+			t.Fatalf("not JSON: %v", err)
+		}
+		if len(recs) != len(skew.Rules()) {
+			t.Fatalf("%d records, want %d", len(recs), len(skew.Rules()))
+		}
+		for _, r := range recs {
+			outside := c.skips(r.ID, r.Component)
+			if outside == "" {
+				if strings.Contains(r.Skip, "not researched") {
+					t.Errorf("%s/%s %s: skip %q inside the sources read", c.apiserver, c.kubelet, r.ID, r.Skip)
+				}
+				continue
+			}
+			if !strings.Contains(r.Skip, "not researched at "+outside+" (sources read: v") || r.Deviation || r.Phase != "not researched" {
+				t.Errorf("%s/%s %s: skip %q, deviation %v, phase %q; want skip, not researched at %s", c.apiserver, c.kubelet, r.ID, r.Skip, r.Deviation, r.Phase, outside)
+			}
+		}
 	}
 }

@@ -622,3 +622,33 @@ func TestHydrophoneOutputDir(t *testing.T) {
 		t.Errorf("bundled without a record: %v", err)
 	}
 }
+
+// A vendor cluster at a release nobody has read gets "not researched" in
+// oracle.md, never a confident expectation, and the citations say which
+// releases each rule was read at.
+func TestOracleNotResearched(t *testing.T) {
+	rec := reports.Record{APIServer: "v1.38.0+vendor1", Nodes: []reports.NodeRecord{
+		{Name: "w1", Kubelet: "v1.38.0+vendor1", ContainerRuntime: "containerd://2.1.3"},
+		{Name: "w2", Kubelet: "v1.37.2", ContainerRuntime: "containerd://2.1.3"},
+	}}
+	var b strings.Builder
+	if err := writeOracle(&b, rec); err != nil {
+		t.Fatal(err)
+	}
+	oracle := b.String()
+	for _, w := range []string{
+		"| `seccomp/api/types` | apiserver | not researched (see skip) | seccomp GA: accepted; seccompProfile stored as sent",
+		"| no | not researched at kube-apiserver v1.38.0 (sources read: v1.19.16 … v1.37.2) |\n",
+		"| `seccomp/kubelet/enforce` | kubelet | not researched (see skip) | seccomp GA: ",
+		"| no | not researched at kubelet v1.38.0 (sources read: v1.19.16 … v1.37.2) |\n",
+		"| no | not researched at kube-apiserver v1.38.0 (sources read: v1.29.6 … v1.37.2); host has no AppArmor |\n",
+		"| KEP-135 §Proposal › API › Pod API | pkg/apis/core/validation/validation.go: validateSeccompProfileField, validateSeccompProfileType (v1.19.16…v1.37.2) | v1.19.16 … v1.37.2 |",
+	} {
+		if !strings.Contains(oracle, w) {
+			t.Errorf("oracle.md lacks %q", w)
+		}
+	}
+	if strings.Contains(oracle, "### Deviations") {
+		t.Errorf("oracle.md claims deviations at v1.38.0:\n%s", oracle)
+	}
+}

@@ -173,19 +173,21 @@ func writeOracle(w io.Writer, rec reports.Record) error {
 	return writeCitations(w)
 }
 
-// writeCitations lists every rule with its KEP reference and the upstream
-// source its upstream phases were read from.
+// writeCitations lists every rule with its KEP reference, the upstream
+// source its upstream phases were read from and the releases read.
 func writeCitations(w io.Writer) error {
 	fmt.Fprintln(w, "## Citations")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| id | component | KEP reference | upstream source |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- |")
+	fmt.Fprintln(w, "Outside the releases whose sources were read for a rule its verdict is skip, \"not researched\".")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| id | component | KEP reference | upstream source | sources read |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
 	for _, r := range skew.Rules() {
 		src := r.Source
 		if r.SameAs != "" {
 			src = strings.TrimSpace(src + " (same as `" + r.SameAs + "`)")
 		}
-		if _, err := fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", r.ID, r.Component, mdCell(r.KEPRef), mdCell(src)); err != nil {
+		if _, err := fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", r.ID, r.Component, mdCell(r.KEPRef), mdCell(src), r.Read); err != nil {
 			return err
 		}
 	}

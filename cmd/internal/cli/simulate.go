@@ -29,7 +29,9 @@ func NewSimulateCmd(out func() io.Writer) *cobra.Command {
 		Short: "print the expected seccomp/AppArmor outcomes for a kube-apiserver/kubelet pair or an upgrade",
 		// run checks the positionals itself: --upgrade FROM TO leaves TO as one.
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.Context(), out(), args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), out(), cmd.ErrOrStderr(), cmd.CommandPath(), args)
+		},
 	}
 	fs := c.Flags()
 	fs.StringVar(&o.apiserver, "apiserver", "", "kube-apiserver version, e.g. 1.37.2")
@@ -43,7 +45,16 @@ func NewSimulateCmd(out func() io.Writer) *cobra.Command {
 	return c
 }
 
-func (o simulateOptions) run(ctx context.Context, out io.Writer, positional []string) error {
+func (o simulateOptions) run(ctx context.Context, out, errOut io.Writer, name string, positional []string) error {
+	// A version the Go module proxy does not serve is answered all the
+	// same, with a note on stderr (see ReleaseVersion).
+	parse := func(flagName, s string) (*version.Version, error) {
+		v, note, err := ReleaseVersion(ctx, flagName, s)
+		if note != "" {
+			fmt.Fprintf(errOut, "%s: note: %s\n", name, note)
+		}
+		return v, err
+	}
 	switch o.format {
 	case "text", "json", "markdown":
 	default:
@@ -72,11 +83,11 @@ func (o simulateOptions) run(ctx context.Context, out io.Writer, positional []st
 		if len(positional) != 1 || o.apiserver != "" || o.kubelet != "" {
 			return Usagef("--upgrade takes exactly two versions and no --apiserver/--kubelet, e.g. --upgrade 1.33.13 1.37.2")
 		}
-		from, err := ServedVersion(ctx, "--upgrade FROM", o.upgrade)
+		from, err := parse("--upgrade FROM", o.upgrade)
 		if err != nil {
 			return err
 		}
-		to, err := ServedVersion(ctx, "--upgrade TO", positional[0])
+		to, err := parse("--upgrade TO", positional[0])
 		if err != nil {
 			return err
 		}
@@ -91,13 +102,13 @@ func (o simulateOptions) run(ctx context.Context, out io.Writer, positional []st
 	case o.apiserver == "":
 		return Usagef("--apiserver is required, e.g. skewproof simulate --apiserver 1.37.2 --kubelet 1.34.4")
 	}
-	apiserver, err := ServedVersion(ctx, "--apiserver", o.apiserver)
+	apiserver, err := parse("--apiserver", o.apiserver)
 	if err != nil {
 		return err
 	}
 	kubelet := apiserver
 	if o.kubelet != "" {
-		if kubelet, err = ServedVersion(ctx, "--kubelet", o.kubelet); err != nil {
+		if kubelet, err = parse("--kubelet", o.kubelet); err != nil {
 			return err
 		}
 	}
@@ -119,18 +130,25 @@ func onOff(name, v string) (bool, error) {
 	return false, Usagef("--%s %q: use on or off", name, v)
 }
 
-// ServedVersion parses a version and checks that its sources are served.
-func ServedVersion(ctx context.Context, flagName, s string) (*version.Version, error) {
+// ReleaseVersion parses a version for simulate. The oracle needs no sources,
+// so a release the Go module proxy does not serve (an existing cluster may
+// run one, and a vendor bundle names it in its 'skewproof simulate' command)
+// is answered too: the note then says, in one line, that skewproof cannot
+// build it, naming the served releases of its minor (or all of them). Where
+// no rule's sources were read at that version the rules answer skip, "not
+// researched". The note is empty when the version is served or when the
+// served list cannot be had (simulate works without it).
+func ReleaseVersion(ctx context.Context, flagName, s string) (*version.Version, string, error) {
 	v, err := skew.ParseVersion(s)
 	if err != nil {
-		return nil, Usagef("%s: %v", flagName, err)
+		return nil, "", Usagef("%s: %v", flagName, err)
 	}
 	list, err := served.Versions(ctx)
 	if err != nil {
-		return nil, err
+		return v, "", nil
 	}
 	if err := skew.CheckServedIn(list, v); err != nil {
-		return nil, Usagef("%s: %v; pick one of those", flagName, err)
+		return v, fmt.Sprintf("%s: %v; skewproof cannot build it, the oracle answers for it all the same", flagName, err), nil
 	}
-	return v, nil
+	return v, "", nil
 }
