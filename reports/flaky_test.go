@@ -84,4 +84,20 @@ func TestGreen(t *testing.T) {
 			t.Errorf("Green(%v, tolerate flaky %v) = %v, want %v", c.verdicts, c.tolerate, got, c.want)
 		}
 	}
+	// A skip for a fact of the cluster is green; one for want of read
+	// sources is not, and the mark survives JUnit.
+	host := Result{ID: "apparmor/kubelet/enforce", Verdict: skew.Skip, Reason: "host has no AppArmor"}
+	unread := Result{ID: "seccomp/api/types", Verdict: skew.Skip, Reason: "not researched at kube-apiserver v1.38.0",
+		NotResearched: "not researched at kube-apiserver v1.38.0 (sources read: v1.19.16-v1.37.2)"}
+	if !Green([]Result{host}, false) || Green([]Result{host, unread}, true) {
+		t.Errorf("Green: a host skip must be green, a not-researched skip never")
+	}
+	var buf strings.Builder
+	if err := WriteJUnit(&buf, Suite{Name: "seccomp", Results: []Result{unread}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadJUnit(strings.NewReader(buf.String()))
+	if err != nil || len(NotResearched(s[0].Results)) != 1 {
+		t.Errorf("not-researched lost in JUnit (%v):\n%s", err, buf.String())
+	}
 }

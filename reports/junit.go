@@ -38,6 +38,9 @@ const (
 	PropExpected   = "expected"
 	PropKEPPlanned = "kep-planned"
 	PropOutcome    = "outcome"
+	// PropNotResearched marks a skip for want of skewproof's reading of the
+	// release's sources (not a fact of the cluster): not green.
+	PropNotResearched = "not-researched"
 )
 
 // Result is one spec's result.
@@ -56,6 +59,9 @@ type Result struct {
 	Outcome   string        `json:"outcome,omitempty"`
 	Failure   string        `json:"failure,omitempty"`
 	Duration  time.Duration `json:"duration"`
+	// NotResearched is set on a skip because the rule's sources were not
+	// read at these versions: no verdict, and the run is not green.
+	NotResearched string `json:"notResearched,omitempty"`
 }
 
 // Suite is the results of one run against one cluster.
@@ -78,11 +84,24 @@ const PropFlakyTolerated = "flaky-tolerated"
 const FlakyFailureType = "Flaky"
 
 // Green says whether results make a green run: every one judged pass or
-// deviation, or skipped. A failure is never green; a flaky result (failed,
-// then passed on a retry) only when the run tolerates flakes.
+// deviation, or skipped for a fact of the cluster. A failure is never
+// green; a flaky result (failed, then passed on a retry) only when the run
+// tolerates flakes; a skip for want of researched sources never.
 func Green(rs []Result, tolerateFlaky bool) bool {
 	c := Count(rs)
-	return c[skew.Fail] == 0 && (tolerateFlaky || c[skew.Flaky] == 0)
+	return c[skew.Fail] == 0 && (tolerateFlaky || c[skew.Flaky] == 0) && len(NotResearched(rs)) == 0
+}
+
+// NotResearched are the results skipped because skewproof has not read the
+// rule's sources at the versions of the cluster: nothing was judged there.
+func NotResearched(rs []Result) []Result {
+	var out []Result
+	for _, r := range rs {
+		if r.Verdict == skew.Skip && r.NotResearched != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 type junitSuites struct {
@@ -144,7 +163,7 @@ func (r *Result) propFields() []struct {
 	}{
 		{PropID, &r.ID}, {PropReason, &r.Reason}, {PropNode, &r.Node}, {PropKubelet, &r.Kubelet},
 		{PropAPIServer, &r.APIServer}, {PropObserved, &r.Observed}, {PropExpected, &r.Expected},
-		{PropKEPPlanned, &r.KEP}, {PropOutcome, &r.Outcome},
+		{PropKEPPlanned, &r.KEP}, {PropOutcome, &r.Outcome}, {PropNotResearched, &r.NotResearched},
 	}
 }
 

@@ -273,6 +273,18 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 			ID: NodesTestedID, Name: "[skewproof] every requested node tested [" + NodesTestedID + "]", Verdict: skew.Fail,
 			Failure: fmt.Sprintf("%d node(s) could not be tested: %s\n%s", len(notTested), strings.Join(DescribeNotTested(notTested), "\n"), untestableRemedy(own))}}})
 	}
+	var judged []reports.Result
+	for _, s := range report {
+		judged = append(judged, s.Results...)
+	}
+	unread := reports.NotResearched(judged)
+	if len(unread) > 0 {
+		// Skips a JUnit reader would count as green: nothing was judged
+		// there, for want of skewproof's own reading of those releases.
+		report = append(report, reports.Suite{Name: "skewproof", Cluster: o.Name, Timestamp: time.Now(), Results: []reports.Result{{
+			ID: NotResearchedID, Name: "[skewproof] every rule researched at the cluster's versions [" + NotResearchedID + "]", Verdict: skew.Fail,
+			Failure: notResearchedFailure(unread)}}})
+	}
 	if len(report) > 0 {
 		if err := reports.WriteJUnitFile(out.JUnit, report...); err != nil {
 			return out, err
@@ -302,6 +314,8 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 			msg += fmt.Sprintf(" (--allowed-not-ready-nodes %d)", o.AllowedNotReadyNodes)
 		}
 		return out, fmt.Errorf("%s; see %s", msg, out.JUnit)
+	case len(unread) > 0 && counts[skew.Fail] == 1:
+		return out, fmt.Errorf("%s; see %s", reports.FirstLine(notResearchedFailure(unread)), out.JUnit)
 	case counts[skew.Fail] > 0:
 		return out, fmt.Errorf("%d of %d specs failed; see %s", counts[skew.Fail], len(out.Results), out.JUnit)
 	case !reports.Green(out.Results, o.AllowFlaky):
@@ -317,6 +331,26 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 // NodesTestedID is the id of the failed test case that stands for the nodes
 // a run could not test (Outcome.NotTested) when they fail the run.
 const NodesTestedID = "skewproof/run/nodes"
+
+// NotResearchedID is the id of the failed test case that stands for the
+// specs skipped because skewproof has not read their rules' sources at the
+// cluster's versions.
+const NotResearchedID = "skewproof/run/not-researched"
+
+// notResearchedFailure says how many specs were not judged for want of
+// researched sources, and where.
+func notResearchedFailure(unread []reports.Result) string {
+	why := map[string]bool{}
+	var lines []string
+	for _, r := range unread {
+		if !why[r.NotResearched] {
+			why[r.NotResearched] = true
+			lines = append(lines, r.NotResearched)
+		}
+	}
+	return fmt.Sprintf("%d specs were not judged: skewproof has not read the sources of these releases, so it cannot say what they must do (not green)\n%s",
+		len(unread), strings.Join(lines, "\n"))
+}
 
 // InterruptedError is a run stopped by an interrupt (ctx cancelled) after it
 // cleaned up; it wraps context.Canceled.

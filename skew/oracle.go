@@ -98,6 +98,10 @@ type Expectation struct {
 	Deviation bool   `json:"deviation"`
 	Reason    string `json:"reason"`
 	Source    string `json:"source"`
+	// NotResearched says why no verdict can be given: the rule's sources
+	// were not read at these versions (Skip says so too). Unlike a skip
+	// for a fact of the cluster, it keeps a run from being green.
+	NotResearched string `json:"notResearched,omitempty"`
 	// Skip is set when the host cannot show the rule; a skip is never a pass.
 	Skip string `json:"skip,omitempty"`
 }
@@ -218,6 +222,7 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 		e.Reason = fmt.Sprintf("%s: %s (KEP %s; upstream %s)", at, up.Name, kep.Window, upWindow)
 	}
 	e.Skip = joinReasons(unread, r.Host.unmet(host))
+	e.NotResearched = unread
 	return e
 }
 

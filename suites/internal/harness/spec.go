@@ -177,6 +177,7 @@ func prepare(r SpecReport) *Scenario {
 		// Said before anything is created: the node cannot run the rule.
 		t.SetUpMissing(nd.Untestable)
 	}
+	t.result.NotResearched = e.NotResearched
 	skip := e.Skip
 	if skip == "" && e.Expected.NotApplicable != "" {
 		skip = e.Expected.NotApplicable
