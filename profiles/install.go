@@ -123,16 +123,19 @@ func Install(ctx context.Context, c *Cluster, ms []Manifest, nodes []string, o I
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, o.Timeout, true, func(ctx context.Context) (bool, error) {
 		done := true
-		lastErr = nil
 		for i, m := range ms {
 			p, _, err := status.GetProfile(ctx, c.Dynamic, m.Kind, c.Namespace, m.Name)
 			if err != nil {
-				lastErr = err
+				if ctx.Err() == nil { // the wait's own deadline is no reason
+					lastErr = err
+				}
 				return false, nil
 			}
 			states, err := status.ListNodeStates(ctx, c.Dynamic, p)
 			if err != nil {
-				lastErr = err
+				if ctx.Err() == nil {
+					lastErr = err
+				}
 				return false, nil
 			}
 			r := status.Aggregate(nodes, states)

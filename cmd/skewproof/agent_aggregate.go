@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -22,22 +23,24 @@ import (
 func newAgentAggregateCmd() *cobra.Command {
 	var ns, kubeconfig string
 	var interval time.Duration
+	var exclude []string
 	c := &cobra.Command{
 		Use:   "aggregate",
 		Short: "keep each profile's aggregated status (runs in a Deployment)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runAggregate(cmd.Context(), ns, kubeconfig, interval)
+			return runAggregate(cmd.Context(), ns, kubeconfig, interval, exclude)
 		},
 	}
 	c.Flags().StringVar(&ns, "namespace", agent.DefaultNamespace, "namespace of the profiles and node statuses")
 	c.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig (default: in-cluster)")
 	c.Flags().DurationVar(&interval, "interval", 10*time.Second, "informer resync period (every profile reconciled at least that often)")
+	c.Flags().StringSliceVar(&exclude, "exclude-nodes", nil, "nodes not expected to report (the agent does not run there: nodes a run cannot test)")
 	return c
 }
 
 // runAggregate runs the status aggregator, with the Linux nodes from an
 // informer as the nodes expected to report.
-func runAggregate(ctx context.Context, ns, kubeconfig string, interval time.Duration) error {
+func runAggregate(ctx context.Context, ns, kubeconfig string, interval time.Duration, exclude []string) error {
 	cfg, err := kubeclient.Config(kubeconfig)
 	if err != nil {
 		return err
@@ -50,7 +53,8 @@ func runAggregate(ctx context.Context, ns, kubeconfig string, interval time.Dura
 	dyn, core := cl.Dynamic, cl.Core
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	// The expected nodes come from an informer on the Linux nodes (the agent
-	// DaemonSet tolerates every taint: every Linux node is expected).
+	// DaemonSet tolerates every taint: every Linux node is expected), but
+	// those the agent was kept off (--exclude-nodes).
 	nodeFactory := informers.NewSharedInformerFactoryWithOptions(core, interval,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "kubernetes.io/os=linux" }))
 	nodes := nodeFactory.Core().V1().Nodes()
@@ -63,7 +67,9 @@ func runAggregate(ctx context.Context, ns, kubeconfig string, interval time.Dura
 			}
 			out := make([]string, 0, len(l))
 			for _, n := range l {
-				out = append(out, n.Name)
+				if !slices.Contains(exclude, n.Name) {
+					out = append(out, n.Name)
+				}
 			}
 			sort.Strings(out)
 			return out, nil

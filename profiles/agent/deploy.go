@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -104,6 +105,16 @@ func excludeNodes(nodes []string) *corev1.Affinity {
 	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
 			{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: slices.Sorted(slices.Values(nodes))}}}}}}}
+}
+
+// aggregatorArgs are the aggregator's arguments: the nodes left out of the
+// agent are not expected to report either.
+func aggregatorArgs(exclude []string) []string {
+	args := []string{"--namespace=$(NAMESPACE)"}
+	if len(exclude) > 0 {
+		args = append(args, "--exclude-nodes="+strings.Join(slices.Sorted(slices.Values(exclude)), ","))
+	}
+	return args
 }
 
 func Objects(o DeployOptions) ([]Object, error) {
@@ -373,7 +384,7 @@ func aggregator(o DeployOptions) *appsv1.Deployment {
 						Image:           o.Image,
 						ImagePullPolicy: corev1.PullIfNotPresent,
 						Command:         []string{BinaryInImage, "agent", "aggregate"},
-						Args:            []string{"--namespace=$(NAMESPACE)"},
+						Args:            aggregatorArgs(o.ExcludeNodes),
 						Env: []corev1.EnvVar{{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}},
 						SecurityContext: restricted(65532),

@@ -203,4 +203,12 @@ func TestDaemonSetExcludesNodes(t *testing.T) {
 	if len(terms) != 1 || len(terms[0].MatchFields) != 1 || !reflect.DeepEqual(terms[0].MatchFields[0], want) {
 		t.Errorf("terms %+v, want %+v", terms, want)
 	}
+	// The aggregator does not expect them to report either.
+	var dep appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objectsByKind(t, DeployOptions{Image: "i", ExcludeNodes: []string{"w2", "w1"}})["Deployment"][0].Object.Object, &dep); err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "--exclude-nodes=w1,w2") {
+		t.Errorf("aggregator args %q", args)
+	}
 }
