@@ -180,10 +180,18 @@ func (c *Cluster) WaitAgentReady(ctx context.Context, timeout time.Duration) err
 			if ctx.Err() == nil {
 				last = why + "; " + c.notReadyAgents(ctx)
 			}
+			// A node that stopped being Ready will not run its agent: say so
+			// now, not at the time-out.
+			if gone := c.notReadyNodesOfAgents(ctx); gone != "" {
+				return false, fmt.Errorf("%s", gone)
+			}
 			return false, nil
 		}
 		return true, nil
 	})
+	if err != nil && !wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("agent not ready: %w; make the node Ready or leave it out of the run", err)
+	}
 	if err != nil {
 		return fmt.Errorf("agent DaemonSet not ready within %s: %s", timeout, last)
 	}
@@ -222,6 +230,33 @@ func (c *Cluster) AgentPods(ctx context.Context) (map[string]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// notReadyNodesOfAgents names the nodes whose agent is not ready because
+// the node itself is not Ready (its kubelet stopped, say), with the Ready
+// condition; "" when there are none.
+func (c *Cluster) notReadyNodesOfAgents(ctx context.Context) string {
+	m, err := c.AgentPods(ctx)
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for n, ok := range m {
+		if ok {
+			continue
+		}
+		node, err := c.Core.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		for _, cd := range node.Status.Conditions {
+			if cd.Type == corev1.NodeReady && cd.Status != corev1.ConditionTrue {
+				out = append(out, fmt.Sprintf("node %s went not Ready (Ready=%s, %s: %s)", n, cd.Status, cd.Reason, cd.Message))
+			}
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
 }
 
 func (c *Cluster) notReadyAgents(ctx context.Context) string {

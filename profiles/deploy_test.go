@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/skewproof/skewproof/profiles/agent"
 )
 
 // An earlier run's agent namespace that is still terminating is waited for
@@ -41,5 +44,28 @@ func TestWaitNamespaceGone(t *testing.T) {
 	start := time.Now()
 	if err := c.waitNamespaceGone(ctx, time.Minute); err != nil || time.Since(start) > time.Second {
 		t.Errorf("a live namespace: %v after %s", err, time.Since(start))
+	}
+}
+
+// An agent that is not ready because its node stopped being Ready (after
+// the run checked the nodes) fails the wait at once, naming the node and
+// its condition, instead of at the time-out.
+func TestWaitAgentReadyNodeGone(t *testing.T) {
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: agent.AgentName, Namespace: FixturesNamespace},
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, UpdatedNumberScheduled: 2, NumberReady: 1}}
+	pod := func(node string, ready corev1.ConditionStatus) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent-" + node, Namespace: FixturesNamespace, Labels: map[string]string{"app.kubernetes.io/name": agent.AgentName}},
+			Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: "Ready", Status: ready}}}}
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w1"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}}}}
+	c := &Cluster{Core: fake.NewSimpleClientset(ds, pod("cp", corev1.ConditionTrue), pod("w1", corev1.ConditionFalse), node), Namespace: FixturesNamespace}
+	start := time.Now()
+	err := c.WaitAgentReady(context.Background(), time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "node w1 went not Ready (Ready=Unknown, NodeStatusUnknown: Kubelet stopped posting node status.)") {
+		t.Fatalf("WaitAgentReady = %v", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("took %s: want at once", time.Since(start))
 	}
 }

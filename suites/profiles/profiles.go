@@ -231,6 +231,11 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 	It("[profiles/node-status/partial] a failure or an unsupported profile type on one node shows on that node only [LinuxOnly]",
 		Label("profiles-node-status-partial"), func(ctx SpecContext) {
 			needDocker()
+			if len(env.Nodes) < 2 {
+				// A fact of the cluster now: the others are not Ready, and the
+				// run reports them (and fails for them) itself.
+				Skip(fmt.Sprintf("needs two nodes to show a failure on one only; the run can test %d (left out: %v)", len(env.Nodes), env.Excluded))
+			}
 			bad := victim()
 			m := seccompManifest("partial")
 			uninstallLater(m)
