@@ -196,7 +196,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		p.Step("cannot test %s; its kubelet rules are reported %s; %s", why, map[bool]string{true: "fail", false: "skip"}[own], untestableRemedy(own))
 	}
 	for _, n := range cordoned {
-		p.Step("node %s is cordoned (unschedulable): tested anyway, the specs bind their pods to it by name as DaemonSets do; leave it out with --label-filter '!node:%s'", n, n)
+		p.Step("node %s is cordoned (unschedulable): tested anyway, the specs bind their pods to it by name as DaemonSets do; leave it out with --label-filter '!(node: containsAny %s)'", n, n)
 	}
 	rec.APIServer = c.apiserver
 	rec.NodeAccess = "none"
