@@ -192,7 +192,7 @@ func TestCreateVerify(t *testing.T) {
 	if c := s.Counts; c[skew.Pass] != 3 || c[skew.Deviation] != 1 || c[skew.Fail] != 1 || c[skew.Skip] != 2 {
 		t.Errorf("counts %v", c)
 	}
-	if got, want := s.String(), "8 files, apiserver v1.37.2, 3 pass, 1 deviation, 1 fail, 2 skip"; got != want {
+	if got, want := s.String(), "8 files, apiserver v1.37.2, 3 pass, 1 deviation, 1 fail, 2 skip; the run is not green"; got != want {
 		t.Errorf("summary line %q, want %q", got, want)
 	}
 

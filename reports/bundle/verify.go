@@ -29,12 +29,19 @@ type Summary struct {
 	// their verdicts.
 	Specs  int
 	Counts reports.Counts
+	// Green: every result judged pass or deviation or skipped for a fact of
+	// the cluster (reports.Green, flakes tolerated only when the run said so).
+	Green bool
 }
 
 // String renders the summary as one line, e.g. "8 files, apiserver
-// v1.37.2, 27 pass, 3 deviation, 0 fail, 5 skip".
+// v1.37.2, 27 pass, 3 deviation, 0 fail, 5 skip; the run is green".
 func (s Summary) String() string {
-	return fmt.Sprintf("%d files, apiserver %s, %s", s.Files, vprefix(s.APIServer), s.Counts)
+	green := "green"
+	if !s.Green {
+		green = "not green"
+	}
+	return fmt.Sprintf("%d files, apiserver %s, %s; the run is %s", s.Files, vprefix(s.APIServer), s.Counts, green)
 }
 
 var sumLine = regexp.MustCompile(`^([0-9a-fA-F]{64}) [ *](.+)$`)
@@ -138,10 +145,13 @@ func Verify(path string) (Summary, error) {
 		return sum, fmt.Errorf("%s: %s: %w", path, RecordFile, err)
 	}
 	var results []reports.Result
+	tolerated := len(suites) > 0
 	for _, s := range suites {
 		results = append(results, s.Results...)
+		tolerated = tolerated && s.FlakyTolerated
 	}
-	sum = Summary{Files: len(order), APIServer: rec.APIServer, Cluster: rec.Cluster, Specs: len(results), Counts: reports.Count(results)}
+	sum = Summary{Files: len(order), APIServer: rec.APIServer, Cluster: rec.Cluster, Specs: len(results), Counts: reports.Count(results),
+		Green: reports.Green(results, tolerated)}
 	return sum, nil
 }
 
