@@ -36,7 +36,7 @@ build:
 host:
 	bash hack/setup-host.sh
 
-# The same, plus Debian's user-mode-linux for --apparmor-node.
+# The same, plus what --apparmor-node needs to build its User-Mode Linux kernel.
 host-uml:
 	bash hack/setup-host.sh --uml
 

@@ -25,6 +25,7 @@ type Config struct {
 	Name    string // the Kubernetes node name
 	Cluster string
 	Disk    string // from Disk
+	Kernel  string // the UML kernel (from Kernel, or the user's)
 	// Bridge is the host bridge of the cluster's Docker network, Subnet and
 	// Gateway its IPv4 range and address. The node takes the last address
 	// of the subnet (Docker allocates from the first).
@@ -120,34 +121,40 @@ func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) 
 	}
 	args := []string{
 		"mem=" + memory,
-		"ubd0=" + filepath.Join(n.Dir, "root.cow") + "," + c.Disk,
+	}
+	args = append(args, Features(c.Kernel).Args()...)
+	args = append(args,
+		"ubd0="+filepath.Join(n.Dir, "root.cow")+","+c.Disk,
 		"root=/dev/ubda", "rw", "init=/sbin/init",
 		"con=null", "con0=null,fd:1",
-		// AppArmor is built in, but SELinux is the default LSM.
+		// skewproof's kernel has AppArmor as its default LSM; a kernel a
+		// user gives (Debian's) may default to SELinux.
 		"apparmor=1", "security=apparmor",
-		"eth0=tuntap," + n.Tap,
-		"skewproof.name=" + c.Name,
-		"skewproof.addr=" + addr,
-		"skewproof.gw=" + c.Gateway,
-		"skewproof.cp=" + c.ControlPlaneName + "=" + c.ControlPlaneIP,
-		"skewproof.endpoint=" + c.ControlPlaneIP + ":6443",
-		"skewproof.token=" + c.Token,
-		"skewproof.labels=" + strings.Join(labels, ","),
-		"skewproof.exec=" + n.execDir(),
-		"skewproof.cluster=" + c.Cluster,
-	}
+		// the vector driver (in every UML kernel since 4.17; the old
+		// drivers are gone since 6.16): the guest's interface is vec0
+		"vec0:transport=tap,ifname="+n.Tap,
+		"skewproof.name="+c.Name,
+		"skewproof.addr="+addr,
+		"skewproof.gw="+c.Gateway,
+		"skewproof.cp="+c.ControlPlaneName+"="+c.ControlPlaneIP,
+		"skewproof.endpoint="+c.ControlPlaneIP+":6443",
+		"skewproof.token="+c.Token,
+		"skewproof.labels="+strings.Join(labels, ","),
+		"skewproof.exec="+n.execDir(),
+		"skewproof.cluster="+c.Cluster,
+	)
 	console, err := os.Create(n.Console())
 	if err != nil {
 		return n, err
 	}
 	defer console.Close()
-	cmd := exec.Command(Kernel, args...)
+	cmd := exec.Command(c.Kernel, args...)
 	cmd.Stdout, cmd.Stderr = console, console
 	// UML backs the guest's memory with a file in TMPDIR (unlinked at once).
 	cmd.Env = append(os.Environ(), "TMPDIR=/dev/shm")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return n, fmt.Errorf("starting %s: %w", Kernel, err)
+		return n, fmt.Errorf("starting %s: %w", c.Kernel, err)
 	}
 	n.PID = cmd.Process.Pid
 	n.exited = make(chan struct{})
