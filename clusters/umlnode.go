@@ -287,3 +287,18 @@ func NodeNames(ctx context.Context, name string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// AppArmorNodeKernel returns the User-Mode Linux kernel of AppArmor nodes,
+// building it first when it is not cached (minutes, with progress lines).
+func AppArmorNodeKernel(ctx context.Context, p *Progress) (string, error) {
+	cache, err := senv.ResolveCacheDir()
+	if err != nil {
+		return "", err
+	}
+	if k := uml.CachedKernel(cache); k == "" {
+		if err := uml.BuildReady(); err != nil {
+			return "", err
+		}
+	}
+	return uml.Kernel(ctx, cache, p.Step)
+}
