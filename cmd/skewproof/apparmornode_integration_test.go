@@ -31,7 +31,7 @@ func TestIntegrationAppArmorNode(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("build the binary first (make build): %v", err)
 	}
-	const name = "smoke-uml"
+	const name = "uml-smoke"
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
