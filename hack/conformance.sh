@@ -7,6 +7,9 @@
 # MATRIX=1.34..1.37 runs every cluster of that version matrix instead
 # (`skewproof run --matrix`), one after the other, and merges the results into
 # ARTIFACTS/report/ (junit.xml, summary.json, matrix.md, matrix.html).
+# On a host whose kernel has no AppArmor the default cluster gains an AppArmor
+# node (--apparmor-node APPARMOR_NODE, default APISERVER: a worker on
+# User-Mode Linux), so AppArmor is enforced; APPARMOR_NODE=no leaves it out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${APISERVER:=1.37.2}" "${KUBELETS:=1.34.4,1.35.4,1.36.3,1.37.2}" "${CLUSTER:=conformance}"
@@ -15,5 +18,10 @@ if [[ -n "${MATRIX:-}" ]]; then
 	# shellcheck disable=SC2086
 	exec bin/skewproof run --name "$CLUSTER" --matrix "$MATRIX" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}
 fi
+node=()
+if [[ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y && "${APPARMOR_NODE:-$APISERVER}" != no ]]; then
+	node=(--apparmor-node "${APPARMOR_NODE:-$APISERVER}")
+	echo "conformance: this host's kernel has no AppArmor: adding an AppArmor node (User-Mode Linux, kubelet ${node[1]}); APPARMOR_NODE=no leaves it out" >&2
+fi
 # shellcheck disable=SC2086
-exec bin/skewproof run --name "$CLUSTER" --apiserver "$APISERVER" --kubelets "$KUBELETS" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}
+exec bin/skewproof run --name "$CLUSTER" --apiserver "$APISERVER" --kubelets "$KUBELETS" "${node[@]}" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}

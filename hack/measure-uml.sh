@@ -20,7 +20,7 @@ OLD=${2:-1.34.4}
 PODS=${PODS:-3}
 SUITE=${SUITE:-yes}
 BIN=bin/skewproof
-NAME=uml-m
+NAME="uml-m"
 TMP=$(mktemp -d)
 cleanup() {
 	"$BIN" cluster down --name "$NAME" >/dev/null 2>&1 || true
@@ -61,7 +61,9 @@ cpus=$(sed -n 's/.*User-Mode Linux ([^,]*, \([0-9]*\) CPUs).*/\1/p' "$TMP/up.log
 say "cluster up with the AppArmor node: $up s; boot to Ready: $(awk -v r="$(date -d "$ready" +%s)" -v b="$boot_at" 'BEGIN{printf "%.0f", r-b}') s (${cpus:-?} virtual CPUs)"
 
 # 3. pods on the node
-pause=$(kubectl get node "$node" -o jsonpath='{range .status.images[*]}{.names[0]}{"\n"}{end}' | grep -m1 /pause)
+# the sandbox image, present on every node (never pulled)
+pause=$(kubectl get node "$node" -o jsonpath='{range .status.images[*]}{range .names[*]}{@}{"\n"}{end}{end}' | awk '/\/pause:/ {print; exit}')
+[ -n "$pause" ] || { echo "measure-uml: no pause image on $node" >&2; exit 1; }
 for i in $(seq 1 "$PODS"); do
 	t=$(now)
 	kubectl apply -f - >/dev/null <<POD
@@ -85,6 +87,10 @@ if [ "$SUITE" = yes ]; then
 	"$BIN" run --name "$NAME-suite" --apiserver "$API" --kubelets "$OLD,$API" --apparmor-node "$API" --suites apparmor \
 		--junit-dir "$TMP/run" >"$TMP/run.log" 2>&1 || rc=$?
 	say "AppArmor suite with the node (kubelets $OLD,$API + UML $API): $(since "$t") s, exit $rc"
-	grep -h -o 'verdicts:.*\|[0-9]* specs.*' "$TMP/run.log" | tail -3 | sed 's/^/measure-uml:   /' || true
+	grep -h -o '[0-9]* specs.*' "$TMP/run.log" | tail -1 | sed 's/^/measure-uml:   /' || true
+	# the verdicts on the AppArmor node, and why each skip there skipped
+	uml=$NAME-suite-uml-worker
+	awk -v n="$uml" 'sub(/^\[ *[0-9.]+s\] +/, "") && $3 == n {c[$1]++} END {printf "measure-uml:   on %s:", n; for (v in c) printf " %s %d", v, c[v]; print ""}' "$TMP/run.log"
+	awk -v n="$uml" 'sub(/^\[ *[0-9.]+s\] +/, "") && $1 == "skip" && $3 == n {r = ""; for (i = 5; i <= NF; i++) r = r " " $i; print "measure-uml:     skip " $2 ":" r}' "$TMP/run.log"
 	[ "$rc" = 0 ] || tail -30 "$TMP/run.log" >&2
 fi
