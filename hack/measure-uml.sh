@@ -90,7 +90,7 @@ if [ "$SUITE" = yes ]; then
 	grep -h -o '[0-9]* specs.*' "$TMP/run.log" | tail -1 | sed 's/^/measure-uml:   /' || true
 	# the verdicts on the AppArmor node, and why each skip there skipped
 	uml=$NAME-suite-uml-worker
-	awk -v n="$uml" 'sub(/^\[ *[0-9.]+s\] +/, "") && $3 == n {c[$1]++} END {printf "measure-uml:   on %s:", n; for (v in c) printf " %s %d", v, c[v]; print ""}' "$TMP/run.log"
+	awk -v n="$uml" 'sub(/^\[ *[0-9.]+s\] +/, "") && $1 ~ /^(pass|deviation|fail|skip)$/ && $3 == n {c[$1]++} END {printf "measure-uml:   on %s:", n; for (v in c) printf " %s %d", v, c[v]; print ""}' "$TMP/run.log"
 	awk -v n="$uml" 'sub(/^\[ *[0-9.]+s\] +/, "") && $1 == "skip" && $3 == n {r = ""; for (i = 5; i <= NF; i++) r = r " " $i; print "measure-uml:     skip " $2 ":" r}' "$TMP/run.log"
 	[ "$rc" = 0 ] || tail -30 "$TMP/run.log" >&2
 fi

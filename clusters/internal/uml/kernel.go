@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
+	"github.com/skewproof/skewproof/clusters/owner"
 )
 
 // The kernel of an AppArmor node is built by skewproof from Debian's kernel
@@ -115,7 +116,9 @@ func Kernel(ctx context.Context, cacheDir string, step func(string, ...any)) (st
 	if err := os.MkdirAll(filepath.Join(cacheDir, "uml"), 0o755); err != nil {
 		return "", err
 	}
-	work, err := os.MkdirTemp(filepath.Join(cacheDir, "uml"), ".kernel-apt-")
+	// What a killed build left of its apt directory.
+	owner.SweepDir(filepath.Join(cacheDir, "uml"), ".kernel-apt-")
+	work, err := os.MkdirTemp(filepath.Join(cacheDir, "uml"), ".kernel-apt-"+owner.Token()+"-")
 	if err != nil {
 		return "", err
 	}

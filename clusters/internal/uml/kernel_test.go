@@ -3,6 +3,7 @@ package uml
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,9 @@ func TestFeatureArgs(t *testing.T) {
 	a := strings.Join((KernelFeatures{SMP: true, Seccomp: true}).Args(), " ")
 	if !strings.Contains(a, "seccomp=on") {
 		t.Errorf("args %q lack seccomp=on", a)
+	}
+	if runtime.NumCPU() > 1 && !strings.Contains(a, "ncpus=") {
+		t.Errorf("args %q on a host with %d CPUs lack ncpus=", a, runtime.NumCPU())
 	}
 }
 
