@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
@@ -365,6 +366,12 @@ func run(ctx context.Context, dir string, log io.Writer, name string, args ...st
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	// make runs a tree of sub-makes and compilers: in a process group of
+	// their own, an interrupt stops all of them (killing make alone leaves
+	// kbuild's sub-makes compiling, and Wait waiting on their output).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	var buf bytes.Buffer
 	if log != nil {
 		cmd.Stdout, cmd.Stderr = log, log
