@@ -47,6 +47,9 @@ type UpOptions struct {
 	// image of that version on a UML kernel, joined with kubeadm), for hosts
 	// whose own kernel has no AppArmor.
 	AppArmorNode string
+	// UMLKernel is the User-Mode Linux kernel of the AppArmor node; ""
+	// builds (once) and uses skewproof's own.
+	UMLKernel string
 	// ArtifactsDir, when set, keeps the console log of an AppArmor node
 	// whose bring-up fails.
 	ArtifactsDir string
@@ -184,7 +187,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	}()
 
 	if o.AppArmorNode != "" {
-		if err := AppArmorNodeReady(); err != nil {
+		if err := AppArmorNodeReady(o.UMLKernel); err != nil {
 			return nil, err
 		}
 	}

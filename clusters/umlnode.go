@@ -29,8 +29,16 @@ const AppArmorKernelLabel = "skewproof.io/apparmor-kernel"
 func AppArmorNodeName(cluster string) string { return cluster + "-uml-worker" }
 
 // AppArmorNodeReady says what this host lacks to run an AppArmor node (one
-// line with the remedy), nil when nothing.
-func AppArmorNodeReady() error { return uml.HostReady() }
+// line with the remedy), nil when nothing. kernel is the UML kernel a user
+// gives, "" for the one skewproof builds (it then checks the build's tools
+// unless the kernel is cached).
+func AppArmorNodeReady(kernel string) error {
+	cache, err := senv.ResolveCacheDir()
+	if err != nil {
+		return err
+	}
+	return uml.HostReady(cache, kernel)
+}
 
 func umlStateRoot() (string, error) {
 	dir, err := senv.ResolveCacheDir()
@@ -63,6 +71,15 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 	if err != nil {
 		return err
 	}
+	kernel := o.UMLKernel
+	if kernel == "" {
+		if err := p.Timed("AppArmor node kernel", func() (err error) {
+			kernel, err = uml.Kernel(ctx, cache, p.Step)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
 	var disk string
 	if err := p.Timed("AppArmor node disk from "+image, func() (err error) {
 		disk, err = uml.Disk(ctx, cache, image, imageID, p.Step)
@@ -86,7 +103,7 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 		return fmt.Errorf("reading network %s: %v", net, err)
 	}
 	cfg := uml.Config{
-		Name: AppArmorNodeName(o.Name), Cluster: o.Name, Disk: disk,
+		Name: AppArmorNodeName(o.Name), Cluster: o.Name, Disk: disk, Kernel: kernel,
 		Labels: map[string]string{KubeletVersionLabel: "v" + trimV(o.AppArmorNode), AppArmorKernelLabel: "true"},
 		// Docker names a network's bridge br-<id> unless an option says.
 		Bridge: "br-" + nw.ID[:12],
@@ -114,7 +131,7 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 	if err != nil {
 		return err
 	}
-	p.Step("booting AppArmor node %s: User-Mode Linux, kubelet v%s, on %s", cfg.Name, trimV(o.AppArmorNode), cfg.Bridge)
+	p.Step("booting AppArmor node %s: User-Mode Linux (%s, %d CPUs), kubelet v%s, on %s", cfg.Name, kernel, uml.Features(kernel).CPUs(), trimV(o.AppArmorNode), cfg.Bridge)
 	n, err := uml.Boot(ctx, root, cfg)
 	if err != nil {
 		return err
@@ -269,4 +286,19 @@ func NodeNames(ctx context.Context, name string) ([]string, error) {
 		return nil, fmt.Errorf("no cluster %s (see 'skewproof cluster list')", name)
 	}
 	return out, nil
+}
+
+// AppArmorNodeKernel returns the User-Mode Linux kernel of AppArmor nodes,
+// building it first when it is not cached (minutes, with progress lines).
+func AppArmorNodeKernel(ctx context.Context, p *Progress) (string, error) {
+	cache, err := senv.ResolveCacheDir()
+	if err != nil {
+		return "", err
+	}
+	if k := uml.CachedKernel(cache); k == "" {
+		if err := uml.BuildReady(); err != nil {
+			return "", err
+		}
+	}
+	return uml.Kernel(ctx, cache, p.Step)
 }

@@ -12,8 +12,10 @@
 #    wrapper that drops exactly those capabilities and makes it Docker's
 #    default runtime;
 #  - starts dockerd when it is not running and waits until it answers;
-#  - with --uml (or SKEWPROOF_UML=1), installs Debian's user-mode-linux: the
-#    AppArmor kernel of `--apparmor-node` (a worker on User-Mode Linux).
+#  - with --uml (or SKEWPROOF_UML=1), installs what `--apparmor-node` (a
+#    worker on User-Mode Linux) needs: the tools skewproof builds the node's
+#    UML kernel with from Debian's kernel source (gcc, make, flex, bison, bc,
+#    libelf-dev, xz-utils) and e2fsprogs for its disk.
 set -euo pipefail
 
 uml=${SKEWPROOF_UML:-0}
@@ -37,8 +39,15 @@ command -v jq >/dev/null 2>&1 || need_pkgs+=(jq)
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 command -v shellcheck >/dev/null 2>&1 || need_pkgs+=(shellcheck)
 if [ "$uml" = 1 ]; then
-	command -v linux.uml >/dev/null 2>&1 || need_pkgs+=(user-mode-linux)
 	command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs+=(e2fsprogs)
+	command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc libc6-dev)
+	command -v make >/dev/null 2>&1 || need_pkgs+=(make)
+	command -v flex >/dev/null 2>&1 || need_pkgs+=(flex)
+	command -v bison >/dev/null 2>&1 || need_pkgs+=(bison)
+	command -v bc >/dev/null 2>&1 || need_pkgs+=(bc)
+	command -v xz >/dev/null 2>&1 || need_pkgs+=(xz-utils)
+	command -v dpkg-deb >/dev/null 2>&1 || need_pkgs+=(dpkg)
+	[ -f /usr/include/libelf.h ] || need_pkgs+=(libelf-dev)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	command -v apt-get >/dev/null 2>&1 || die "missing ${need_pkgs[*]} and no apt-get here; install them with your package manager"

@@ -14,7 +14,7 @@ import (
 )
 
 func newClusterUpCmd() *cobra.Command {
-	var name, apiserver, kubelets, kubeconfig, appArmorNode string
+	var name, apiserver, kubelets, kubeconfig, appArmorNode, umlKernel string
 	var imageArgs, gateArgs []string
 	var timeout time.Duration
 	c := &cobra.Command{
@@ -44,7 +44,10 @@ func newClusterUpCmd() *cobra.Command {
 					needSources = true
 				}
 			}
-			if err := checkAppArmorNode(ctx, apiserver, appArmorNode); err != nil {
+			if umlKernel != "" && appArmorNode == "" {
+				return usagef("--uml-kernel is the kernel of the AppArmor node: give --apparmor-node VERSION with it")
+			}
+			if err := checkAppArmorNode(ctx, apiserver, appArmorNode, umlKernel); err != nil {
 				return err
 			}
 			if err := checkPair(ctx, apiserver, kl, needSources); err != nil {
@@ -69,7 +72,7 @@ func newClusterUpCmd() *cobra.Command {
 			cl, err := clusters.Up(ctx, clusters.UpOptions{
 				Name: name, APIServer: apiserver, Kubelets: kl, Kubeconfig: kubeconfig,
 				NodeImages: images, CgroupV1: host.CgroupVersion == 1, ReadyTimeout: timeout, Progress: p,
-				FeatureGates: gates, AppArmorHost: host.AppArmor, AppArmorNode: strings.TrimPrefix(appArmorNode, "v"),
+				FeatureGates: gates, AppArmorHost: host.AppArmor, AppArmorNode: strings.TrimPrefix(appArmorNode, "v"), UMLKernel: umlKernel,
 			})
 			if err != nil {
 				return err
@@ -92,23 +95,26 @@ func newClusterUpCmd() *cobra.Command {
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "where to write the kubeconfig (default ~/.kube/skewproof-NAME.yaml)")
 	fs.DurationVar(&timeout, "wait", 5*time.Minute, "how long to wait for nodes and kube-system pods to be ready")
 	fs.StringVar(&appArmorNode, "apparmor-node", "", appArmorNodeUsage)
+	fs.StringVar(&umlKernel, "uml-kernel", "", umlKernelUsage)
 	fs.StringArrayVar(&gateArgs, "feature-gates", nil, "feature gates for every component of the cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.StringArrayVar(&imageArgs, "node-image", nil, nodeImageUsage)
 	return c
 }
 
-const appArmorNodeUsage = "kubelet version of one more worker whose kernel is User-Mode Linux with AppArmor enabled, for hosts without AppArmor (needs Debian's user-mode-linux: 'sudo hack/setup-host.sh --uml')"
+const appArmorNodeUsage = "kubelet version of one more worker whose kernel is User-Mode Linux with AppArmor enabled, for hosts without AppArmor (skewproof builds the kernel once from Debian's kernel source; 'sudo hack/setup-host.sh --uml' installs what that needs)"
+
+const umlKernelUsage = "the User-Mode Linux kernel of the --apparmor-node (default: the one skewproof builds); it needs everything the node uses built in (see clusters/internal/uml/kernel/skewproof-uml.config)"
 
 // checkAppArmorNode validates --apparmor-node: a version the skew policy
 // allows with the apiserver, and a host that can run User-Mode Linux.
-func checkAppArmorNode(ctx context.Context, apiserver, v string) error {
+func checkAppArmorNode(ctx context.Context, apiserver, v, kernel string) error {
 	if v == "" {
 		return nil
 	}
 	if err := checkPair(ctx, apiserver, []string{strings.TrimPrefix(v, "v")}, true); err != nil {
 		return fmt.Errorf("--apparmor-node: %w", err)
 	}
-	if err := clusters.AppArmorNodeReady(); err != nil {
+	if err := clusters.AppArmorNodeReady(kernel); err != nil {
 		return usagef("--apparmor-node: %v", err)
 	}
 	return nil

@@ -13,7 +13,22 @@ import (
 
 func newImagesCmd() *cobra.Command {
 	return group("images", "build, list and remove node images; write the agent and conformance images",
-		newImagesBuildCmd(), newImagesListCmd(), newImagesPruneCmd(), newImagesAgentCmd(), newImagesConformanceCmd())
+		newImagesBuildCmd(), newImagesListCmd(), newImagesPruneCmd(), newImagesAgentCmd(), newImagesConformanceCmd(), newImagesUMLKernelCmd())
+}
+
+func newImagesUMLKernelCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "uml-kernel",
+		Short: "build (once, from Debian's kernel source) the User-Mode Linux kernel of --apparmor-node and print its path",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			k, err := clusters.AppArmorNodeKernel(cmd.Context(), clusters.NewProgress(os.Stderr))
+			if err != nil {
+				return err
+			}
+			fmt.Println(k)
+			return nil
+		},
+	}
 }
 
 func newImagesBuildCmd() *cobra.Command {

@@ -20,7 +20,7 @@ import (
 
 type runOptions struct {
 	name, apiserver, kubeconfig, labelFilter, junitDir string
-	suiteBinary, agentImg, appArmorNode                string
+	suiteBinary, agentImg, appArmorNode, umlKernel     string
 	kubeletList, ids, rerun, suiteList, matrix         string
 	suites, kubelets                                   []string
 	keep, parallel, buildSuites, allowFlaky            bool
@@ -62,6 +62,7 @@ func newRunCmd() *cobra.Command {
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "limit for the suite run")
 	fs.StringVar(&o.agentImg, "agent-image", "", "node agent image present on every node (default: built from this binary and loaded into the kind node containers; required with --kubeconfig when the nodes are not local containers)")
 	fs.StringVar(&o.appArmorNode, "apparmor-node", "", appArmorNodeUsage)
+	fs.StringVar(&o.umlKernel, "uml-kernel", "", umlKernelUsage)
 	fs.StringArrayVar(&o.gateArgs, "feature-gates", nil, "feature gates for every component of a new cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.StringArrayVar(&o.imageArgs, "node-image", nil, nodeImageUsage)
 	fs.IntVar(&o.flakeAttempts, "flake-attempts", runner.DefaultFlakeAttempts, "attempts of a failed spec: a pass on a later attempt is reported flaky, with the earlier failure, and fails the run (1: no retry)")
@@ -94,7 +95,7 @@ func (o runOptions) run(ctx context.Context) error {
 		ro.Mode = "new-cluster"
 		host := clusters.DetectHost()
 		ro.Up = clusters.UpOptions{APIServer: o.apiserver, Kubelets: o.kubelets, NodeImages: o.images,
-			CgroupV1: host.CgroupVersion == 1, FeatureGates: o.gates, AppArmorHost: host.AppArmor, AppArmorNode: o.appArmorNode}
+			CgroupV1: host.CgroupVersion == 1, FeatureGates: o.gates, AppArmorHost: host.AppArmor, AppArmorNode: o.appArmorNode, UMLKernel: o.umlKernel}
 	}
 	// The suite binary first: a compile error should not cost a cluster.
 	switch {

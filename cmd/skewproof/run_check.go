@@ -62,6 +62,8 @@ func (o *runOptions) check(ctx context.Context) error {
 		return usagef("give --suite-binary or --build-suites, not both")
 	case o.matrix != "":
 		return o.checkMatrix(ctx)
+	case o.umlKernel != "" && o.appArmorNode == "":
+		return usagef("--uml-kernel is the kernel of the AppArmor node: give --apparmor-node VERSION with it")
 	case o.kubeconfig != "" && o.appArmorNode != "":
 		return usagef("--apparmor-node adds a node to a new cluster; it cannot join an existing one (--kubeconfig)")
 	case o.kubeconfig != "" && len(o.gates) > 0:
@@ -115,7 +117,7 @@ func (o *runOptions) checkNewCluster(ctx context.Context) error {
 			needSources = true
 		}
 	}
-	if err := checkAppArmorNode(ctx, o.apiserver, o.appArmorNode); err != nil {
+	if err := checkAppArmorNode(ctx, o.apiserver, o.appArmorNode, o.umlKernel); err != nil {
 		return err
 	}
 	workers := len(o.kubelets)

@@ -20,12 +20,6 @@ import (
 	"strings"
 )
 
-// Kernel is the User-Mode Linux kernel of Debian's user-mode-linux package.
-const Kernel = "linux.uml"
-
-// modulesDir holds the package's kernel modules, one directory per version.
-const modulesDir = "/usr/lib/uml/modules"
-
 //go:embed files
 var files embed.FS
 
@@ -43,7 +37,6 @@ var install = []struct {
 	{"skewproof-uml-join.service", "/etc/systemd/system/skewproof-uml-join.service", 0o644, "multi-user.target.wants"},
 	{"skewproof-uml-exec.service", "/etc/systemd/system/skewproof-uml-exec.service", 0o644, "multi-user.target.wants"},
 	{"kubelet-uml.conf", "/etc/systemd/system/kubelet.service.d/20-skewproof-uml.conf", 0o644, ""},
-	{"modules.conf", "/etc/modules-load.d/skewproof-uml.conf", 0o644, ""},
 }
 
 // diskSize is the ext4 image's size (sparse; the node image is ~1 GB, the
@@ -51,45 +44,37 @@ var install = []struct {
 // copy-on-write file).
 const diskSize = "6G"
 
-// HostReady says what this host lacks to run a UML node, as one line with
-// the remedy; nil when nothing is missing.
-func HostReady() error {
+// HostReady says what this host lacks to run a UML node with kernel (the
+// kernel a user gives, or "" for the kernel skewproof builds), as one line
+// with the remedy; nil when nothing is missing.
+func HostReady(cacheDir, kernel string) error {
 	var missing []string
-	for _, tool := range []string{Kernel, "mkfs.ext4", "ip", "tar"} {
+	for _, tool := range []string{"mkfs.ext4", "ip", "tar"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("an AppArmor node needs %s on this host: run 'sudo hack/setup-host.sh --uml' (it installs Debian's user-mode-linux)", strings.Join(missing, ", "))
+		return fmt.Errorf("an AppArmor node needs %s on this host: run 'sudo hack/setup-host.sh --uml'", strings.Join(missing, ", "))
 	}
-	if _, err := kernelModules(); err != nil {
-		return err
+	if kernel != "" {
+		if fi, err := os.Stat(kernel); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return fmt.Errorf("--uml-kernel %s is not an executable file: give the path of a User-Mode Linux kernel (a 'linux' built with ARCH=um)", kernel)
+		}
+		return nil
 	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		return fmt.Errorf("an AppArmor node needs /dev/net/tun for its network: load the tun module (modprobe tun)")
+	if CachedKernel(cacheDir) != "" {
+		return nil
 	}
-	return nil
+	return BuildReady()
 }
 
-// kernelModules is the directory of the UML kernel's modules.
-func kernelModules() (string, error) {
-	ents, err := os.ReadDir(modulesDir)
-	if err != nil || len(ents) != 1 {
-		return "", fmt.Errorf("no single kernel module directory in %s (is Debian's user-mode-linux installed? 'sudo hack/setup-host.sh --uml')", modulesDir)
-	}
-	return filepath.Join(modulesDir, ents[0].Name()), nil
-}
-
-// filesHash identifies the embedded files and the kernel modules' version:
-// a disk built from other files is another disk.
+// filesHash identifies the embedded files: a disk built from other files is
+// another disk. (The kernel is not on the disk: everything it needs is
+// built in.)
 func filesHash() (string, error) {
 	h := sha256.New()
-	mods, err := kernelModules()
-	if err != nil {
-		return "", err
-	}
-	fmt.Fprintln(h, mods, diskSize)
+	fmt.Fprintln(h, diskSize)
 	for _, f := range install {
 		b, err := files.ReadFile(path.Join("files", f.src))
 		if err != nil {
@@ -182,8 +167,8 @@ func exportImage(ctx context.Context, image, root string) error {
 	return nil
 }
 
-// addFiles puts the UML node's units and scripts and the kernel's modules
-// into the node's file system.
+// addFiles puts the UML node's units and scripts into the node's file
+// system.
 func addFiles(root string) error {
 	for _, f := range install {
 		b, err := fs.ReadFile(files, path.Join("files", f.src))
@@ -210,17 +195,6 @@ func addFiles(root string) error {
 	// systemd makes a machine ID at boot when the file is empty.
 	if err := os.WriteFile(filepath.Join(root, "etc/machine-id"), nil, 0o444); err != nil {
 		return err
-	}
-	mods, err := kernelModules()
-	if err != nil {
-		return err
-	}
-	dst := filepath.Join(root, "lib/modules")
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	if out, err := exec.Command("cp", "-a", mods, dst+"/").CombinedOutput(); err != nil {
-		return fmt.Errorf("copying the UML kernel modules: %v: %s", err, out)
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ type Config struct {
 	Name    string // the Kubernetes node name
 	Cluster string
 	Disk    string // from Disk
+	Kernel  string // the UML kernel (from Kernel, or the user's)
 	// Bridge is the host bridge of the cluster's Docker network, Subnet and
 	// Gateway its IPv4 range and address. The node takes the last address
 	// of the subnet (Docker allocates from the first).
@@ -64,10 +65,18 @@ func (n *Node) execDir() string { return filepath.Join(n.Dir, "exec") }
 // StateRoot is where the state directories of UML nodes live.
 func StateRoot(cacheDir string) string { return filepath.Join(cacheDir, "uml", "nodes") }
 
-// tapName is a host interface name (at most 15 bytes) for a node.
+// tapName is the host interface name (at most 15 bytes) of a node's link
+// on the cluster bridge: a veth whose peer (peerName) the kernel uses.
+// Deleting it deletes both.
 func tapName(node string) string {
 	h := sha256.Sum256([]byte(node))
 	return "skpuml" + hex.EncodeToString(h[:])[:8]
+}
+
+// peerName is the other end of a node's veth pair.
+func peerName(node string) string {
+	h := sha256.Sum256([]byte(node))
+	return "skpumr" + hex.EncodeToString(h[:])[:8]
 }
 
 // nodeAddress is the last host address of an IPv4 subnet.
@@ -108,7 +117,15 @@ func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) 
 	if err := n.save(); err != nil {
 		return nil, err
 	}
-	if err := ipCmd(ctx, "tuntap", "add", "dev", n.Tap, "mode", "tap"); err != nil {
+	// A veth pair: one end on the cluster's bridge, the kernel's vector
+	// driver on the other through a raw socket (its raw transport has
+	// vector I/O and offloads both ways; 7.3's tap transport has no queues
+	// and its open dereferences them: vector_reset_stats).
+	peer := peerName(c.Name)
+	if err := ipCmd(ctx, "link", "add", n.Tap, "type", "veth", "peer", "name", peer); err != nil {
+		return n, err
+	}
+	if err := ipCmd(ctx, "link", "set", peer, "up"); err != nil {
 		return n, err
 	}
 	if err := ipCmd(ctx, "link", "set", n.Tap, "master", c.Bridge, "up"); err != nil {
@@ -120,34 +137,40 @@ func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) 
 	}
 	args := []string{
 		"mem=" + memory,
-		"ubd0=" + filepath.Join(n.Dir, "root.cow") + "," + c.Disk,
+	}
+	args = append(args, Features(c.Kernel).Args()...)
+	args = append(args,
+		"ubd0="+filepath.Join(n.Dir, "root.cow")+","+c.Disk,
 		"root=/dev/ubda", "rw", "init=/sbin/init",
 		"con=null", "con0=null,fd:1",
-		// AppArmor is built in, but SELinux is the default LSM.
+		// skewproof's kernel has AppArmor as its default LSM; a kernel a
+		// user gives (Debian's) may default to SELinux.
 		"apparmor=1", "security=apparmor",
-		"eth0=tuntap," + n.Tap,
-		"skewproof.name=" + c.Name,
-		"skewproof.addr=" + addr,
-		"skewproof.gw=" + c.Gateway,
-		"skewproof.cp=" + c.ControlPlaneName + "=" + c.ControlPlaneIP,
-		"skewproof.endpoint=" + c.ControlPlaneIP + ":6443",
-		"skewproof.token=" + c.Token,
-		"skewproof.labels=" + strings.Join(labels, ","),
-		"skewproof.exec=" + n.execDir(),
-		"skewproof.cluster=" + c.Cluster,
-	}
+		// the vector driver (in every UML kernel since 4.17; the old
+		// drivers are gone since 6.16): the guest's interface is vec0
+		"vec0:transport=raw,ifname="+peer+",depth=128,gro=1",
+		"skewproof.name="+c.Name,
+		"skewproof.addr="+addr,
+		"skewproof.gw="+c.Gateway,
+		"skewproof.cp="+c.ControlPlaneName+"="+c.ControlPlaneIP,
+		"skewproof.endpoint="+c.ControlPlaneIP+":6443",
+		"skewproof.token="+c.Token,
+		"skewproof.labels="+strings.Join(labels, ","),
+		"skewproof.exec="+n.execDir(),
+		"skewproof.cluster="+c.Cluster,
+	)
 	console, err := os.Create(n.Console())
 	if err != nil {
 		return n, err
 	}
 	defer console.Close()
-	cmd := exec.Command(Kernel, args...)
+	cmd := exec.Command(c.Kernel, args...)
 	cmd.Stdout, cmd.Stderr = console, console
 	// UML backs the guest's memory with a file in TMPDIR (unlinked at once).
 	cmd.Env = append(os.Environ(), "TMPDIR=/dev/shm")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return n, fmt.Errorf("starting %s: %w", Kernel, err)
+		return n, fmt.Errorf("starting %s: %w", c.Kernel, err)
 	}
 	n.PID = cmd.Process.Pid
 	n.exited = make(chan struct{})

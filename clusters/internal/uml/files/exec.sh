@@ -7,7 +7,10 @@ set -u
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^skewproof\.$1=//p" | tail -1; }
 d=/run/skewproof-exec
 mkdir -p "$d"
-mount -t hostfs none "$d" -o "$(arg exec)" || exit 1
+# hostfs takes its host directory as "hostfs=DIR" since it moved to the new
+# mount API (mount(8) then passes options one by one), as the bare option
+# before.
+mount -t hostfs none "$d" -o "hostfs=$(arg exec)" 2>/dev/null || mount -t hostfs none "$d" -o "$(arg exec)" || exit 1
 cd "$d" || exit 1
 while :; do
 	for f in *.sh; do

@@ -22,8 +22,11 @@ fi
 echo kind > /kind/product_name
 cat /proc/sys/kernel/random/uuid > /kind/product_uuid
 ip link set lo up
-ip addr add "$addr" dev eth0
-ip link set eth0 up
+# the vector driver's interface (vec0); eth0 with the old tuntap driver
+dev=vec0
+[ -e /sys/class/net/$dev ] || dev=eth0
+ip addr add "$addr" dev "$dev"
+ip link set "$dev" up
 ip route add default via "$gw"
 # the control plane's name (kubeadm's cluster-info endpoint) and address
 echo "${cp#*=} ${cp%%=*}" >> /etc/hosts
@@ -32,4 +35,5 @@ echo "${cp#*=} ${cp%%=*}" >> /etc/hosts
 for t in iptables ip6tables; do update-alternatives --quiet --set "$t" "/usr/sbin/$t-legacy"; done
 sysctl -q -w net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
 echo "KUBELET_EXTRA_ARGS=--node-ip=${addr%/*} --node-labels=$(arg labels)" > /etc/default/kubelet
+echo "skewproof: $(nproc) CPUs, kernel $(uname -r)"
 echo "skewproof: AppArmor $(cat /sys/module/apparmor/parameters/enabled), LSMs $(cat /sys/kernel/security/lsm)"
