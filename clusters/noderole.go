@@ -1,6 +1,10 @@
 package clusters
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // controlPlaneLabel is kubeadm's role label of control-plane nodes (also
 // the key of their NoSchedule taint).
@@ -10,4 +14,28 @@ const controlPlaneLabel = "node-role.kubernetes.io/control-plane"
 func IsControlPlane(n *corev1.Node) bool {
 	_, cp := n.Labels[controlPlaneLabel]
 	return cp
+}
+
+// NotReady says why a node is not Ready, with its Ready condition's status,
+// reason and message ("node w1 is not Ready (Ready=Unknown,
+// NodeStatusUnknown: Kubelet stopped posting node status.)"); "" when it is
+// Ready.
+func NotReady(n *corev1.Node) string {
+	for _, c := range n.Status.Conditions {
+		if c.Type != corev1.NodeReady {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue {
+			return ""
+		}
+		why := "node " + n.Name + " is not Ready (Ready=" + string(c.Status)
+		if c.Reason != "" {
+			why += ", " + c.Reason
+		}
+		if m := strings.TrimSpace(c.Message); m != "" {
+			why += ": " + m
+		}
+		return why + ")"
+	}
+	return "node " + n.Name + " is not Ready (it reports no Ready condition: its kubelet never registered its status)"
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
 )
@@ -249,10 +250,8 @@ func (c *Cluster) notReadyNodesOfAgents(ctx context.Context) string {
 		if err != nil {
 			continue
 		}
-		for _, cd := range node.Status.Conditions {
-			if cd.Type == corev1.NodeReady && cd.Status != corev1.ConditionTrue {
-				out = append(out, fmt.Sprintf("node %s went not Ready (Ready=%s, %s: %s)", n, cd.Status, cd.Reason, cd.Message))
-			}
+		if why := clusters.NotReady(node); why != "" {
+			out = append(out, strings.Replace(why, " is not Ready", " went not Ready", 1))
 		}
 	}
 	sort.Strings(out)

@@ -2,9 +2,7 @@ package runner
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -20,7 +18,7 @@ import (
 func untestable(nodes []corev1.Node, own bool) (out map[string]string, cordoned []string) {
 	out = map[string]string{}
 	for _, n := range testedNodes(nodes) {
-		if why := notReady(n); why != "" {
+		if why := clusters.NotReady(&n); why != "" {
 			out[n.Name] = why
 			continue
 		}
@@ -48,27 +46,6 @@ func testedNodes(nodes []corev1.Node) []corev1.Node {
 		return nodes
 	}
 	return workers
-}
-
-// notReady says why a node is not Ready, "" when it is.
-func notReady(n corev1.Node) string {
-	for _, c := range n.Status.Conditions {
-		if c.Type != corev1.NodeReady {
-			continue
-		}
-		if c.Status == corev1.ConditionTrue {
-			return ""
-		}
-		why := fmt.Sprintf("node %s is not Ready (Ready=%s", n.Name, c.Status)
-		if c.Reason != "" {
-			why += ", " + c.Reason
-		}
-		if m := strings.TrimSpace(c.Message); m != "" {
-			why += ": " + m
-		}
-		return why + ")"
-	}
-	return fmt.Sprintf("node %s is not Ready (it reports no Ready condition: its kubelet never registered its status)", n.Name)
 }
 
 // untestableRemedy is what to do about nodes that cannot be tested.

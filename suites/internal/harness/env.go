@@ -248,18 +248,9 @@ func untestableNodes(nodes []corev1.Node) (map[string]string, error) {
 		}
 		return out, nil
 	}
-	for _, n := range nodes {
-		ready := false
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				ready = c.Status == corev1.ConditionTrue
-				if !ready {
-					out[n.Name] = fmt.Sprintf("node %s is not Ready (Ready=%s, %s: %s)", n.Name, c.Status, c.Reason, c.Message)
-				}
-			}
-		}
-		if _, said := out[n.Name]; !ready && !said {
-			out[n.Name] = fmt.Sprintf("node %s is not Ready (it reports no Ready condition)", n.Name)
+	for i := range nodes {
+		if why := clusters.NotReady(&nodes[i]); why != "" {
+			out[nodes[i].Name] = why
 		}
 	}
 	return out, nil
