@@ -77,6 +77,14 @@ type Suite struct {
 	FlakyTolerated bool
 }
 
+// RunFailure is a suite "skewproof" of one failed test case that stands for
+// something about a whole run (not a spec) that keeps it from being green,
+// so that readers of the JUnit file alone see it: "[skewproof] what [id]".
+func RunFailure(cluster, id, what, failure string) Suite {
+	return Suite{Name: "skewproof", Cluster: cluster, Timestamp: time.Now(), Results: []Result{{
+		ID: id, Name: "[skewproof] " + what + " [" + id + "]", Verdict: skew.Fail, Failure: failure}}}
+}
+
 // PropFlakyTolerated is the suite property of a run that tolerated flakes.
 const PropFlakyTolerated = "flaky-tolerated"
 

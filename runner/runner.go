@@ -269,9 +269,8 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		// Skipped kubelet rules alone would look green to a reader of the
 		// JUnit file only (Sonobuoy, Hydrophone, testgrid): the nodes that
 		// could not be tested are a failed test case of their own.
-		report = append(report, reports.Suite{Name: "skewproof", Cluster: o.Name, Timestamp: time.Now(), Results: []reports.Result{{
-			ID: NodesTestedID, Name: "[skewproof] every requested node tested [" + NodesTestedID + "]", Verdict: skew.Fail,
-			Failure: fmt.Sprintf("%d node(s) could not be tested: %s\n%s", len(notTested), strings.Join(DescribeNotTested(notTested), "\n"), untestableRemedy(own))}}})
+		report = append(report, reports.RunFailure(o.Name, NodesTestedID, "every requested node tested",
+			fmt.Sprintf("%d node(s) could not be tested: %s\n%s", len(notTested), strings.Join(DescribeNotTested(notTested), "\n"), untestableRemedy(own))))
 	}
 	var judged []reports.Result
 	for _, s := range report {
@@ -281,9 +280,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if len(unread) > 0 {
 		// Skips a JUnit reader would count as green: nothing was judged
 		// there, for want of skewproof's own reading of those releases.
-		report = append(report, reports.Suite{Name: "skewproof", Cluster: o.Name, Timestamp: time.Now(), Results: []reports.Result{{
-			ID: NotResearchedID, Name: "[skewproof] every rule researched at the cluster's versions [" + NotResearchedID + "]", Verdict: skew.Fail,
-			Failure: notResearchedFailure(unread)}}})
+		report = append(report, reports.RunFailure(o.Name, NotResearchedID, "every rule researched at the cluster's versions", notResearchedFailure(unread)))
 	}
 	if len(report) > 0 {
 		if err := reports.WriteJUnitFile(out.JUnit, report...); err != nil {

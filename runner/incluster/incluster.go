@@ -170,10 +170,7 @@ func addRunFailure(path string, runErr error) error {
 	if err != nil {
 		return err
 	}
-	suites = append(suites, reports.Suite{Name: "skewproof", Timestamp: time.Now(), Results: []reports.Result{{
-		ID: RunFailureID, Name: "[skewproof] the conformance run [" + RunFailureID + "]",
-		Verdict: skew.Fail, Failure: runErr.Error(),
-	}}})
+	suites = append(suites, reports.RunFailure("", RunFailureID, "the conformance run", runErr.Error()))
 	return reports.WriteJUnitFile(path, suites...)
 }
 
