@@ -192,8 +192,12 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	own := o.Kubeconfig == ""
 	notTested, cordoned := untestable(c.nodes, own)
 	out.NotTested, rec.NotTested = notTested, notTested
+	reported := skew.Skip
+	if own {
+		reported = skew.Fail
+	}
 	for _, why := range DescribeNotTested(notTested) {
-		p.Step("cannot test %s; its kubelet rules are reported %s; %s", why, map[bool]string{true: "fail", false: "skip"}[own], untestableRemedy(own))
+		p.Step("cannot test %s; its kubelet rules are reported %s; %s", why, reported, untestableRemedy(own))
 	}
 	for _, n := range cordoned {
 		p.Step("node %s is cordoned (unschedulable): tested anyway, the specs bind their pods to it by name as DaemonSets do; leave it out with --label-filter '!(node: containsAny %s)'", n, n)
@@ -258,10 +262,12 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	// JUnit readers such as Sonobuoy's count an empty <testsuite> as one
 	// passed test.
 	var report []reports.Suite
+	var specs []reports.Result
 	for _, s := range suites {
 		if len(s.Results) > 0 {
 			s.FlakyTolerated = o.AllowFlaky
 			report = append(report, s)
+			specs = append(specs, s.Results...)
 		}
 	}
 	nodesFail := len(notTested) > 0 && (own || len(notTested) > o.AllowedNotReadyNodes)
@@ -272,11 +278,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		report = append(report, reports.RunFailure(o.Name, NodesTestedID, "every requested node tested",
 			fmt.Sprintf("%d node(s) could not be tested: %s\n%s", len(notTested), strings.Join(DescribeNotTested(notTested), "\n"), untestableRemedy(own))))
 	}
-	var judged []reports.Result
-	for _, s := range report {
-		judged = append(judged, s.Results...)
-	}
-	unread := reports.NotResearched(judged)
+	unread := reports.NotResearched(specs)
 	if len(unread) > 0 {
 		// Skips a JUnit reader would count as green: nothing was judged
 		// there, for want of skewproof's own reading of those releases.
@@ -298,25 +300,25 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if err := reports.WriteRecord(junitDir, rec); err != nil {
 		return out, err
 	}
-	counts := reports.Count(out.Results)
+	counts := reports.Count(specs)
 	switch {
 	case ctx.Err() != nil:
 		return out, InterruptedError{Report: out.JUnit, Kept: o.Keep}
 	case nodesFail:
 		msg := fmt.Sprintf("%d node(s) could not be tested: %s", len(notTested), strings.Join(DescribeNotTested(notTested), "; "))
-		if counts[skew.Fail] > 1 {
-			msg += fmt.Sprintf("; %d of %d specs failed", counts[skew.Fail]-1, len(out.Results)-1)
+		if counts[skew.Fail] > 0 {
+			msg += fmt.Sprintf("; %d of %d specs failed", counts[skew.Fail], len(specs))
 		}
 		if !own {
 			msg += fmt.Sprintf(" (--allowed-not-ready-nodes %d)", o.AllowedNotReadyNodes)
 		}
 		return out, fmt.Errorf("%s; see %s", msg, out.JUnit)
-	case len(unread) > 0 && counts[skew.Fail] == 1:
-		return out, fmt.Errorf("%s; see %s", reports.FirstLine(notResearchedFailure(unread)), out.JUnit)
 	case counts[skew.Fail] > 0:
-		return out, fmt.Errorf("%d of %d specs failed; see %s", counts[skew.Fail], len(out.Results), out.JUnit)
-	case !reports.Green(out.Results, o.AllowFlaky):
-		return out, fmt.Errorf("%d of %d specs were flaky (failed, then passed on a retry): not conformant; see %s (--allow-flaky tolerates them)", counts[skew.Flaky], len(out.Results), out.JUnit)
+		return out, fmt.Errorf("%d of %d specs failed; see %s", counts[skew.Fail], len(specs), out.JUnit)
+	case len(unread) > 0:
+		return out, fmt.Errorf("%s; see %s", reports.FirstLine(notResearchedFailure(unread)), out.JUnit)
+	case !reports.Green(specs, o.AllowFlaky):
+		return out, fmt.Errorf("%d of %d specs were flaky (failed, then passed on a retry): not conformant; see %s (--allow-flaky tolerates them)", counts[skew.Flaky], len(specs), out.JUnit)
 	case suiteErr != nil:
 		return out, fmt.Errorf("a suite failed outside the specs: %w (logs: %s)", suiteErr, strings.Join(out.Logs, " "))
 	case len(out.Results) == 0:
