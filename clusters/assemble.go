@@ -30,8 +30,9 @@ exit 1`
 
 // assembleNodeImage does what kind's node-image build does: a container
 // from the base image receives the files, its containerd imports the images
-// (pinned, not unpacked), and the container is committed as the node image.
-func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive string, images []image.Image) error {
+// (pinned, not unpacked), and the container is committed as the node image,
+// labelled with its runtimes (rt, and oci's version as the binary says it).
+func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive string, images []image.Image, rt NodeRuntime, oci ociRuntime) error {
 	removeDeadBuildContainers(ctx)
 	name := fmt.Sprintf("%s%s-%d", BuildContainerPrefix, owner.Token(), time.Now().UnixNano())
 	// Created without cancellation (a second or two): a docker CLI killed
@@ -55,6 +56,11 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 	if err != nil {
 		return err
 	}
+	out, err := docker(ctx, "exec", name, oci.nodePath, "--version")
+	if err != nil {
+		return fmt.Errorf("OCI runtime %s (%s in the node) does not run: %w", oci.name, oci.nodePath, err)
+	}
+	ociVersion := versionLabel(out)
 	if _, err := docker(ctx, "exec", name, "sh", "-c", "nohup containerd >/tmp/containerd.log 2>&1 &"); err != nil {
 		return err
 	}
@@ -91,6 +97,9 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
 		"--change", `CMD []`,
 		"--change", "LABEL io.skewproof.image=node",
+		"--change", "LABEL "+imageCRILabel+"="+rt.cri(),
+		"--change", "LABEL "+imageOCILabel+"="+rt.oci(),
+		"--change", "LABEL "+imageOCIVersionLabel+"="+ociVersion,
 		"--change", "LABEL io.skewproof.node-tag="+strings.SplitN(strings.TrimPrefix(ref, nodeImageRepo+":"), "-", 2)[0],
 		name, ref)
 	return err
@@ -105,4 +114,40 @@ func removeDeadBuildContainers(ctx context.Context) {
 			_, _ = docker(ctx, "rm", "-f", "-v", n)
 		}
 	}
+}
+
+// Labels of a node image: its CRI and OCI runtimes and the OCI runtime's
+// version (the node labels CRIRuntimeLabel, OCIRuntimeLabel and
+// OCIRuntimeVersionLabel are set from them).
+const (
+	imageCRILabel        = "io.skewproof.cri-runtime"
+	imageOCILabel        = "io.skewproof.oci-runtime"
+	imageOCIVersionLabel = "io.skewproof.oci-runtime-version"
+)
+
+// versionLabel is the version in the first line of an OCI runtime's
+// --version ("runc version 1.1.15+ds1", "crun version 1.21"): its last word,
+// without build metadata (after "+"), in the characters a label value may
+// have; "unknown" when there is none.
+func versionLabel(out string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return "unknown"
+	}
+	v, _, _ := strings.Cut(f[len(f)-1], "+")
+	v = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, v)
+	v = strings.Trim(v, ".-_")
+	if len(v) > 63 {
+		v = strings.Trim(v[:63], ".-_")
+	}
+	if v == "" {
+		return "unknown"
+	}
+	return v
 }

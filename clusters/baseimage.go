@@ -31,12 +31,13 @@ const (
 	kindModule = "sigs.k8s.io/kind"
 )
 
-// basePackages are installed into the base root file system. containerd 1.7
-// and runc come from Debian; the kubelet falls back from the CRI
+// basePackages are installed into the base root file system. containerd 1.7,
+// runc and crun (the OCI runtimes a worker can have, NodeRuntime) come from
+// Debian; the kubelet falls back from the CRI
 // RuntimeConfig call that containerd 1.7 lacks (cmd/kubelet/app/server.go,
 // getCgroupDriverFromCRI) until v1.38.
 var basePackages = []string{
-	"systemd", "containerd", "runc", "containernetworking-plugins",
+	"systemd", "containerd", "runc", "crun", "containernetworking-plugins",
 	"iptables", "nftables", "conntrack", "iproute2", "ethtool", "util-linux", "mount", "kmod",
 	"libseccomp2", "pigz", "jq", "procps", "e2fsprogs", "bash", "ca-certificates",
 	"busybox-static", "apparmor",

@@ -7,6 +7,7 @@ package clusters
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,10 +26,16 @@ const KubeletVersionLabel = "skewproof.io/kubelet-version"
 // UpOptions describes a cluster: one control-plane node at the apiserver
 // version and one worker per kubelet version.
 type UpOptions struct {
-	Name       string
-	APIServer  string   // e.g. 1.37.2
-	Kubelets   []string // one worker each
-	Kubeconfig string   // default: DefaultKubeconfig(Name)
+	Name      string
+	APIServer string   // e.g. 1.37.2
+	Kubelets  []string // one worker each
+	// Runtimes[i] is the container runtime of the worker of Kubelets[i];
+	// missing entries (or nil) are the default.
+	Runtimes []NodeRuntime
+	// OCIRuntimes are OCI runtimes the user provides (name → path on this
+	// host), which Runtimes may name.
+	OCIRuntimes map[string]string
+	Kubeconfig  string // default: DefaultKubeconfig(Name)
 	// NodeImages maps a kubelet version ("" for the control plane) to a
 	// prebuilt node image; versions not in the map are built offline.
 	NodeImages map[string]string
@@ -192,29 +199,30 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 		}
 	}
 
-	// Node images: the control plane, then one per distinct kubelet version.
-	images := map[string]string{}
-	need := append([]string{""}, o.Kubelets...)
+	// Node images: the control plane, then one per distinct worker
+	// (kubelet version and runtime).
+	images := map[Worker]string{}
+	need := append([]Worker{{}}, o.workers()...)
 	if o.AppArmorNode != "" {
-		need = append(need, o.AppArmorNode)
+		need = append(need, Worker{Kubelet: o.AppArmorNode})
 	}
-	for _, kl := range need {
-		if _, done := images[kl]; done {
+	for _, w := range need {
+		if _, done := images[w]; done {
 			continue
 		}
-		if ref, ok := o.NodeImages[kl]; ok {
+		if ref, ok := o.NodeImages[w.Kubelet]; ok && w.Runtime.IsDefault() {
 			if !imageExists(ctx, ref) {
 				return nil, fmt.Errorf("node image %s not found in the local Docker daemon; load it first (skewproof never pulls)", ref)
 			}
-			images[kl] = ref
+			images[w] = ref
 			continue
 		}
-		spec := NodeImageSpec{ControlPlane: o.APIServer, Kubelet: kl}
+		spec := NodeImageSpec{ControlPlane: o.APIServer, Kubelet: w.Kubelet, Runtime: w.Runtime, OCIRuntimes: o.OCIRuntimes}
 		ref, err := BuildNodeImage(ctx, p, spec)
 		if err != nil {
 			return nil, err
 		}
-		images[kl] = ref
+		images[w] = ref
 	}
 
 	cfg := &v1alpha4.Cluster{}
@@ -225,14 +233,14 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	cpVersion := "v" + trimV(o.APIServer)
 	cfg.Nodes = []v1alpha4.Node{{
 		Role:   v1alpha4.ControlPlaneRole,
-		Image:  images[""],
-		Labels: map[string]string{KubeletVersionLabel: cpVersion},
+		Image:  images[Worker{}],
+		Labels: runtimeLabels(ctx, images[Worker{}], map[string]string{KubeletVersionLabel: cpVersion}),
 	}}
-	for _, kl := range o.Kubelets {
+	for _, w := range o.workers() {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{
 			Role:   v1alpha4.WorkerRole,
-			Image:  images[kl],
-			Labels: map[string]string{KubeletVersionLabel: "v" + trimV(kl)},
+			Image:  images[w],
+			Labels: runtimeLabels(ctx, images[w], map[string]string{KubeletVersionLabel: "v" + trimV(w.Kubelet)}),
 		})
 	}
 	if len(o.FeatureGates) > 0 {
@@ -274,7 +282,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	}
 	created = true // from here on, Down removes what exists and the owner record
 	done := make(chan error, 1)
-	p.Step("creating cluster %s: control plane %s, kubelets %s", o.Name, cpVersion, strings.Join(o.Kubelets, ","))
+	p.Step("creating cluster %s: control plane %s, kubelets %s", o.Name, cpVersion, strings.Join(o.workerNames(), ","))
 	start := time.Now()
 	var networkLock time.Duration
 	if beforeKindCreate != nil {
@@ -318,7 +326,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	p.Step("kind create done in %.1fs (Docker network lock held %.2fs)", time.Since(start).Seconds(), networkLock.Seconds())
 	os.Chmod(o.Kubeconfig, 0o600)
 
-	c, err := finishUp(ctx, prov, o, images[o.AppArmorNode])
+	c, err := finishUp(ctx, prov, o, images[Worker{Kubelet: o.AppArmorNode}])
 	if err != nil {
 		reason := "bring-up failed"
 		if ctx.Err() != nil {
@@ -383,4 +391,45 @@ func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmor
 		return nil, err
 	}
 	return &Cluster{Name: o.Name, Kubeconfig: o.Kubeconfig, Nodes: infos}, nil
+}
+
+// workers are the workers of o: each kubelet version with its runtime.
+func (o UpOptions) workers() []Worker {
+	ws := make([]Worker, len(o.Kubelets))
+	for i, kl := range o.Kubelets {
+		ws[i].Kubelet = kl
+		if i < len(o.Runtimes) {
+			ws[i].Runtime = o.Runtimes[i]
+		}
+	}
+	return ws
+}
+
+// workerNames are o's workers in the --kubelets grammar.
+func (o UpOptions) workerNames() []string {
+	var ns []string
+	for _, w := range o.workers() {
+		ns = append(ns, w.String())
+	}
+	return ns
+}
+
+// runtimeLabels adds to labels the node labels of the runtimes of the node
+// image ref (from the image's labels; none for an image skewproof did not
+// build).
+func runtimeLabels(ctx context.Context, ref string, labels map[string]string) map[string]string {
+	out, err := docker(ctx, "image", "inspect", "--format", "{{json .Config.Labels}}", ref)
+	if err != nil {
+		return labels
+	}
+	var il map[string]string
+	if json.Unmarshal([]byte(strings.TrimSpace(out)), &il) != nil {
+		return labels
+	}
+	for from, to := range map[string]string{imageCRILabel: CRIRuntimeLabel, imageOCILabel: OCIRuntimeLabel, imageOCIVersionLabel: OCIRuntimeVersionLabel} {
+		if v := il[from]; v != "" {
+			labels[to] = v
+		}
+	}
+	return labels
 }

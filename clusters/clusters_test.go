@@ -35,7 +35,7 @@ func TestKindVersionMatchesGoMod(t *testing.T) {
 }
 
 func TestContainerdConfigNeverPullsAndClampsOOM(t *testing.T) {
-	c := containerdConfig("registry.k8s.io/pause:3.10.2")
+	c := containerdConfig("registry.k8s.io/pause:3.10.2", ociRuntime{name: OCIRunc, nodePath: nodeRunc})
 	for _, want := range []string{
 		`sandbox_image = "registry.k8s.io/pause:3.10.2"`,
 		"restrict_oom_score_adj = true",
@@ -132,7 +132,7 @@ func TestRestrictedRuntimesText(t *testing.T) {
 		t.Errorf("RestrictedRuntimeHandlers() = %v", got)
 	}
 	for _, r := range restrictedRuntimes {
-		s := r.script()
+		s := r.script("")
 		for _, want := range []string{"#!/bin/sh\n", "jq 'del(" + r.field + ")'", "exec " + nodeRunc + ` "$@"`} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s: runtime lacks %q", r.handler, want)

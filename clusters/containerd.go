@@ -1,12 +1,19 @@
 package clusters
 
+import (
+	"strconv"
+	"strings"
+)
+
 // containerdConfig is the node's containerd configuration: kind's, with
 // restrict_oom_score_adj (the kubelet asks for -998 on every sandbox, which a
 // host without CAP_SYS_RESOURCE cannot grant), the sandbox image that is
 // preloaded, the restricted runtime handlers (restrictedRuntimes), and a
 // registry configuration that sends every pull to a closed loopback port, so
-// no pull can leave the node.
-func containerdConfig(pause string) string {
+// no pull can leave the node. oci is the node's OCI runtime: the default
+// handler (runc) runs it, and so does a handler of its name (for a
+// RuntimeClass that names it), when it is not runc.
+func containerdConfig(pause string, oci ociRuntime) string {
 	return `# written by skewproof
 version = 2
 
@@ -25,6 +32,7 @@ version = 2
   base_runtime_spec = "/etc/containerd/cri-base.json"
   [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
     SystemdCgroup = true
+` + ociHandlers(oci) + `
 
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler]
   runtime_type = "io.containerd.runc.v2"
@@ -48,3 +56,16 @@ server = "http://127.0.0.1:1"
 [host."http://127.0.0.1:1"]
   capabilities = ["pull", "resolve"]
 `
+
+// ociHandlers points the default handler at oci's binary and adds a handler
+// of oci's name, unless oci is runc (the shim's default binary).
+func ociHandlers(oci ociRuntime) string {
+	if oci.name == "" || oci.name == OCIRunc {
+		return ""
+	}
+	t := `[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.` + oci.name + `]`
+	return "    BinaryName = " + strconv.Quote(oci.nodePath) + "\n\n" +
+		"# The node's OCI runtime, " + oci.name + ", also under its own name.\n" +
+		t + "\n  runtime_type = \"io.containerd.runc.v2\"\n  base_runtime_spec = \"/etc/containerd/cri-base.json\"\n" +
+		"  " + strings.TrimSuffix(t, "]") + ".options]\n    SystemdCgroup = true\n    BinaryName = " + strconv.Quote(oci.nodePath) + "\n"
+}

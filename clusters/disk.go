@@ -72,7 +72,7 @@ func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebui
 			continue
 		}
 		spec := NodeImageSpec{ControlPlane: apiserver, Kubelet: kl}
-		ref, _ := nodeImageRef(base, spec)
+		ref, _ := nodeImageRef(base, spec, ociRuntime{name: OCIRunc, nodePath: nodeRunc})
 		if imageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.Tag()) {
 			continue
 		}

@@ -19,8 +19,9 @@ provisioner: kubernetes.io/host-path
 // kubectl of the control plane (from cpBin), the node's kubelet, the
 // versions, kind's default storage class, the containerd configuration
 // with the sandbox image pause, the closed registry hosts, and the
-// restricted runtimes.
-func nodeFiles(cpBin, kubeletPath, cp, kl, pause string) *image.LayerBuilder {
+// restricted runtimes around the node's OCI runtime oci (with its binary,
+// when the user provides it).
+func nodeFiles(cpBin, kubeletPath, cp, kl, pause string, oci ociRuntime) *image.LayerBuilder {
 	files := image.NewLayer().
 		File("/usr/bin/kubeadm", filepath.Join(cpBin, "kubeadm"), 0o755).
 		File("/usr/bin/kubectl", filepath.Join(cpBin, "kubectl"), 0o755).
@@ -28,10 +29,13 @@ func nodeFiles(cpBin, kubeletPath, cp, kl, pause string) *image.LayerBuilder {
 		Data("/kind/version", []byte(cp+"\n"), 0o644).
 		Data("/kind/skewproof-kubelet-version", []byte(kl+"\n"), 0o644).
 		Data("/kind/manifests/default-storage.yaml", []byte(defaultStorageManifest), 0o644).
-		Data("/etc/containerd/config.toml", []byte(containerdConfig(pause)), 0o644).
+		Data("/etc/containerd/config.toml", []byte(containerdConfig(pause, oci)), 0o644).
 		Data("/etc/containerd/certs.d/_default/hosts.toml", []byte(closedRegistryHosts), 0o644)
 	for _, r := range restrictedRuntimes {
-		files = files.Data(r.binary, []byte(r.script()), 0o755)
+		files = files.Data(r.binary, []byte(r.script(oci.nodePath)), 0o755)
+	}
+	if oci.hostPath != "" {
+		files = files.File(oci.nodePath, oci.hostPath, 0o755)
 	}
 	return files
 }

@@ -28,6 +28,11 @@ type NodeImageSpec struct {
 	ControlPlane string
 	// Kubelet is the kubelet version of the node (defaults to ControlPlane).
 	Kubelet string
+	// Runtime is the node's container runtime (zero: the default).
+	Runtime NodeRuntime
+	// OCIRuntimes are the OCI runtimes the user provides, by name (the
+	// path of each on this host); Runtime.OCI may name one.
+	OCIRuntimes map[string]string
 }
 
 func (s NodeImageSpec) kubelet() string {
@@ -40,14 +45,20 @@ func (s NodeImageSpec) kubelet() string {
 // IsControlPlane reports whether the image is for a control-plane node
 // (kubelet at the control-plane version), which also holds the images of the
 // control-plane components.
-func (s NodeImageSpec) IsControlPlane() bool { return trimV(s.kubelet()) == trimV(s.ControlPlane) }
+func (s NodeImageSpec) IsControlPlane() bool {
+	return trimV(s.kubelet()) == trimV(s.ControlPlane) && s.Runtime.IsDefault()
+}
 
 // Tag is the human part of the image name.
 func (s NodeImageSpec) Tag() string {
 	if s.IsControlPlane() {
 		return "v" + trimV(s.ControlPlane)
 	}
-	return "v" + trimV(s.ControlPlane) + "-kubelet-v" + trimV(s.kubelet())
+	t := "v" + trimV(s.ControlPlane) + "-kubelet-v" + trimV(s.kubelet())
+	if !s.Runtime.IsDefault() {
+		t += "-" + s.Runtime.cri() + "-" + s.Runtime.oci()
+	}
+	return t
 }
 
 // BuildContainerPrefix starts the name of the temporary containers that
@@ -55,7 +66,7 @@ func (s NodeImageSpec) Tag() string {
 const BuildContainerPrefix = "skewproof-build-"
 
 // nodeImageRevision changes whenever the node-image assembly changes.
-const nodeImageRevision = "2"
+const nodeImageRevision = "3"
 
 // nodeImageRepo is the repository of the node images skewproof builds.
 const nodeImageRepo = "skewproof-node"
@@ -67,7 +78,11 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	if err != nil {
 		return "", err
 	}
-	ref, key := nodeImageRef(named, spec)
+	oci, err := resolveOCI(spec.Runtime, spec.OCIRuntimes)
+	if err != nil {
+		return "", err
+	}
+	ref, key := nodeImageRef(named, spec, oci)
 	if imageExists(ctx, ref) {
 		p.Step("node image %s: cached", ref)
 		return ref, nil
@@ -125,7 +140,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	if err != nil {
 		return "", err
 	}
-	filesTar, err := nodeFiles(cpBin, kubeletPath, cp, kl, pause).WriteTo(filepath.Join(work, "files.tar"))
+	filesTar, err := nodeFiles(cpBin, kubeletPath, cp, kl, pause, oci).WriteTo(filepath.Join(work, "files.tar"))
 	if err != nil {
 		return "", err
 	}
@@ -134,19 +149,23 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		return "", fmt.Errorf("writing the images of node image %s: %w", ref, err)
 	}
 	if err := p.Timed("assembling node image "+ref, func() error {
-		return assembleNodeImage(ctx, base.Ref, ref, filesTar.Path, archive, images)
+		return assembleNodeImage(ctx, base.Ref, ref, filesTar.Path, archive, images, spec.Runtime, oci)
 	}); err != nil {
 		return "", fmt.Errorf("building node image %s: %w", ref, err)
 	}
 	return ref, nil
 }
 
-// nodeImageRef is the reference of spec's node image on base, and its key.
-func nodeImageRef(base *baseImage, spec NodeImageSpec) (ref, key string) {
+// nodeImageRef is the reference of spec's node image on base, with oci its
+// OCI runtime, and its key.
+func nodeImageRef(base *baseImage, spec NodeImageSpec, oci ociRuntime) (ref, key string) {
 	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
-	parts := []string{"node", nodeImageRevision, base.Key, cp, kl, containerdConfig(""), closedRegistryHosts, defaultStorageManifest, iptablesModeWrapper}
+	parts := []string{"node", nodeImageRevision, base.Key, cp, kl, containerdConfig("", oci), closedRegistryHosts, defaultStorageManifest, iptablesModeWrapper}
 	for _, r := range restrictedRuntimes {
-		parts = append(parts, r.binary, r.script())
+		parts = append(parts, r.binary, r.script(oci.nodePath))
+	}
+	if !spec.Runtime.IsDefault() {
+		parts = append(parts, spec.Runtime.String(), oci.nodePath, oci.digest)
 	}
 	key = cache.ImageKey(parts...)
 	return nodeImageRepo + ":" + spec.Tag() + "-" + key, key

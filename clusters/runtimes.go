@@ -2,6 +2,7 @@ package clusters
 
 import (
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -39,15 +40,21 @@ var restrictedRuntimes = []restrictedRuntime{
 // nodeRunc is the runc of the node images.
 const nodeRunc = "/usr/local/sbin/runc"
 
-// script is the wrapper's text.
-func (r restrictedRuntime) script() string { return fieldDroppingRuntime(r.field, r.lacks, nodeRunc) }
+// script is the wrapper's text, around the node's OCI runtime at oci (the
+// node's runc when empty).
+func (r restrictedRuntime) script(oci string) string {
+	if oci == "" {
+		oci = nodeRunc
+	}
+	return fieldDroppingRuntime(r.field, r.lacks, oci)
+}
 
 // fieldDroppingRuntime is an OCI runtime that, on "create" and "run",
-// deletes field from the bundle's config.json and then execs runc with the
-// same arguments.
+// deletes field from the bundle's config.json and then execs the OCI
+// runtime at runc with the same arguments.
 func fieldDroppingRuntime(field, lacks, runc string) string {
 	return `#!/bin/sh
-# written by skewproof: runc without ` + lacks + ` support (deletes ` + field + ` from the OCI spec)
+# written by skewproof: ` + path.Base(runc) + ` without ` + lacks + ` support (deletes ` + field + ` from the OCI spec)
 bundle=.
 sub=
 prev=

@@ -104,7 +104,7 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 	}
 	cfg := uml.Config{
 		Name: AppArmorNodeName(o.Name), Cluster: o.Name, Disk: disk, Kernel: kernel,
-		Labels: map[string]string{KubeletVersionLabel: "v" + trimV(o.AppArmorNode), AppArmorKernelLabel: "true"},
+		Labels: runtimeLabels(ctx, image, map[string]string{KubeletVersionLabel: "v" + trimV(o.AppArmorNode), AppArmorKernelLabel: "true"}),
 		// Docker names a network's bridge br-<id> unless an option says.
 		Bridge: "br-" + nw.ID[:12],
 	}

@@ -38,6 +38,10 @@ const (
 	PropExpected   = "expected"
 	PropKEPPlanned = "kep-planned"
 	PropOutcome    = "outcome"
+	// PropCRIRuntime and PropOCIRuntime name the node's container runtimes:
+	// "containerd 1.7.24", "crun 1.21" ("" when unknown).
+	PropCRIRuntime = "cri-runtime"
+	PropOCIRuntime = "oci-runtime"
 	// PropNotResearched marks a skip for want of skewproof's reading of the
 	// release's sources (not a fact of the cluster): not green.
 	PropNotResearched = "not-researched"
@@ -46,19 +50,23 @@ const (
 // Result is one spec's result.
 type Result struct {
 	// Name is the full spec text.
-	Name      string        `json:"name"`
-	ID        string        `json:"id"`
-	Node      string        `json:"node,omitempty"`
-	Kubelet   string        `json:"kubelet,omitempty"`
-	APIServer string        `json:"apiserver,omitempty"`
-	Verdict   skew.Verdict  `json:"verdict"`
-	Reason    string        `json:"reason,omitempty"`
-	Observed  string        `json:"observed,omitempty"`
-	Expected  string        `json:"expected,omitempty"`
-	KEP       string        `json:"kepPlanned,omitempty"`
-	Outcome   string        `json:"outcome,omitempty"`
-	Failure   string        `json:"failure,omitempty"`
-	Duration  time.Duration `json:"duration"`
+	Name      string `json:"name"`
+	ID        string `json:"id"`
+	Node      string `json:"node,omitempty"`
+	Kubelet   string `json:"kubelet,omitempty"`
+	APIServer string `json:"apiserver,omitempty"`
+	// CRIRuntime and OCIRuntime are the node's container runtimes, name
+	// and version: "containerd 1.7.24", "crun 1.21" (empty when unknown).
+	CRIRuntime string        `json:"criRuntime,omitempty"`
+	OCIRuntime string        `json:"ociRuntime,omitempty"`
+	Verdict    skew.Verdict  `json:"verdict"`
+	Reason     string        `json:"reason,omitempty"`
+	Observed   string        `json:"observed,omitempty"`
+	Expected   string        `json:"expected,omitempty"`
+	KEP        string        `json:"kepPlanned,omitempty"`
+	Outcome    string        `json:"outcome,omitempty"`
+	Failure    string        `json:"failure,omitempty"`
+	Duration   time.Duration `json:"duration"`
 	// NotResearched is set on a skip because the rule's sources were not
 	// read at these versions: no verdict, and the run is not green.
 	NotResearched string `json:"notResearched,omitempty"`
@@ -172,6 +180,7 @@ func (r *Result) propFields() []struct {
 		{PropID, &r.ID}, {PropReason, &r.Reason}, {PropNode, &r.Node}, {PropKubelet, &r.Kubelet},
 		{PropAPIServer, &r.APIServer}, {PropObserved, &r.Observed}, {PropExpected, &r.Expected},
 		{PropKEPPlanned, &r.KEP}, {PropOutcome, &r.Outcome}, {PropNotResearched, &r.NotResearched},
+		{PropCRIRuntime, &r.CRIRuntime}, {PropOCIRuntime, &r.OCIRuntime},
 	}
 }
 

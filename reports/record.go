@@ -65,9 +65,13 @@ type NodeRecord struct {
 	ControlPlane     bool   `json:"controlPlane,omitempty"`
 	Kubelet          string `json:"kubelet"`
 	ContainerRuntime string `json:"containerRuntime"`
-	KernelVersion    string `json:"kernelVersion"`
-	OSImage          string `json:"osImage"`
-	Architecture     string `json:"architecture"`
+	// OCIRuntime is the node's OCI runtime, name and version ("crun 1.21"),
+	// from its labels skewproof.io/oci-runtime and -version; empty when the
+	// node does not say.
+	OCIRuntime    string `json:"ociRuntime,omitempty"`
+	KernelVersion string `json:"kernelVersion"`
+	OSImage       string `json:"osImage"`
+	Architecture  string `json:"architecture"`
 	// AppArmor: whether AppArmor profiles load on the node (from the node
 	// agent's report); nil when unknown.
 	AppArmor *bool `json:"apparmor,omitempty"`

@@ -77,6 +77,7 @@ func (c *cluster) records(appArmor map[string]bool) []reports.NodeRecord {
 		if on, ok := appArmor[n.Name]; ok {
 			r.AppArmor = &on
 		}
+		r.OCIRuntime = strings.TrimSpace(n.Labels[clusters.OCIRuntimeLabel] + " " + n.Labels[clusters.OCIRuntimeVersionLabel])
 		out = append(out, r)
 	}
 	return out

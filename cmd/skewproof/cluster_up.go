@@ -15,7 +15,7 @@ import (
 
 func newClusterUpCmd() *cobra.Command {
 	var name, apiserver, kubelets, kubeconfig, appArmorNode, umlKernel string
-	var imageArgs, gateArgs []string
+	var imageArgs, gateArgs, ociArgs []string
 	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "up",
@@ -28,7 +28,10 @@ func newClusterUpCmd() *cobra.Command {
 				return err
 			}
 			images := nodeImages(imageArgs)
-			kl := splitList(kubelets)
+			kl, runtimes, ociRuntimes, err := parseWorkers(splitList(kubelets), ociArgs)
+			if err != nil {
+				return err
+			}
 			if len(kl) == 0 {
 				kl = []string{apiserver}
 			}
@@ -70,7 +73,7 @@ func newClusterUpCmd() *cobra.Command {
 			host := clusters.DetectHost()
 			p := clusters.NewProgress(os.Stderr)
 			cl, err := clusters.Up(ctx, clusters.UpOptions{
-				Name: name, APIServer: apiserver, Kubelets: kl, Kubeconfig: kubeconfig,
+				Name: name, APIServer: apiserver, Kubelets: kl, Runtimes: runtimes, OCIRuntimes: ociRuntimes, Kubeconfig: kubeconfig,
 				NodeImages: images, CgroupV1: host.CgroupVersion == 1, ReadyTimeout: timeout, Progress: p,
 				FeatureGates: gates, AppArmorHost: host.AppArmor, AppArmorNode: strings.TrimPrefix(appArmorNode, "v"), UMLKernel: umlKernel,
 			})
@@ -91,7 +94,8 @@ func newClusterUpCmd() *cobra.Command {
 	fs := c.Flags()
 	fs.StringVar(&name, "name", "skewproof", "cluster name")
 	fs.StringVar(&apiserver, "apiserver", DefaultAPIServer, "kube-apiserver (control plane) version")
-	fs.StringVar(&kubelets, "kubelets", "", "comma-separated kubelet versions, one worker each (default: the apiserver version)")
+	fs.StringVar(&kubelets, "kubelets", "", kubeletsUsage)
+	fs.StringArrayVar(&ociArgs, "oci-runtime", nil, ociRuntimeUsage)
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "where to write the kubeconfig (default ~/.kube/skewproof-NAME.yaml)")
 	fs.DurationVar(&timeout, "wait", 5*time.Minute, "how long to wait for nodes and kube-system pods to be ready")
 	fs.StringVar(&appArmorNode, "apparmor-node", "", appArmorNodeUsage)

@@ -22,6 +22,9 @@ type runOptions struct {
 	name, apiserver, kubeconfig, labelFilter, junitDir string
 	suiteBinary, agentImg, appArmorNode, umlKernel     string
 	kubeletList, ids, rerun, suiteList, matrix         string
+	ociArgs                                            []string
+	runtimes                                           []clusters.NodeRuntime
+	ociRuntimes                                        map[string]string
 	suites, kubelets                                   []string
 	keep, parallel, buildSuites, allowFlaky            bool
 	allowedNotReady                                    int
@@ -48,7 +51,8 @@ func newRunCmd() *cobra.Command {
 	fs := c.Flags()
 	fs.StringVar(&o.name, "name", "skewproof-run", "cluster name (a new cluster), or the name recorded in the report (--kubeconfig)")
 	fs.StringVar(&o.apiserver, "apiserver", "", "kube-apiserver version of a new cluster, e.g. 1.37.2")
-	fs.StringVar(&o.kubeletList, "kubelets", "", "comma-separated kubelet versions of a new cluster, one worker each (default: the apiserver version)")
+	fs.StringVar(&o.kubeletList, "kubelets", "", kubeletsUsage)
+	fs.StringArrayVar(&o.ociArgs, "oci-runtime", nil, ociRuntimeUsage)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "run against this existing cluster instead of creating one")
 	fs.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'kubelet && !failure' or 'seccomp-kubelet-enforce' (ids with '/' replaced by '-')")
 	fs.StringVar(&o.junitDir, "junit-dir", "_artifacts", "directory for junit-<cluster>.xml and the suite log")
@@ -94,7 +98,7 @@ func (o runOptions) run(ctx context.Context) error {
 		}
 		ro.Mode = "new-cluster"
 		host := clusters.DetectHost()
-		ro.Up = clusters.UpOptions{APIServer: o.apiserver, Kubelets: o.kubelets, NodeImages: o.images,
+		ro.Up = clusters.UpOptions{APIServer: o.apiserver, Kubelets: o.kubelets, Runtimes: o.runtimes, OCIRuntimes: o.ociRuntimes, NodeImages: o.images,
 			CgroupV1: host.CgroupVersion == 1, FeatureGates: o.gates, AppArmorHost: host.AppArmor, AppArmorNode: o.appArmorNode, UMLKernel: o.umlKernel}
 	}
 	// The suite binary first: a compile error should not cost a cluster.

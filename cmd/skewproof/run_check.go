@@ -21,7 +21,9 @@ func (o *runOptions) check(ctx context.Context) error {
 		return err
 	}
 	o.images = nodeImages(o.imageArgs)
-	o.kubelets = splitList(o.kubeletList)
+	if o.kubelets, o.runtimes, o.ociRuntimes, err = parseWorkers(splitList(o.kubeletList), o.ociArgs); err != nil {
+		return err
+	}
 	var idSel, rerunSel string
 	if o.ids != "" {
 		idSel = runner.IDFilter(splitList(o.ids), nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/skew/served"
 )
@@ -92,4 +93,47 @@ func nodeImages(values []string) map[string]string {
 		}
 	}
 	return m
+}
+
+// kubeletsUsage is the help of --kubelets (run and cluster up).
+const kubeletsUsage = "comma-separated workers of a new cluster, one each: a kubelet version, optionally with its container runtime as VERSION[@CRI][+OCI], e.g. 1.34.4,1.37.2+crun,1.37.2+myruntime (CRI: containerd, Debian's 1.7, the default; OCI: runc, the default, crun, or a runtime given with --oci-runtime) (default: the apiserver version)"
+
+// ociRuntimeUsage is the help of --oci-runtime.
+const ociRuntimeUsage = "an OCI runtime binary of yours, NAME=PATH: it goes into the node images of the workers whose --kubelets entry names it (VERSION+NAME), where it runs every container (also as runtime handler NAME); repeatable"
+
+// parseWorkers reads the entries of --kubelets and the values of
+// --oci-runtime: the kubelet versions, each worker's runtime, and the OCI
+// runtimes the user provides.
+func parseWorkers(entries, ociArgs []string) (kubelets []string, runtimes []clusters.NodeRuntime, vendor map[string]string, err error) {
+	for _, a := range ociArgs {
+		name, path, err := clusters.ParseOCIRuntime(a)
+		if err != nil {
+			return nil, nil, nil, usagef("--oci-runtime %v", err)
+		}
+		if vendor == nil {
+			vendor = map[string]string{}
+		}
+		vendor[name] = path
+	}
+	used := map[string]bool{}
+	custom := false
+	for _, e := range entries {
+		w, err := clusters.ParseWorker(e, vendor)
+		if err != nil {
+			return nil, nil, nil, usagef("--kubelets %v", err)
+		}
+		kubelets = append(kubelets, strings.TrimPrefix(w.Kubelet, "v"))
+		runtimes = append(runtimes, w.Runtime)
+		used[w.Runtime.OCI] = true
+		custom = custom || !w.Runtime.IsDefault()
+	}
+	for name := range vendor {
+		if !used[name] {
+			return nil, nil, nil, usagef("--oci-runtime %s: no --kubelets entry runs it; name it there, e.g. --kubelets 1.37.2+%s", name, name)
+		}
+	}
+	if !custom {
+		runtimes = nil
+	}
+	return kubelets, runtimes, vendor, nil
 }

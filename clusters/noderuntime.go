@@ -1,0 +1,185 @@
+package clusters
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// NodeRuntime is the container runtime of a worker: the CRI runtime its
+// kubelet talks to and the OCI runtime that one runs containers with. The
+// zero value is the default: Debian's containerd 1.7 with runc.
+type NodeRuntime struct {
+	// CRI is the CRI runtime: "containerd" (Debian trixie's containerd
+	// 1.7, the default).
+	CRI string `json:"cri,omitempty"`
+	// OCI is the OCI runtime: "runc" (the default), "crun" (both Debian
+	// trixie's), or the name of a runtime the user provides (OCIRuntime).
+	OCI string `json:"oci,omitempty"`
+}
+
+// CRI and OCI runtimes of the node images.
+const (
+	CRIContainerd = "containerd"
+	OCIRunc       = "runc"
+	OCICrun       = "crun"
+)
+
+// Node labels that name a node's runtimes (set on the nodes of the
+// clusters skewproof makes; the suites read them).
+const (
+	CRIRuntimeLabel        = "skewproof.io/cri-runtime"
+	OCIRuntimeLabel        = "skewproof.io/oci-runtime"
+	OCIRuntimeVersionLabel = "skewproof.io/oci-runtime-version"
+)
+
+// criRuntimes are the CRI runtimes a node image can have.
+var criRuntimes = []string{CRIContainerd}
+
+// nodeOCIRuntimes are the OCI runtimes every node image carries, with their
+// path in the node.
+var nodeOCIRuntimes = map[string]string{OCIRunc: nodeRunc, OCICrun: "/usr/bin/crun"}
+
+func (r NodeRuntime) cri() string {
+	if r.CRI == "" {
+		return CRIContainerd
+	}
+	return r.CRI
+}
+
+func (r NodeRuntime) oci() string {
+	if r.OCI == "" {
+		return OCIRunc
+	}
+	return r.OCI
+}
+
+// IsDefault says whether r is the default runtime.
+func (r NodeRuntime) IsDefault() bool { return r.cri() == CRIContainerd && r.oci() == OCIRunc }
+
+// String is r in the --kubelets grammar's suffix form: "containerd+crun".
+func (r NodeRuntime) String() string { return r.cri() + "+" + r.oci() }
+
+// Worker is one worker of a new cluster: its kubelet version and runtime.
+type Worker struct {
+	Kubelet string
+	Runtime NodeRuntime
+}
+
+// String is the worker in the --kubelets grammar: "1.37.2", "1.37.2+crun",
+// "1.37.2@containerd+runc".
+func (w Worker) String() string {
+	s := trimV(w.Kubelet)
+	if w.Runtime.CRI != "" && w.Runtime.CRI != CRIContainerd {
+		s += "@" + w.Runtime.CRI
+	}
+	if w.Runtime.OCI != "" && w.Runtime.OCI != OCIRunc {
+		s += "+" + w.Runtime.OCI
+	}
+	return s
+}
+
+// ociName is what a user-provided OCI runtime may be called: a node label
+// value and a containerd runtime handler name.
+var ociName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$`)
+
+// ParseWorker reads one entry of --kubelets: VERSION[@CRI][+OCI], e.g.
+// 1.37.2, 1.37.2+crun, 1.37.2@containerd+myruntime. vendor names the OCI
+// runtimes the user provides (OCIRuntime) besides the node images' own.
+func ParseWorker(s string, vendor map[string]string) (Worker, error) {
+	rest, oci, hasOCI := strings.Cut(s, "+")
+	kl, cri, hasCRI := strings.Cut(rest, "@")
+	w := Worker{Kubelet: kl}
+	if kl == "" {
+		return w, fmt.Errorf("%q: no kubelet version (the form is VERSION[@CRI][+OCI], e.g. 1.37.2+crun)", s)
+	}
+	if hasCRI {
+		if !slices.Contains(criRuntimes, cri) {
+			return w, fmt.Errorf("%q: unknown CRI runtime %q (known: %s)", s, cri, strings.Join(criRuntimes, ", "))
+		}
+		w.Runtime.CRI = cri
+	}
+	if hasOCI {
+		_, own := nodeOCIRuntimes[oci]
+		_, theirs := vendor[oci]
+		if !own && !theirs {
+			known := append(sortedKeys(nodeOCIRuntimes), sortedKeys(vendor)...)
+			return w, fmt.Errorf("%q: unknown OCI runtime %q (known: %s; give your own with --oci-runtime NAME=PATH)", s, oci, strings.Join(known, ", "))
+		}
+		w.Runtime.OCI = oci
+	}
+	return w, nil
+}
+
+// ParseOCIRuntime reads NAME=PATH (--oci-runtime): an OCI runtime binary on
+// this host, to be put into the node images of the workers that name it.
+func ParseOCIRuntime(s string) (name, path string, err error) {
+	name, path, ok := strings.Cut(s, "=")
+	if !ok || name == "" || path == "" {
+		return "", "", fmt.Errorf("%q: the form is NAME=PATH, e.g. myruntime=/usr/local/bin/myruntime", s)
+	}
+	if !ociName.MatchString(name) {
+		return "", "", fmt.Errorf("%q: the name must be 1-32 lower-case letters, digits or '-', starting and ending with a letter or digit", s)
+	}
+	if _, own := nodeOCIRuntimes[name]; own {
+		return "", "", fmt.Errorf("%q: %s is the name of a runtime the node images carry; choose another name", s, name)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return "", "", fmt.Errorf("%q: %v", s, err)
+	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
+		return "", "", fmt.Errorf("%q: %s is not an executable file", s, path)
+	}
+	abs, err := filepath.Abs(path)
+	return name, abs, err
+}
+
+// ociRuntime is the OCI runtime of a node image: its name, its path in the
+// node, and, for one the user provides, the file on this host and its
+// digest (part of the image's key).
+type ociRuntime struct {
+	name, nodePath, hostPath, digest string
+}
+
+// vendorOCIDir is where a user-provided OCI runtime is put in the node.
+const vendorOCIDir = "/usr/local/sbin/skewproof-oci"
+
+// resolveOCI finds the OCI runtime of r: one of the node images' own, or
+// one of vendor (name → path on this host), whose file is hashed.
+func resolveOCI(r NodeRuntime, vendor map[string]string) (ociRuntime, error) {
+	name := r.oci()
+	if p, ok := nodeOCIRuntimes[name]; ok {
+		return ociRuntime{name: name, nodePath: p}, nil
+	}
+	host, ok := vendor[name]
+	if !ok {
+		return ociRuntime{}, fmt.Errorf("OCI runtime %s: not one of the node images' (%s) and not given with --oci-runtime", name, strings.Join(sortedKeys(nodeOCIRuntimes), ", "))
+	}
+	f, err := os.Open(host)
+	if err != nil {
+		return ociRuntime{}, fmt.Errorf("OCI runtime %s: %w", name, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ociRuntime{}, fmt.Errorf("OCI runtime %s: reading %s: %w", name, host, err)
+	}
+	return ociRuntime{name: name, nodePath: vendorOCIDir + "/" + name, hostPath: host, digest: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
