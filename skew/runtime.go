@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -259,14 +258,37 @@ func (r *Rule) runtimePhase(h HostFacts, v *version.Version) (p Phase, sources, 
 // researchedRuntimes lists the runtime windows of the rule's variants.
 func (r *Rule) researchedRuntimes() string { return researchedWindows(r.Runtimes) }
 
+// researchedWindows renders the windows of vs compactly, per CRI runtime,
+// e.g. "containerd v1.7, v2.4 with runc v1.1, v1.5 or crun v1.21; cri-o
+// v1.34 with any OCI runtime".
 func researchedWindows(vs []RuntimeVariant) string {
-	var out []string
-	for _, rv := range vs {
-		if s := rv.Match.String(); !contains(out, s) {
-			out = append(out, s)
+	var names []string
+	cri, oci := map[string][]string{}, map[string][]string{}
+	for _, v := range vs {
+		m := v.Match
+		if !contains(names, m.Runtime) {
+			names = append(names, m.Runtime)
+		}
+		if w := "v" + m.Versions.From.String(); !contains(cri[m.Runtime], w) {
+			cri[m.Runtime] = append(cri[m.Runtime], w)
+		}
+		o := "any OCI runtime"
+		if m.OCIRuntime != "" {
+			o = m.OCIRuntime + " v" + m.OCIVersions.From.String()
+		}
+		if !contains(oci[m.Runtime], o) {
+			oci[m.Runtime] = append(oci[m.Runtime], o)
 		}
 	}
-	sort.Strings(out)
+	var out []string
+	for _, n := range names {
+		o := oci[n]
+		with := o[len(o)-1]
+		if len(o) > 1 {
+			with = strings.Join(o[:len(o)-1], ", ") + " or " + with
+		}
+		out = append(out, n+" "+strings.Join(cri[n], ", ")+" with "+with)
+	}
 	return strings.Join(out, "; ")
 }
 
