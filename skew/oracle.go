@@ -123,7 +123,8 @@ type Expectation struct {
 	// container runtime is not known from the sources read (a runtime no
 	// variant of the rule covers): Expected is then the KEP plan, the
 	// observation is judged against the KEP alone, and no deviation can be
-	// claimed. A run lists these rules; they are not researched passes.
+	// claimed. It is set so that a run can list these rules apart: a match
+	// with the KEP here is not a researched pass.
 	RuntimeNotResearched string `json:"runtimeNotResearched,omitempty"`
 	// RuntimeSource cites the runtime's code the expectation was read in,
 	// for a rule whose outcome depends on the runtime.
