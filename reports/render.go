@@ -138,6 +138,9 @@ type simulateRecord struct {
 	Reason     string           `json:"reason"`
 	Source     string           `json:"source"`
 	Skip       string           `json:"skip,omitempty"`
+	// RuntimeNotResearched and RuntimeSource: see skew.Expectation.
+	RuntimeNotResearched string `json:"runtimeNotResearched,omitempty"`
+	RuntimeSource        string `json:"runtimeSource,omitempty"`
 }
 
 // WriteSimulation renders expectations as text, json or markdown. command
@@ -148,7 +151,7 @@ func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command 
 		recs := make([]simulateRecord, len(es))
 		for i, e := range es {
 			recs[i] = simulateRecord{e.ID, e.Title, e.KEPRef, e.Component, e.Apiserver, e.Kubelet, e.Version,
-				e.Expected, e.KEPPlanned, e.KEPPhase, e.Phase, e.Deviation, e.Reason, e.Source, e.Skip}
+				e.Expected, e.KEPPlanned, e.KEPPhase, e.Phase, e.Deviation, e.Reason, e.Source, e.Skip, e.RuntimeNotResearched, e.RuntimeSource}
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -194,6 +197,7 @@ func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command 
 				}
 			}
 		}
+		writeRuntimeNotResearched(w, es, "\n## Runtime not researched\n\n", "- `%s`: %s\n")
 		return nil
 	case "text", "":
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -204,6 +208,9 @@ func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command 
 				d = "yes"
 			}
 			exp := Describe(e.Expected)
+			if e.RuntimeNotResearched != "" {
+				exp = "[runtime not researched] " + exp
+			}
 			switch {
 			case skipSaysAll(e):
 				exp = "[skip: " + e.Skip + "]"
@@ -220,6 +227,7 @@ func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command 
 				fmt.Fprintf(w, "deviation %s: %s\n", e.ID, e.Reason)
 			}
 		}
+		writeRuntimeNotResearched(w, es, "", "runtime not researched %s: %s\n")
 		return nil
 	}
 	return fmt.Errorf("unknown format %q; use text, json or markdown", format)

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/hashicorp/go-version"
 
@@ -30,8 +31,26 @@ func HostFlags(h skew.HostFacts) string {
 	if !h.Seccomp {
 		s += " --seccomp off"
 	}
-	if h.Runtime != "containerd" {
-		s += " --runtime " + h.Runtime
+	if rt := skew.FormatRuntime(h); rt != "containerd" {
+		s += " --runtime " + rt
 	}
 	return s
+}
+
+// writeRuntimeNotResearched lists, after a simulation, the rules whose
+// outcome on the node's container runtime was not researched, so they are
+// judged against the KEP alone (skew.Expectation.RuntimeNotResearched):
+// the heading once, then one line per rule (format: id, reason).
+func writeRuntimeNotResearched(w io.Writer, es []skew.Expectation, heading, format string) {
+	first := true
+	for _, e := range es {
+		if e.RuntimeNotResearched == "" {
+			continue
+		}
+		if first {
+			fmt.Fprint(w, heading)
+			first = false
+		}
+		fmt.Fprintf(w, format, e.ID, e.RuntimeNotResearched)
+	}
 }

@@ -111,14 +111,27 @@ type Observation struct {
 // node's runtime (RuntimeDefaultAppArmorProfile).
 const RuntimeDefaultMarker = "(runtime default)"
 
-// forRuntime resolves RuntimeDefaultMarker for a runtime.
-func (o Observation) forRuntime(runtime string) Observation {
+// namesRuntimeDefault says whether o expects the runtime's default
+// AppArmor profile (RuntimeDefaultMarker).
+func (o Observation) namesRuntimeDefault() bool {
+	for _, c := range append(append([]ContainerOutcome(nil), o.AnyOf...), o.Cases...) {
+		if c.AppArmorProfile == RuntimeDefaultMarker {
+			return true
+		}
+	}
+	return o.Container != nil && o.Container.AppArmorProfile == RuntimeDefaultMarker
+}
+
+// forRuntime resolves RuntimeDefaultMarker to the profile of the node's
+// runtime as /proc/1/attr/current shows it ("": not asserted, for a
+// runtime whose default profile was not researched).
+func (o Observation) forRuntime(profile string) Observation {
 	fix := func(c *ContainerOutcome) *ContainerOutcome {
 		if c == nil || c.AppArmorProfile != RuntimeDefaultMarker {
 			return c
 		}
 		cc := *c
-		cc.AppArmorProfile = RuntimeDefaultAppArmorProfile(runtime)
+		cc.AppArmorProfile = profile
 		return &cc
 	}
 	o.Container = fix(o.Container)

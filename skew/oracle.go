@@ -64,15 +64,30 @@ type Rule struct {
 	// SameAs names the rule this one is an alias of (failure rows that
 	// repeat an API rule).
 	SameAs string `json:"sameAs,omitempty"`
+	// Runtimes, when set, makes the upstream phases depend on the node's
+	// container runtime (runtime.go): the variant whose window holds the
+	// node's runtime gives them. On a runtime no variant covers, the rule is
+	// judged against the KEP alone (Expectation.RuntimeNotResearched).
+	Runtimes []RuntimeVariant `json:"runtimes,omitempty"`
 }
 
 // HostFacts describe the host a kubelet rule is observed on: what preflight
-// detects (clusters.DetectHost) and the node's container runtime.
+// detects (clusters.DetectHost) and the node's container runtime. An empty
+// runtime fact is one the node does not state: it matches every runtime
+// variant of a rule, and the oracle answers only where they all agree.
 type HostFacts struct {
 	CgroupVersion int    `json:"cgroupVersion,omitempty"`
 	Seccomp       bool   `json:"seccomp"`
 	AppArmor      bool   `json:"apparmor"`
 	Runtime       string `json:"runtime,omitempty"` // e.g. "containerd"
+	// RuntimeVersion is the CRI runtime's version, from
+	// node.status.nodeInfo.containerRuntimeVersion, e.g. "1.7.24".
+	RuntimeVersion string `json:"runtimeVersion,omitempty"`
+	// OCIRuntime and OCIRuntimeVersion name the OCI runtime the CRI
+	// runtime runs, e.g. "runc", "1.1.15" (node labels OCIRuntimeLabel,
+	// OCIRuntimeVersionLabel).
+	OCIRuntime        string `json:"ociRuntime,omitempty"`
+	OCIRuntimeVersion string `json:"ociRuntimeVersion,omitempty"`
 }
 
 // DefaultHost is a Linux host with seccomp, AppArmor and containerd.
@@ -104,6 +119,16 @@ type Expectation struct {
 	NotResearched string `json:"notResearched,omitempty"`
 	// Skip is set when the host cannot show the rule; a skip is never a pass.
 	Skip string `json:"skip,omitempty"`
+	// RuntimeNotResearched says why the rule's outcome on this node's
+	// container runtime is not known from the sources read (a runtime no
+	// variant of the rule covers): Expected is then the KEP plan, the
+	// observation is judged against the KEP alone, and no deviation can be
+	// claimed. It is set so that a run can list these rules apart: a match
+	// with the KEP here is not a researched pass.
+	RuntimeNotResearched string `json:"runtimeNotResearched,omitempty"`
+	// RuntimeSource cites the runtime's code the expectation was read in,
+	// for a rule whose outcome depends on the runtime.
+	RuntimeSource string `json:"runtimeSource,omitempty"`
 }
 
 // Verdict classifies an observation against an expectation.
@@ -188,14 +213,32 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 	upV := pick(upAt)
 	kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, upV)
 	unread := r.notResearched(apiserver, kubelet)
-	if unread != "" {
+	var rtUnread, rtSource string
+	kepAlone, ownRuntimePhases := false, false
+	switch {
+	case unread != "":
 		up = unresearched("not researched", Window{}, na(unread))
+	case len(r.Runtimes) > 0:
+		var p Phase
+		p, rtSource, rtUnread = r.runtimePhase(host, upV)
+		if rtUnread != "" {
+			// Judged against the KEP alone.
+			kepAlone = true
+			up = Phase{Name: "runtime not researched: the KEP plan", Window: kep.Window, Obs: kep.Obs, WithoutAppArmor: kep.WithoutAppArmor}
+		} else {
+			ownRuntimePhases = !reflect.DeepEqual(p, up)
+			up = p
+		}
 	}
+	aaDefault, aaSource, aaUnread := runtimeDefaultAppArmorFor(host)
 	for _, p := range []*Phase{&kep, &up} {
 		if !host.AppArmor && p.WithoutAppArmor != nil {
 			p.Obs = *p.WithoutAppArmor
 		}
-		p.Obs = p.Obs.forRuntime(host.Runtime)
+		if p == &up && p.Obs.namesRuntimeDefault() && rtUnread == "" {
+			rtUnread, rtSource = aaUnread, aaSource
+		}
+		p.Obs = p.Obs.forRuntime(aaDefault)
 	}
 	e := Expectation{
 		ID: r.ID, Title: r.Title, KEPRef: r.KEPRef, Component: r.Component,
@@ -215,14 +258,23 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 		e.Reason = fmt.Sprintf("%s: %s; KEP plans %q", at, unread, kep.Name)
 	case up.Unresearched:
 		e.Reason = fmt.Sprintf("%s: upstream behaviour not researched (%s); KEP plans %q", at, up.Obs.NotApplicable, kep.Name)
+	case kepAlone:
+		e.Reason = fmt.Sprintf("%s: %s; judged against the KEP plan %q alone", at, rtUnread, kep.Name)
+	case e.Deviation && ownRuntimePhases:
+		e.Reason = fmt.Sprintf("%s: KEP plans %q (%s), upstream does %q (%s) on %s; source: %s; runtime: %s",
+			at, kep.Name, kep.Window, up.Name, upWindow, describeRuntime(host), r.Source, rtSource)
 	case e.Deviation:
 		e.Reason = fmt.Sprintf("%s: KEP plans %q (%s), upstream does %q (%s); source: %s",
 			at, kep.Name, kep.Window, up.Name, upWindow, r.Source)
 	default:
 		e.Reason = fmt.Sprintf("%s: %s (KEP %s; upstream %s)", at, up.Name, kep.Window, upWindow)
 	}
+	if rtUnread != "" && !kepAlone {
+		e.Reason += "; " + rtUnread
+	}
 	e.Skip = joinReasons(unread, r.Host.unmet(host))
 	e.NotResearched = unread
+	e.RuntimeNotResearched, e.RuntimeSource = rtUnread, rtSource
 	return e
 }
 
@@ -273,7 +325,50 @@ func Satisfies(up, kep Observation) bool {
 	_ = json.Unmarshal(kb, &km)
 	_ = json.Unmarshal(ub, &um)
 	for k, v := range km {
+		if k == "container" {
+			if !narrowsContainer(um[k], v) {
+				return false
+			}
+			continue
+		}
 		if !reflect.DeepEqual(v, um[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// narrowsContainer says whether an upstream container outcome (decoded
+// JSON) is the KEP's, or the KEP's with a waiting or status reason that
+// picks some of the KEP's alternatives ("CreateContainerError" of
+// "CreateContainerError|RunContainerError"): a runtime that takes one of
+// the outcomes the KEP allows does not deviate.
+func narrowsContainer(up, kep any) bool {
+	um, uok := up.(map[string]any)
+	km, kok := kep.(map[string]any)
+	if !uok || !kok {
+		return reflect.DeepEqual(up, kep)
+	}
+	for k, v := range km {
+		if k == "reason" {
+			us, _ := um[k].(string)
+			ks, _ := v.(string)
+			if us == "" {
+				return false
+			}
+			for _, alt := range strings.Split(us, "|") {
+				if !slices.Contains(strings.Split(ks, "|"), alt) {
+					return false
+				}
+			}
+			continue
+		}
+		if !reflect.DeepEqual(v, um[k]) {
+			return false
+		}
+	}
+	for k := range um {
+		if _, ok := km[k]; !ok {
 			return false
 		}
 	}

@@ -1,5 +1,10 @@
 package skew
 
+import (
+	"fmt"
+	"strings"
+)
+
 // AppArmor rules: KEP-24 (KEP-24 "Add AppArmor Support").
 //
 // KEP phases (§Removing annotation support): Phase 1 v1.30, Phase 2 v1.34,
@@ -53,14 +58,65 @@ var (
 )
 
 // RuntimeDefaultAppArmorProfile is what /proc/1/attr/current shows for a
-// container running with the runtime's default AppArmor profile.
+// container running with the default AppArmor profile of a CRI runtime
+// ("" counts as containerd, the runtime of skewproof's node images); ""
+// for a runtime whose default profile was not researched. Which versions
+// were read: runtimeDefaultAppArmor.
 func RuntimeDefaultAppArmorProfile(runtime string) string {
-	switch runtime {
-	case "cri-o", "crio":
+	switch NormalizeRuntime(runtime) {
+	case CRIO:
 		return "crio-default (enforce)"
-	default:
+	case Containerd, "":
 		return "cri-containerd.apparmor.d (enforce)"
 	}
+	return ""
+}
+
+// aaAppliedByOCI: the OCI runtimes read change to the profile at exec.
+const aaAppliedByOCI = "applied at exec by runc@v1.1.15, runc@v1.5.2 (libcontainer/apparmor/apparmor_linux.go changeOnExec) " +
+	"and crun 1.21 (src/libcrun/utils.c set_apparmor_profile)"
+
+// runtimeDefaultAppArmor lists the runtimes whose RuntimeDefault AppArmor
+// profile was read, with the source. The profile is named by the CRI
+// runtime and applied by the OCI runtime at exec (runc@v1.1.15, v1.5.2
+// libcontainer/apparmor/apparmor_linux.go changeOnExec; crun 1.21
+// src/libcrun/utils.c set_apparmor_profile), so the OCI runtimes read are
+// part of the windows.
+var runtimeDefaultAppArmor = variants(
+	onRuntimes(containerdRead, ociRead, "containerd@v1.7.24 pkg/cri/server/container_create_linux.go: generateApparmorSpecOpts "+
+		"(RuntimeDefault → appArmorDefaultProfileName \"cri-containerd.apparmor.d\", loaded on demand by contrib/apparmor/apparmor.go "+
+		"WithDefaultProfile → LoadDefaultProfile); containerd/v2@v2.4.2 internal/cri/sputil/apparmor_linux.go: GenerateApparmorSpecOpts "+
+		"(the name in internal/cri/sputil/securityprofile_linux.go); privileged containers get none; "+aaAppliedByOCI, nil),
+	onRuntimes(crioRead, ociRead, "cri-o@v1.34.0 internal/config/apparmor/apparmor_linux.go: (*Config).Apply (RuntimeDefault → "+
+		"DefaultProfile \"crio-default\", installed when crio starts: pkg/config/config.go LoadProfile → containers/common@v0.63.0 "+
+		"pkg/apparmor InstallDefault); server/container_create_linux.go: specSetApparmorProfile (privileged containers get none); "+aaAppliedByOCI, nil),
+)
+
+// runtimeDefaultAppArmorFor is the default profile of the host's runtime,
+// with the source it was read in, or why it is not known.
+func runtimeDefaultAppArmorFor(h HostFacts) (profile, source, notResearched string) {
+	var names, srcs []string
+	for _, v := range runtimeDefaultAppArmor {
+		if v.Match.matches(h) {
+			if n := RuntimeDefaultAppArmorProfile(v.Match.Runtime); !contains(names, n) {
+				names = append(names, n)
+			}
+			if !contains(srcs, v.Source) {
+				srcs = append(srcs, v.Source)
+			}
+		}
+	}
+	switch {
+	case len(names) == 1:
+		return names[0], strings.Join(srcs, "; "), ""
+	case h.Runtime == "":
+		// Not stated: the runtime of skewproof's node images, as always.
+		return RuntimeDefaultAppArmorProfile(""), "", ""
+	case len(names) == 0:
+		return "", "", fmt.Sprintf("the RuntimeDefault AppArmor profile of runtime %s is not researched (researched: %s): its name is not asserted",
+			describeRuntime(h), researchedWindows(runtimeDefaultAppArmor))
+	}
+	return "", "", fmt.Sprintf("the RuntimeDefault AppArmor profile of runtime %s depends on what the node does not say: its name is not asserted", describeRuntime(h))
 }
 
 // aaBeforeFieldsPhase is the first phase of every rule about the fields.

@@ -38,13 +38,14 @@ var appArmorNodeRules = []Rule{
 				{State: Running, AppArmorProfile: AppArmorLocalhostProfile + " (complain)", Note: "violation logged"},
 			}}),
 
-	aaRule("apparmor/failure/row-3", "localhost profile not loaded on the node: fails to start, retried, reason in an event",
-		appArmorKEP+" §Failure and Fallback Strategy, row 3", Kubelet, HostCondition{AppArmor: boolp(true), Runtimes: []string{"containerd"}},
+	withRuntimes(aaRule("apparmor/failure/row-3", "localhost profile not loaded on the node: fails to start, retried, reason in an event",
+		appArmorKEP+" §Failure and Fallback Strategy, row 3", Kubelet, needAppArmor,
 		"runtime dependent; containerd v1.7.24 pkg/cri/server/container_create_linux.go (the default CRI service; the same in pkg/cri/sbserver): generateApparmorSpecOpts checks "+
 			"/sys/kernel/security/apparmor/profiles at container create (\"apparmor profile not found <p>\", so CreateContainerError); "+
-			"other runtimes (CRI-O) not researched: the rule is restricted to containerd", false,
+			"CRI-O: the rule's runtime variants (docs/runtimes.md)", false,
 		Observation{Summary: "pod created; container fails to start, retried with back-off; event names the profile", Admission: Accepted,
 			Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: AppArmorNotLoadedProfile}}),
+		func(Rule) []RuntimeVariant { return appArmorNotLoadedRuntimes() }),
 
 	runtimeProfileInvalidRule("apparmor/failure/row-4", appArmorKEP+" §Failure and Fallback Strategy, row 4", "apparmor/api/runtime-profile-invalid"),
 

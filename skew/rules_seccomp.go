@@ -380,7 +380,7 @@ var seccompRules = []Rule{
 		},
 	},
 
-	seccompKubeletRule("seccomp/kubelet/enforce",
+	withRuntimes(seccompKubeletRule("seccomp/kubelet/enforce",
 		"RuntimeDefault gives Seccomp: 2, Unconfined 0; a syscall the runtime default blocks fails",
 		seccompKEP+" §Proposal › RuntimeProfile",
 		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile (v1.20.15…v1.37.2; fieldProfile in v1.19.16); containerd v1.7.24 "+
@@ -389,7 +389,7 @@ var seccompRules = []Rule{
 			Cases: []ContainerOutcome{
 				{Case: CaseRuntimeDefault, State: Running, SeccompMode: intp(2), Note: "a syscall the runtime default blocks fails"},
 				{Case: CaseUnconfined, State: Running, SeccompMode: intp(0)},
-			}}),
+			}}), seccompEnforceRuntimes),
 
 	seccompKubeletRule("seccomp/kubelet/localhost",
 		"localhost profile under <root-dir>/seccomp denying one syscall: EPERM for it, the rest works",
@@ -400,7 +400,7 @@ var seccompRules = []Rule{
 		Observation{Summary: "container runs with Seccomp: 2; mkdir fails with EPERM, other syscalls work",
 			Container: &ContainerOutcome{State: Running, SeccompMode: intp(2), Note: "mkdir fails with EPERM"}}),
 
-	seccompKubeletRule("seccomp/failure/row-1",
+	withRuntimes(seccompKubeletRule("seccomp/failure/row-1",
 		"runtime without seccomp support: one of the two allowed outcomes, reported",
 		seccompKEP+" §Failure and Fallback Strategy, row 1",
 		"runtime dependent (the kubelet passes the profile through CRI); containerd v1.7.24 pkg/cri/server/container_create_linux.go: "+
@@ -410,29 +410,31 @@ var seccompRules = []Rule{
 			AnyOf: []ContainerOutcome{
 				{State: Waiting, Reason: "CreateContainerError|RunContainerError|CrashLoopBackOff", Note: "fails to start"},
 				{State: Running, SeccompMode: intp(0), Note: "runs without its policy enforced"},
-			}}),
+			}}), seccompNoSeccompRuntimes),
 
 	seccompRow2(),
 
-	seccompKubeletRule("seccomp/failure/row-3",
+	withRuntimes(seccompKubeletRule("seccomp/failure/row-3",
 		"profile with an unsupported or invalid action: fails to start, retried with back-off",
 		seccompKEP+" §Failure and Fallback Strategy, row 3",
 		"containerd v1.7.24: pkg/cri/server/container_create_linux.go generateSeccompSpecOpts → contrib/seccomp/seccomp.go WithProfile "+
 			"(reads and JSON-decodes the profile at CreateContainer; an action is a string there, not checked), pkg/cri/server/container_start.go "+
 			"StartContainer (\"failed to create containerd task\"); runc v1.1.15: libcontainer/specconv/spec_linux.go CreateLibcontainerConfig → "+
 			"SetupSeccomp → libcontainer/seccomp/config.go ConvertStringToAction (\"string SCMP_ACT_NOT_AN_ACTION is not a valid action for seccomp\"), "+
-			"so runc create fails and the kubelet retries the start with back-off; other runtimes (CRI-O) not researched: the rule is restricted to containerd",
-		HostCondition{Seccomp: boolp(true), Runtimes: []string{"containerd"}},
+			"so runc create fails and the kubelet retries the start with back-off; CRI-O and crun: the rule's runtime variants (docs/runtimes.md)",
+		needSeccomp,
 		Observation{Summary: "pod created; container fails to start and is retried with back-off per restartPolicy",
 			Admission: Accepted, Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError|RunContainerError|CrashLoopBackOff"}}),
+		func(Rule) []RuntimeVariant { return seccompInvalidActionRuntimes() }),
 
-	seccompKubeletRule("seccomp/failure/row-4",
+	withRuntimes(seccompKubeletRule("seccomp/failure/row-4",
 		"profile file missing on the node: fails to start, retried; runs on a node that has it",
 		seccompKEP+" §Failure and Fallback Strategy, row 4",
 		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile passes the path (v1.19.16…v1.37.2); containerd v1.7.24 contrib/seccomp/seccomp.go "+
 			"WithProfile fails to read it (\"cannot load seccomp profile\" with the path) in pkg/cri/server/container_create.go CreateContainer", needSeccomp,
 		Observation{Summary: "pod created; container fails to start and is retried; the same pod runs on a node with the file",
 			Admission: Accepted, Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: SeccompMissingProfilePrefix}}),
+		func(Rule) []RuntimeVariant { return seccompMissingProfileRuntimes() }),
 }
 
 // seccompNoCronJobPhase: the template scenario creates a batch/v1 CronJob

@@ -177,7 +177,8 @@ func TestResearchedFacts(t *testing.T) {
 		{"seccomp/ephemeral/inherit", "1.24.17", "1.23.17", DefaultHost, all(deviation(false), seccompMode(2))},
 		{"seccomp/ephemeral/no-annotation-sync", "1.22.17", "1.20.15", DefaultHost, all(deviation(false), notApplicable())},
 		// Row 3 was read in containerd and runc only.
-		{"seccomp/failure/row-3", "1.37.2", "1.37.2", HostFacts{Seccomp: true, Runtime: "cri-o"}, skip("runtime cri-o not one of containerd")},
+		// CRI-O was read too (rules_runtimes.go): no longer restricted to containerd.
+		{"seccomp/failure/row-3", "1.37.2", "1.37.2", HostFacts{Seccomp: true, Runtime: "cri-o"}, all(skip(""), deviation(false), state(Waiting))},
 		{"seccomp/failure/row-3", "1.37.2", "1.37.2", DefaultHost, all(skip(""), deviation(false), state(Waiting))},
 		// Feature gate can be disabled up to v1.30 only.
 		{"apparmor/feature-gate", "1.30.14", "1.30.14", DefaultHost, deviation(false)},
@@ -386,7 +387,14 @@ func TestRuntimeRowsCiteTheRuntime(t *testing.T) {
 			t.Errorf("seccomp/failure/row-3 source lacks %q: %s", w, r.Source)
 		}
 	}
-	if len(r.Host.Runtimes) != 1 || r.Host.Runtimes[0] != "containerd" {
-		t.Errorf("seccomp/failure/row-3 holds for runtimes %v; only containerd was read", r.Host.Runtimes)
+	// The runtimes read are variants now, each citing its module@version.
+	for _, rv := range r.Runtimes {
+		want := map[string]string{Containerd: "containerd@v1.7.24", CRIO: "cri-o@v1.34.0"}[rv.Match.Runtime]
+		if want == "" || !strings.Contains(rv.Source, want) {
+			t.Errorf("seccomp/failure/row-3 variant %s: source %q lacks %q", rv.Match, rv.Source, want)
+		}
+	}
+	if len(r.Runtimes) == 0 || len(r.Host.Runtimes) != 0 {
+		t.Errorf("seccomp/failure/row-3: runtimes %v, host restriction %v; want variants and no restriction", r.Runtimes, r.Host.Runtimes)
 	}
 }

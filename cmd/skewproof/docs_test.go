@@ -25,6 +25,8 @@ func TestOracleDocsAreCurrent(t *testing.T) {
 		{"simulate-1.33.13-1.33.13.md", []string{"simulate", "--apiserver", "1.33.13", "--kubelet", "1.33.13", "--format", "markdown"}, true},
 		{"simulate-1.34.4-1.31.14.md", []string{"simulate", "--apiserver", "1.34.4", "--kubelet", "1.31.14", "--format", "markdown"}, true},
 		{"simulate-1.37.2-1.34.4.md", []string{"simulate", "--apiserver", "1.37.2", "--kubelet", "1.34.4", "--format", "markdown"}, true},
+		{"simulate-1.37.2-1.34.4-cri-o.md", []string{"simulate", "--apiserver", "1.37.2", "--kubelet", "1.34.4", "--runtime", "cri-o/1.34.0+crun/1.21", "--format", "markdown"}, true},
+		{"simulate-1.37.2-1.34.4-kata-runtime.md", []string{"simulate", "--apiserver", "1.37.2", "--kubelet", "1.34.4", "--runtime", "containerd/2.4.2+kata-runtime", "--format", "markdown"}, true},
 		{"upgrade-1.33.13-1.37.2.md", []string{"simulate", "--upgrade", "1.33.13", "1.37.2", "--format", "markdown"}, true},
 		{"deviations.md", []string{"simulate", "--deviations", "1.19..1.37", "--format", "markdown"}, false},
 	}

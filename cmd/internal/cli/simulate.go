@@ -23,7 +23,7 @@ func NewSimulateCmd(out func() io.Writer) *cobra.Command {
 	var o simulateOptions
 	c := &cobra.Command{
 		Use: "simulate",
-		Example: "  skewproof simulate --apiserver X.Y.Z [--kubelet A.B.C] [--apparmor on|off] [--format text|json|markdown]\n" +
+		Example: "  skewproof simulate --apiserver X.Y.Z [--kubelet A.B.C] [--apparmor on|off] [--runtime NAME[/VERSION][+OCI[/VERSION]]] [--format text|json|markdown]\n" +
 			"  skewproof simulate --upgrade FROM TO [--format text|json|markdown]\n" +
 			"  skewproof simulate --deviations 1.29..1.37 [--format text|json|markdown]",
 		Short: "print the expected seccomp/AppArmor outcomes for a kube-apiserver/kubelet pair or an upgrade",
@@ -40,7 +40,7 @@ func NewSimulateCmd(out func() io.Writer) *cobra.Command {
 	fs.StringVar(&o.deviations, "deviations", "", "list every deviation between the KEP plans and upstream for a range of minors, e.g. 1.29..1.37")
 	fs.StringVar(&o.apparmor, "apparmor", "on", "whether the node has AppArmor: on|off")
 	fs.StringVar(&o.seccomp, "seccomp", "on", "whether the node has seccomp filters: on|off")
-	fs.StringVar(&o.runtime, "runtime", "containerd", "container runtime of the node")
+	fs.StringVar(&o.runtime, "runtime", "containerd", "container runtime of the node: NAME[/VERSION][+OCI[/VERSION]], e.g. containerd/2.4.2+crun/1.21 or cri-o/1.34.0 (an unstated version or OCI runtime matches every one read)")
 	fs.StringVar(&o.format, "format", "text", "output format: text|json|markdown")
 	return c
 }
@@ -60,8 +60,10 @@ func (o simulateOptions) run(ctx context.Context, out, errOut io.Writer, name st
 	default:
 		return Usagef("unknown --format %q; use text, json or markdown", o.format)
 	}
-	host := skew.HostFacts{Runtime: o.runtime}
-	var err error
+	host, err := skew.ParseRuntime(o.runtime)
+	if err != nil {
+		return Usagef("--runtime: %v", err)
+	}
 	if host.AppArmor, err = onOff("apparmor", o.apparmor); err != nil {
 		return err
 	}

@@ -127,7 +127,7 @@ func fakeEnv(apiserver, nodes string) error {
 		if err != nil {
 			return err
 		}
-		Env.Workers = append(Env.Workers, Node{Name: name, Kubelet: v, Host: hostFacts(name, "containerd")})
+		Env.Workers = append(Env.Workers, Node{Name: name, Kubelet: v, Host: hostFacts(name, "containerd", nil)})
 	}
 	Env.NodeAccess = "none"
 	// No API server: the specs are listed (--ginkgo.dry-run), or run and
@@ -141,10 +141,15 @@ func fakeEnv(apiserver, nodes string) error {
 
 // hostFacts are the facts of a node's host: the kernel this process runs
 // on (kind nodes share it), unless SKEWPROOF_APPARMOR_NODES says otherwise
-// for the node.
-func hostFacts(node, runtime string) skew.HostFacts {
+// for the node; the container runtime from node.status.nodeInfo.
+// containerRuntimeVersion ("containerd://1.7.24": name and version) and
+// the OCI runtime from the node's labels skew.OCIRuntimeLabel and
+// skew.OCIRuntimeVersionLabel, where present (empty otherwise).
+func hostFacts(node, containerRuntimeVersion string, labels map[string]string) skew.HostFacts {
 	f := clusters.DetectHost()
-	f.Runtime = runtime
+	f.Runtime, f.RuntimeVersion = skew.ParseContainerRuntimeVersion(containerRuntimeVersion)
+	f.OCIRuntime = strings.TrimSpace(labels[skew.OCIRuntimeLabel])
+	f.OCIRuntimeVersion = strings.TrimSpace(labels[skew.OCIRuntimeVersionLabel])
 	for _, kv := range strings.Split(os.Getenv(senv.AppArmorNodes), ",") {
 		if n, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && n == node {
 			f.AppArmor = v == "true"
@@ -189,8 +194,7 @@ func discover(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
 		}
-		rt, _, _ := strings.Cut(n.Status.NodeInfo.ContainerRuntimeVersion, "://")
-		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, rt), slow: n.Labels[clusters.AppArmorKernelLabel] == "true",
+		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, n.Status.NodeInfo.ContainerRuntimeVersion, n.Labels), slow: n.Labels[clusters.AppArmorKernelLabel] == "true",
 			Untestable: untestable[n.Name]}
 		all = append(all, nd)
 		// Every worker, Ready or not: a node that cannot be tested is in the
