@@ -117,8 +117,8 @@ func removeDeadBuildContainers(ctx context.Context) {
 }
 
 // Labels of a node image: its CRI and OCI runtimes and the OCI runtime's
-// version (the node labels CRIRuntimeLabel, OCIRuntimeLabel and
-// OCIRuntimeVersionLabel are set from them).
+// version (the node labels CRIRuntimeLabel, skew.OCIRuntimeLabel and
+// skew.OCIRuntimeVersionLabel are set from them).
 const (
 	imageCRILabel        = "io.skewproof.cri-runtime"
 	imageOCILabel        = "io.skewproof.oci-runtime"

@@ -33,11 +33,13 @@ const (
 
 // basePackages are installed into the base root file system. containerd 1.7,
 // runc and crun (the OCI runtimes a worker can have, NodeRuntime) come from
-// Debian; the kubelet falls back from the CRI
+// Debian; dbus is for crun, whose systemd cgroup driver talks to systemd
+// over the system bus (libcrun/cgroup-systemd.c, open_sd_bus_connection:
+// sd_bus_default_system, no fallback to /run/systemd/private as runc has); the kubelet falls back from the CRI
 // RuntimeConfig call that containerd 1.7 lacks (cmd/kubelet/app/server.go,
 // getCgroupDriverFromCRI) until v1.38.
 var basePackages = []string{
-	"systemd", "containerd", "runc", "crun", "containernetworking-plugins",
+	"systemd", "dbus", "containerd", "runc", "crun", "containernetworking-plugins",
 	"iptables", "nftables", "conntrack", "iproute2", "ethtool", "util-linux", "mount", "kmod",
 	"libseccomp2", "pigz", "jq", "procps", "e2fsprogs", "bash", "ca-certificates",
 	"busybox-static", "apparmor",
@@ -76,6 +78,7 @@ rm -f /lib/systemd/system/multi-user.target.wants/* /etc/systemd/system/*.wants/
 echo "ReadKMsg=no" >> /etc/systemd/journald.conf
 ln -sf /usr/lib/systemd/systemd /sbin/init
 systemctl enable kubelet.service containerd.service undo-mount-hacks.service
+mkdir -p /etc/systemd/system/sockets.target.wants && ln -sf /usr/lib/systemd/system/dbus.socket /etc/systemd/system/sockets.target.wants/dbus.socket
 systemctl mask systemd-binfmt.service
 mkdir -p /etc/kubernetes/manifests /opt/cni/bin /usr/local/sbin /etc/containerd/certs.d
 for b in containerd ctr containerd-shim-runc-v2; do ln -sf "$(command -v $b)" /usr/local/bin/$b; done

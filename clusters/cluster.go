@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/skew"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
 	kindlog "sigs.k8s.io/kind/pkg/log"
@@ -426,7 +427,7 @@ func runtimeLabels(ctx context.Context, ref string, labels map[string]string) ma
 	if json.Unmarshal([]byte(strings.TrimSpace(out)), &il) != nil {
 		return labels
 	}
-	for from, to := range map[string]string{imageCRILabel: CRIRuntimeLabel, imageOCILabel: OCIRuntimeLabel, imageOCIVersionLabel: OCIRuntimeVersionLabel} {
+	for from, to := range map[string]string{imageCRILabel: CRIRuntimeLabel, imageOCILabel: skew.OCIRuntimeLabel, imageOCIVersionLabel: skew.OCIRuntimeVersionLabel} {
 		if v := il[from]; v != "" {
 			labels[to] = v
 		}

@@ -37,5 +37,8 @@ func nodeFiles(cpBin, kubeletPath, cp, kl, pause string, oci ociRuntime) *image.
 	if oci.hostPath != "" {
 		files = files.File(oci.nodePath, oci.hostPath, 0o755)
 	}
+	if oci.name != "" && oci.name != OCIRunc {
+		files = files.Data(productFilesHookPath, []byte(productFilesHook), 0o755)
+	}
 	return files
 }

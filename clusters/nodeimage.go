@@ -118,7 +118,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 			return err
 		}
 		kubeletPath = filepath.Join(cpBin, "kubelet")
-		if !spec.IsControlPlane() {
+		if trimV(spec.kubelet()) != trimV(spec.ControlPlane) {
 			klBin, err := gobuild.KubernetesBinaries(gctx, p, kl, "kubelet")
 			if err != nil {
 				return err
@@ -165,7 +165,7 @@ func nodeImageRef(base *baseImage, spec NodeImageSpec, oci ociRuntime) (ref, key
 		parts = append(parts, r.binary, r.script(oci.nodePath))
 	}
 	if !spec.Runtime.IsDefault() {
-		parts = append(parts, spec.Runtime.String(), oci.nodePath, oci.digest)
+		parts = append(parts, spec.Runtime.String(), oci.nodePath, oci.digest, productFilesHook)
 	}
 	key = cache.ImageKey(parts...)
 	return nodeImageRepo + ":" + spec.Tag() + "-" + key, key

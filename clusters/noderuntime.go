@@ -32,13 +32,11 @@ const (
 	OCICrun       = "crun"
 )
 
-// Node labels that name a node's runtimes (set on the nodes of the
-// clusters skewproof makes; the suites read them).
-const (
-	CRIRuntimeLabel        = "skewproof.io/cri-runtime"
-	OCIRuntimeLabel        = "skewproof.io/oci-runtime"
-	OCIRuntimeVersionLabel = "skewproof.io/oci-runtime-version"
-)
+// CRIRuntimeLabel names a node's CRI runtime as skewproof built it
+// ("containerd"); the OCI runtime's labels are skew.OCIRuntimeLabel and
+// skew.OCIRuntimeVersionLabel (the oracle's inputs). skewproof sets them on
+// the nodes of the clusters it makes.
+const CRIRuntimeLabel = "skewproof.io/cri-runtime"
 
 // criRuntimes are the CRI runtimes a node image can have.
 var criRuntimes = []string{CRIContainerd}
@@ -183,3 +181,33 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// productFilesHook replaces kind's createContainer hook
+// (/kind/bin/mount-product-files.sh, which gives every container its own
+// copy of the node's product_name and product_uuid) on nodes whose OCI
+// runtime is not runc. kind's copies the files into the container's root
+// file system; crun makes a read-only root file system read-only before it
+// runs createContainer hooks (crun 1.21 libcrun/linux.c libcrun_set_mounts:
+// the remount is applied by finalize_mounts; libcrun/container.c runs the
+// hooks after libcrun_set_mounts), where runc runs them before (runc
+// libcontainer/rootfs_linux.go prepareRootfs, finalizeRootfs afterwards), so
+// every container with readOnlyRootFilesystem failed to start there. This
+// one copies the files into the bundle directory and bind-mounts them from
+// there.
+const productFilesHook = `#!/bin/bash
+# written by skewproof: kind's createContainer hook for OCI runtimes other than runc
+# (copies the product files beside the root file system, not into it, which may be read-only)
+set -o errexit -o nounset -o pipefail
+export PATH='/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+bundle=$(jq -r .bundle)
+cp /kind/product_* "${bundle:?}/"
+for m in /sys/class/dmi/id/product_name:product_name /sys/class/dmi/id/product_uuid:product_uuid /sys/devices/virtual/dmi/id/product_uuid:product_uuid; do
+	path=${m%%:*}
+	if [[ -f $path ]]; then
+		mount -o ro,bind "$bundle/${m##*:}" "$bundle/rootfs$path"
+	fi
+done
+`
+
+// productFilesHookPath is where kind's hook is (cri-base.json names it).
+const productFilesHookPath = "/kind/bin/mount-product-files.sh"

@@ -16,6 +16,7 @@ import (
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // cluster is the cluster under test as the API server describes it.
@@ -77,7 +78,7 @@ func (c *cluster) records(appArmor map[string]bool) []reports.NodeRecord {
 		if on, ok := appArmor[n.Name]; ok {
 			r.AppArmor = &on
 		}
-		r.OCIRuntime = strings.TrimSpace(n.Labels[clusters.OCIRuntimeLabel] + " " + n.Labels[clusters.OCIRuntimeVersionLabel])
+		r.OCIRuntime = strings.TrimSpace(n.Labels[skew.OCIRuntimeLabel] + " " + n.Labels[skew.OCIRuntimeVersionLabel])
 		out = append(out, r)
 	}
 	return out

@@ -171,6 +171,8 @@ func prepare(r SpecReport) *Scenario {
 		KEP: reports.Describe(e.KEPPlanned)}
 	if nd != nil {
 		t.result.Node, t.result.Kubelet = nd.Name, nd.Kubelet.String()
+		t.result.CRIRuntime = strings.TrimSpace(nd.Host.Runtime + " " + nd.Host.RuntimeVersion)
+		t.result.OCIRuntime = strings.TrimSpace(nd.Host.OCIRuntime + " " + nd.Host.OCIRuntimeVersion)
 	}
 	t.record()
 	if nd != nil && nd.Untestable != "" {
