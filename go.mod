@@ -3,6 +3,7 @@ module github.com/skewproof/skewproof
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.4.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/go-containerregistry v0.21.9
 	github.com/google/renameio/v2 v2.0.2
@@ -27,7 +28,6 @@ require (
 	al.essio.dev/pkg/shellescape v1.5.1 // indirect
 	cel.dev/expr v0.25.1 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
-	github.com/BurntSushi/toml v1.4.0 // indirect
 	github.com/MakeNowJust/heredoc v1.0.0 // indirect
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect

@@ -211,7 +211,11 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 		if _, done := images[w]; done {
 			continue
 		}
-		if ref, ok := o.NodeImages[w.Kubelet]; ok && w.Runtime.IsDefault() {
+		key := w.Kubelet // --node-image VERSION=REF; VERSION@CRI+OCI=REF for another runtime
+		if !w.Runtime.IsDefault() {
+			key = w.String()
+		}
+		if ref, ok := o.NodeImages[key]; ok {
 			if !imageExists(ctx, ref) {
 				return nil, fmt.Errorf("node image %s not found in the local Docker daemon; load it first (skewproof never pulls)", ref)
 			}

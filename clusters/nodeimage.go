@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -49,12 +50,13 @@ func (s NodeImageSpec) IsControlPlane() bool {
 	return trimV(s.kubelet()) == trimV(s.ControlPlane) && s.Runtime.IsDefault()
 }
 
-// Tag is the human part of the image name.
+// Tag is the human part of the image name, e.g. v1.37.2-kubelet-v1.34.4,
+// or v1.37.2-kubelet-v1.34.4-containerd2-crun with another runtime.
 func (s NodeImageSpec) Tag() string {
-	if s.IsControlPlane() {
-		return "v" + trimV(s.ControlPlane)
+	t := "v" + trimV(s.ControlPlane)
+	if !s.IsControlPlane() {
+		t += "-kubelet-v" + trimV(s.kubelet())
 	}
-	t := "v" + trimV(s.ControlPlane) + "-kubelet-v" + trimV(s.kubelet())
 	if !s.Runtime.IsDefault() {
 		t += "-" + s.Runtime.cri() + "-" + s.Runtime.oci()
 	}
@@ -74,6 +76,9 @@ const nodeImageRepo = "skewproof-node"
 // BuildNodeImage builds (or finds in the cache) the node image for spec and
 // returns its reference.
 func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (string, error) {
+	if !slices.Contains(criRuntimes, spec.Runtime.cri()) {
+		return "", fmt.Errorf("node image CRI runtime %q: not one skewproof builds (%s)", spec.Runtime.CRI, strings.Join(criRuntimes, ", "))
+	}
 	named, err := baseImageOf()
 	if err != nil {
 		return "", err
@@ -113,6 +118,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		return err
 	})
 	var cpBin, kubeletPath string
+	var criBins map[string]string
 	g.Go(func() (err error) {
 		if cpBin, err = gobuild.KubernetesBinaries(gctx, p, cp, cpNames...); err != nil {
 			return err
@@ -125,7 +131,10 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 			}
 			kubeletPath = filepath.Join(klBin, "kubelet")
 		}
-		return nil
+		if spec.Runtime.cri() == CRIContainerd2 {
+			criBins, err = Containerd2Binaries(gctx, p)
+		}
+		return err
 	})
 	if err := g.Wait(); err != nil {
 		return "", err
@@ -140,7 +149,11 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	if err != nil {
 		return "", err
 	}
-	filesTar, err := nodeFiles(cpBin, kubeletPath, cp, kl, pause, oci).WriteTo(filepath.Join(work, "files.tar"))
+	files := nodeFiles(cpBin, kubeletPath, cp, kl, pause, oci)
+	if spec.Runtime.cri() == CRIContainerd2 {
+		files = addContainerd2(files, criBins, pause, oci)
+	}
+	filesTar, err := files.WriteTo(filepath.Join(work, "files.tar"))
 	if err != nil {
 		return "", err
 	}
@@ -166,6 +179,12 @@ func nodeImageRef(base *baseImage, spec NodeImageSpec, oci ociRuntime) (ref, key
 	}
 	if !spec.Runtime.IsDefault() {
 		parts = append(parts, spec.Runtime.String(), oci.nodePath, oci.digest, productFilesHook)
+	}
+	if spec.Runtime.cri() == CRIContainerd2 {
+		parts = append(parts, "cri", CRIContainerd2, containerd2Config("", oci))
+		for _, s := range containerd2ProgramSets() {
+			parts = append(parts, s.Key())
+		}
 	}
 	key = cache.ImageKey(parts...)
 	return nodeImageRepo + ":" + spec.Tag() + "-" + key, key

@@ -36,6 +36,7 @@ type ProgramSet struct {
 	Requires map[string]string // module path -> version (require directives besides Module's)
 	Programs map[string]string // binary name -> main package import path
 	LDFlags  string
+	Tags     string // go build -tags, e.g. "urfave_cli_no_docs netgo"; "" for none
 }
 
 func (s ProgramSet) key() string {
@@ -49,8 +50,16 @@ func (s ProgramSet) key() string {
 	for _, n := range sortedKeys(s.Programs) {
 		parts = append(parts, "program "+n+"="+s.Programs[n])
 	}
+	if s.Tags != "" {
+		// Only when set: the keys of the sets without tags stay as they were.
+		parts = append(parts, "tags "+s.Tags)
+	}
 	return cache.Key(parts...)
 }
+
+// Key is the set's cache key, which changes with every input of the build
+// (for the key of an image that holds the binaries).
+func (s ProgramSet) Key() string { return s.key() }
 
 // dirName names the cache entry, e.g. k8s.io_kubernetes-v1.37.2-<key>.
 func (s ProgramSet) dirName() string {
@@ -85,6 +94,15 @@ func (s ProgramSet) oneBuild() (names, pkgs []string, ok bool) {
 }
 
 var majorSuffix = regexp.MustCompile(`^v[0-9]+$`)
+
+// buildArgs are the arguments of go build before -o and the packages.
+func (s ProgramSet) buildArgs() []string {
+	args := []string{"build", "-trimpath", "-ldflags", s.LDFlags}
+	if s.Tags != "" {
+		args = append(args, "-tags", s.Tags)
+	}
+	return args
+}
 
 // Env is the environment of every build: static, reproducible, no
 // toolchain download, no workspace of the caller's.
@@ -158,7 +176,7 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 			// One go build for the whole set: the linker (one core each)
 			// runs beside the compiler instead of after it, binary by binary.
 			return p.Timed(fmt.Sprintf("go build %s (%s)", strings.Join(names, ", "), s.Version), func() error {
-				args := append([]string{"build", "-trimpath", "-ldflags", s.LDFlags, "-o", tmp + string(filepath.Separator)}, pkgs...)
+				args := append(append(s.buildArgs(), "-o", tmp+string(filepath.Separator)), pkgs...)
 				if err := command.Run(ctx, src, env, "go", args...); err != nil {
 					return fmt.Errorf("building %s %s: %w", strings.Join(names, ", "), s.Version, err)
 				}
@@ -168,7 +186,7 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 		for _, n := range sortedKeys(s.Programs) {
 			pkg := s.Programs[n]
 			if err := p.Timed(fmt.Sprintf("go build %s (%s)", n, s.Version), func() error {
-				return command.Run(ctx, src, env, "go", "build", "-trimpath", "-ldflags", s.LDFlags, "-o", filepath.Join(tmp, n), pkg)
+				return command.Run(ctx, src, env, "go", append(s.buildArgs(), "-o", filepath.Join(tmp, n), pkg)...)
 			}); err != nil {
 				return fmt.Errorf("building %s %s: %w", n, s.Version, err)
 			}

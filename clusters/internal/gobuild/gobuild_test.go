@@ -35,6 +35,23 @@ func TestProgramSetKey(t *testing.T) {
 	if s.key() == other.key() || s.key() == withReplace.key() || withReplace.key() == withRequire.key() {
 		t.Error("the key misses the ldflags, the replaces or the requires")
 	}
+	withTags := s
+	withTags.Tags = "urfave_cli_no_docs netgo"
+	if withTags.key() == s.key() {
+		t.Error("the key misses the build tags")
+	}
+}
+
+// go build gets -tags only for a set that has tags.
+func TestProgramSetBuildArgs(t *testing.T) {
+	s := ProgramSet{LDFlags: "-s -w"}
+	if got, want := s.buildArgs(), []string{"build", "-trimpath", "-ldflags", "-s -w"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("buildArgs() = %q, want %q", got, want)
+	}
+	s.Tags = "no_grpc netgo"
+	if got, want := s.buildArgs(), []string{"build", "-trimpath", "-ldflags", "-s -w", "-tags", "no_grpc netgo"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("buildArgs() = %q, want %q", got, want)
+	}
 }
 
 // A staging module k8s.io/kubernetes requires gets a require at the

@@ -1,0 +1,171 @@
+//go:build integration
+
+package clusters_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/kubeclient"
+)
+
+// A worker whose node image has containerd 2 (NodeRuntime.CRI) beside a
+// control plane with Debian's containerd 1.7: the kubelet reports
+// containerd://2.4.2, RuntimeDefault runs in seccomp filter mode, and the
+// restricted handler skewproof-noseccomp runs the same pod without seccomp.
+func TestIntegrationContainerd2Worker(t *testing.T) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Minute)
+	defer cancel()
+
+	name := fmt.Sprintf("c2-it-%d", time.Now().Unix()%100000)
+	kubeconfig := t.TempDir() + "/kubeconfig"
+	p := clusters.NewProgress(os.Stderr)
+	_, err := clusters.Up(ctx, clusters.UpOptions{
+		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig,
+		Runtimes: []clusters.NodeRuntime{{CRI: clusters.CRIContainerd2}},
+		CgroupV1: clusters.DetectHost().CgroupVersion == 1, Progress: p,
+	})
+	if err != nil {
+		t.Fatalf("cluster up: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := clusters.Down(context.Background(), name, kubeconfig, p); err != nil {
+			t.Errorf("cluster down: %v", err)
+		}
+		assertNothingLeft(t, name)
+	})
+	cl, err := kubeclient.Load(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := cl.Core
+
+	var worker string
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
+		rt := n.Status.NodeInfo.ContainerRuntimeVersion
+		t.Logf("node %s: kubelet %s, runtime %s", n.Name, n.Status.NodeInfo.KubeletVersion, rt)
+		switch {
+		case cp && !strings.HasPrefix(rt, "containerd://1.7."):
+			t.Errorf("control plane %s runs %s, want Debian's containerd 1.7", n.Name, rt)
+		case !cp && rt != "containerd://2.4.2":
+			t.Errorf("worker %s runs %s, want containerd://2.4.2", n.Name, rt)
+		case !cp:
+			worker = n.Name
+		}
+	}
+	if worker == "" {
+		t.Fatal("no worker with containerd 2")
+	}
+	for _, args := range [][]string{
+		{"containerd", "--version"},
+		{"sh", "-c", "readlink -f /proc/$(pidof containerd)/exe"},
+		{"runc", "--version"},
+	} {
+		out, err := clusters.Docker(ctx, append([]string{"exec", worker}, args...)...)
+		t.Logf("%s: %s %v", strings.Join(args, " "), strings.TrimSpace(out), err)
+	}
+	if out, _ := clusters.Docker(ctx, "exec", worker, "containerd", "--version"); !strings.Contains(out, " v2.4.2") {
+		t.Errorf("containerd --version in %s: %q, want v2.4.2", worker, out)
+	}
+
+	if _, err := clusters.EnsureRestrictedRuntimeClasses(ctx, cs, nil); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "c2-seccomp-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		profile      corev1.SeccompProfileType
+		runtimeClass string
+		want         string
+	}{
+		{corev1.SeccompProfileTypeRuntimeDefault, "", "2"},
+		{corev1.SeccompProfileTypeUnconfined, "", "0"},
+		{corev1.SeccompProfileTypeRuntimeDefault, clusters.NoSeccompHandler, "0"},
+	} {
+		rc := tc.runtimeClass
+		if rc == "" {
+			rc = "no RuntimeClass"
+		}
+		t.Run(fmt.Sprintf("%s/%s", tc.profile, rc), func(t *testing.T) {
+			got, err := seccompModeUnder(ctx, cs, ns.Name, worker, tc.profile, tc.runtimeClass)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("containerd 2 worker %s: seccompProfile %s, RuntimeClass %q gives Seccomp: %s, want %s", worker, tc.profile, tc.runtimeClass, got, tc.want)
+			}
+		})
+	}
+}
+
+// seccompModeUnder runs a pod pinned to node under the RuntimeClass
+// runtimeClass ("" for none) and returns the Seccomp field of its
+// /proc/1/status.
+func seccompModeUnder(ctx context.Context, cs kubernetes.Interface, ns, node string, profile corev1.SeccompProfileType, runtimeClass string) (string, error) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "seccomp-"},
+		Spec: corev1.PodSpec{
+			NodeName:        node,
+			RestartPolicy:   corev1.RestartPolicyNever,
+			Tolerations:     []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			SecurityContext: &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: profile}},
+			Containers: []corev1.Container{{
+				Name: "c", Image: clusters.BusyBoxImage, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"cat", "/proc/1/status"},
+			}},
+		},
+	}
+	if runtimeClass != "" {
+		pod.Spec.RuntimeClassName = &runtimeClass
+	}
+	pod, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		got, err := cs.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		if got.Status.Phase == corev1.PodSucceeded {
+			break
+		}
+		if got.Status.Phase == corev1.PodFailed {
+			return "", fmt.Errorf("pod %s failed: %s", pod.Name, got.Status.Message)
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("pod %s still %s after 3m: %+v", pod.Name, got.Status.Phase, got.Status.ContainerStatuses)
+		}
+		time.Sleep(time.Second)
+	}
+	raw, err := cs.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		return "", err
+	}
+	m := seccompLine.FindSubmatch(raw)
+	if m == nil {
+		return "", fmt.Errorf("no Seccomp line in /proc/1/status: %q", strings.TrimSpace(string(raw)))
+	}
+	return string(m[1]), nil
+}
