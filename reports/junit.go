@@ -45,6 +45,10 @@ const (
 	// PropNotResearched marks a skip for want of skewproof's reading of the
 	// release's sources (not a fact of the cluster): not green.
 	PropNotResearched = "not-researched"
+	// PropRuntimeNotResearched marks a result judged against the KEP alone
+	// because skewproof has not read the node's container runtime for the
+	// rule (skew.Expectation.RuntimeNotResearched): judged, and says why.
+	PropRuntimeNotResearched = "runtime-not-researched"
 )
 
 // Result is one spec's result.
@@ -70,6 +74,11 @@ type Result struct {
 	// NotResearched is set on a skip because the rule's sources were not
 	// read at these versions: no verdict, and the run is not green.
 	NotResearched string `json:"notResearched,omitempty"`
+	// RuntimeNotResearched is set when the rule was judged against the KEP
+	// alone because its outcome depends on the container runtime and
+	// skewproof has not read the node's (skew.Expectation
+	// .RuntimeNotResearched). The result is judged; the run record lists it.
+	RuntimeNotResearched string `json:"runtimeNotResearched,omitempty"`
 }
 
 // Suite is the results of one run against one cluster.
@@ -181,6 +190,7 @@ func (r *Result) propFields() []struct {
 		{PropAPIServer, &r.APIServer}, {PropObserved, &r.Observed}, {PropExpected, &r.Expected},
 		{PropKEPPlanned, &r.KEP}, {PropOutcome, &r.Outcome}, {PropNotResearched, &r.NotResearched},
 		{PropCRIRuntime, &r.CRIRuntime}, {PropOCIRuntime, &r.OCIRuntime},
+		{PropRuntimeNotResearched, &r.RuntimeNotResearched},
 	}
 }
 
@@ -453,6 +463,22 @@ func WriteSummary(w io.Writer, rs []Result) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%d specs: %s\n", len(rs), Count(rs))
+	if u := RuntimeUnread(rs); len(u) > 0 {
+		fmt.Fprintf(w, "%d of them judged against the KEP alone: skewproof has not read the node's container runtime for the rule (run.json, runtimeNotResearched)\n", len(u))
+	}
+}
+
+// RuntimeUnread lists the results judged against the KEP alone for want of
+// skewproof's reading of the node's container runtime, one entry per result.
+func RuntimeUnread(rs []Result) []RuntimeUnreadRecord {
+	var out []RuntimeUnreadRecord
+	for _, r := range rs {
+		if r.RuntimeNotResearched != "" {
+			out = append(out, RuntimeUnreadRecord{ID: r.ID, Node: r.Node, Runtime: strings.TrimSpace(r.CRIRuntime + " " + r.OCIRuntime),
+				Verdict: r.Verdict, Reason: r.RuntimeNotResearched})
+		}
+	}
+	return out
 }
 
 // FirstLine is the first line of s, trimmed (a failure's headline).

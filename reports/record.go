@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/skewproof/skewproof/skew"
 )
 
 // RecordFile is the name of the run record beside a run's JUnit file.
@@ -49,6 +51,22 @@ type Record struct {
 	AllowedNotReadyNodes int `json:"allowedNotReadyNodes,omitempty"`
 	// NotTested are the nodes whose kubelet rules could not run, with why.
 	NotTested map[string]string `json:"notTested,omitempty"`
+	// RuntimeNotResearched are the results judged against the KEP alone
+	// because their rule's outcome depends on the container runtime and
+	// skewproof has not read the node's (docs/runtimes.md, "A runtime not
+	// read"): a vendor's runtime, or a release outside the minors read.
+	RuntimeNotResearched []RuntimeUnreadRecord `json:"runtimeNotResearched,omitempty"`
+}
+
+// RuntimeUnreadRecord is one result judged against the KEP alone for want
+// of skewproof's reading of the node's container runtime.
+type RuntimeUnreadRecord struct {
+	ID   string `json:"id"`
+	Node string `json:"node,omitempty"`
+	// Runtime is the node's CRI and OCI runtime ("containerd 1.7.24 crun 1.21").
+	Runtime string       `json:"runtime,omitempty"`
+	Verdict skew.Verdict `json:"verdict"`
+	Reason  string       `json:"reason"`
 }
 
 // HostRecord describes the machine a run started from.

@@ -110,3 +110,37 @@ func TestWriteJUnitFileCreatesDir(t *testing.T) {
 		t.Fatalf("read back %v %+v", err, s)
 	}
 }
+
+// TestRuntimeNotResearched: a result judged against the KEP alone on a
+// runtime nobody read keeps its verdict, carries the reason through JUnit,
+// is listed for the run record and footnoted in the summary.
+func TestRuntimeNotResearched(t *testing.T) {
+	rs := sample()
+	rs[1].CRIRuntime, rs[1].OCIRuntime = "containerd 1.7.24", "vendor-oci 0.1"
+	rs[1].RuntimeNotResearched = "containerd 1.7 with vendor-oci not read"
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, Suite{Name: "seccomp", Cluster: "t", Results: rs}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `<property name="runtime-not-researched" value="containerd 1.7 with vendor-oci not read">`) {
+		t.Errorf("JUnit lacks the property:\n%s", buf.String())
+	}
+	suites, err := ReadJUnit(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := RuntimeUnread(suites[0].Results)
+	want := RuntimeUnreadRecord{ID: "seccomp/kubelet/enforce", Node: "w1", Runtime: "containerd 1.7.24 vendor-oci 0.1",
+		Verdict: skew.Deviation, Reason: "containerd 1.7 with vendor-oci not read"}
+	if len(u) != 1 || u[0] != want {
+		t.Errorf("RuntimeUnread = %+v, want [%+v]", u, want)
+	}
+	if !Green(rs[:2], false) {
+		t.Error("a result judged against the KEP alone made the run not green")
+	}
+	var sum bytes.Buffer
+	WriteSummary(&sum, rs)
+	if !strings.Contains(sum.String(), "1 of them judged against the KEP alone") {
+		t.Errorf("summary lacks the footnote:\n%s", sum.String())
+	}
+}

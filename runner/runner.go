@@ -293,6 +293,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		out.Results = append(out.Results, s.Results...)
 	}
 	rec.Finished = time.Now().UTC()
+	rec.RuntimeNotResearched = reports.RuntimeUnread(specs)
 	rec.JUnit = filepath.Base(out.JUnit)
 	for _, l := range out.Logs {
 		rec.Logs = append(rec.Logs, filepath.Base(l))

@@ -180,6 +180,7 @@ func prepare(r SpecReport) *Scenario {
 		t.SetUpMissing(nd.Untestable)
 	}
 	t.result.NotResearched = e.NotResearched
+	t.result.RuntimeNotResearched = e.RuntimeNotResearched
 	skip := e.Skip
 	if skip == "" && e.Expected.NotApplicable != "" {
 		skip = e.Expected.NotApplicable
