@@ -49,9 +49,9 @@ func newReportCmd() *cobra.Command {
 }
 
 func newReportDiffCmd() *cobra.Command {
-	var format string
+	var format, oldRuntime, newRuntime string
 	c := &cobra.Command{
-		Use:   "diff OLD NEW [--format text|json|md]",
+		Use:   "diff OLD NEW [--format text|json|md] [--old-runtime SEL --new-runtime SEL]",
 		Short: "what changed between two runs or reports: newly failing, newly passing, verdict changes, new deviations, ids appearing or disappearing",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
@@ -64,7 +64,7 @@ func newReportDiffCmd() *cobra.Command {
 			return usagef("unknown --format %q; use text, json or md", format)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := matrix.DiffPaths(args[0], args[1])
+			d, err := matrix.DiffPaths(args[0], args[1], oldRuntime, newRuntime)
 			if err != nil {
 				return err
 			}
@@ -72,6 +72,8 @@ func newReportDiffCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|md")
+	c.Flags().StringVar(&oldRuntime, "old-runtime", "", "compare only OLD's results on this runtime, NAME[/VERSION] or CRI+OCI (e.g. runc, containerd/2+crun); with --new-runtime, cells are matched without the runtime, so OLD and NEW may be the same mixed-runtime run")
+	c.Flags().StringVar(&newRuntime, "new-runtime", "", "compare only NEW's results on this runtime (see --old-runtime)")
 	return c
 }
 

@@ -84,7 +84,7 @@ func TestReportGolden(t *testing.T) {
 
 // TestDiffGolden: 'skewproof report diff a a2' in each format.
 func TestDiffGolden(t *testing.T) {
-	d, err := DiffPaths("testdata/runs/a", "testdata/runs/a2")
+	d, err := DiffPaths("testdata/runs/a", "testdata/runs/a2", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func TestReportReadsBack(t *testing.T) {
 	}
 	cell := func(id, api, kub string) Cell {
 		for _, c := range back.Cells {
-			if c.ID == id && c.Pair == (Pair{api, kub}) {
+			if c.ID == id && c.Pair == (Pair{APIServer: api, Kubelet: kub}) {
 				return c
 			}
 		}
@@ -145,7 +145,7 @@ func TestSameClusterTwiceWorstWins(t *testing.T) {
 		t.Errorf("run names %q %q", runs[0].Name, runs[1].Name)
 	}
 	for _, c := range Build(runs).Cells {
-		if c.ID == "seccomp/kubelet/enforce" && c.Pair == (Pair{"1.37.2", "1.34.4"}) {
+		if c.ID == "seccomp/kubelet/enforce" && c.Pair == (Pair{APIServer: "1.37.2", Kubelet: "1.34.4"}) {
 			if c.Verdict != skew.Fail || len(c.Entries) != 2 {
 				t.Errorf("pass + fail gave %s from %d results", c.Verdict, len(c.Entries))
 			}

@@ -59,7 +59,7 @@ func WriteMarkdown(w io.Writer, rep Report, d *Diff) error {
 			b.WriteString("\n")
 		}
 	}
-	b.WriteString("\nColumns are kube-apiserver/kubelet versions (`-`: no kubelet result in that run). " +
+	b.WriteString("\nColumns are kube-apiserver/kubelet versions (`-`: no kubelet result in that run), then `@` the node's CRI+OCI runtime where the results name it. " +
 		"A result observed at the API server counts for every kubelet of its run. A cell holding several results shows the worst " +
 		"(fail > flaky > deviation > pass > skip); summary.json and matrix.html list them all.\n")
 	_, err := io.WriteString(w, b.String())

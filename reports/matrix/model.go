@@ -25,20 +25,42 @@ func severity(v skew.Verdict) int {
 	return len(Verdicts) + 1
 }
 
-// Pair is a column: a kube-apiserver version and a kubelet version. Kubelet
-// is "" for a run without any kubelet result.
+// Pair is a column: a kube-apiserver version, a kubelet version and the
+// node's container runtimes. Kubelet is "" for a run without any kubelet
+// result.
 type Pair struct {
 	APIServer string `json:"apiserver"`
 	Kubelet   string `json:"kubelet"`
+	// Runtime is the node's CRI and OCI runtime as `simulate --runtime`
+	// reads them ("containerd/1.7.24+runc/1.1.15"); "" where the results do
+	// not say (runs before results carried it).
+	Runtime string `json:"runtime,omitempty"`
 }
 
-// String is "APISERVER/KUBELET" ("APISERVER/-" without a kubelet).
+// String is "APISERVER/KUBELET" ("APISERVER/-" without a kubelet), then
+// "@RUNTIME" when the runtime is known.
 func (p Pair) String() string {
 	k := p.Kubelet
 	if k == "" {
 		k = "-"
 	}
-	return p.APIServer + "/" + k
+	s := p.APIServer + "/" + k
+	if p.Runtime != "" {
+		s += "@" + p.Runtime
+	}
+	return s
+}
+
+// runtimeOf is a result's node runtime as `simulate --runtime` reads it:
+// "containerd 1.7.24" and "runc 1.1.15" give "containerd/1.7.24+runc/1.1.15".
+func runtimeOf(r reports.Result) string {
+	var h skew.HostFacts
+	h.Runtime, h.RuntimeVersion, _ = strings.Cut(strings.TrimSpace(r.CRIRuntime), " ")
+	h.OCIRuntime, h.OCIRuntimeVersion, _ = strings.Cut(strings.TrimSpace(r.OCIRuntime), " ")
+	if h.Runtime == "" && h.OCIRuntime != "" {
+		h.Runtime = "?"
+	}
+	return skew.FormatRuntime(h)
 }
 
 // Entry is one result in a cell: a spec of one run on one node.
@@ -52,6 +74,9 @@ type Entry struct {
 	KEPPlanned string       `json:"kepPlanned,omitempty"`
 	Outcome    string       `json:"outcome,omitempty"`
 	Failure    string       `json:"failure,omitempty"`
+	// RuntimeNotResearched: judged against the KEP alone, the node's
+	// runtime not read for the rule (reports.Result).
+	RuntimeNotResearched string `json:"runtimeNotResearched,omitempty"`
 }
 
 // Why is the entry's reason, else the first line of its failure.
@@ -104,17 +129,18 @@ type cellKey struct {
 }
 
 // Build joins runs into a matrix. A result with a kubelet version goes to
-// its (apiserver, kubelet) pair; a result observed at the API server (no
-// kubelet) goes to every pair of its run with that apiserver.
+// its (apiserver, kubelet, runtime) pair, the runtime being its node's; a
+// result observed at the API server (no kubelet) goes to every pair of its
+// run with that apiserver.
 func Build(runs []Run) Report {
 	cells := map[cellKey]*Cell{}
-	pairSet := map[Pair]bool{}
 	for _, run := range runs {
 		api := run.apiserverOf()
-		var kubelets []string
-		seen := map[string]bool{}
+		type node struct{ kubelet, runtime string }
+		var kubelets []node
+		seen := map[node]bool{}
 		for _, r := range run.Results {
-			if k := trimV(r.Kubelet); k != "" && !seen[k] {
+			if k := (node{trimV(r.Kubelet), runtimeOf(r)}); k.kubelet != "" && !seen[k] {
 				seen[k] = true
 				kubelets = append(kubelets, k)
 			}
@@ -124,34 +150,50 @@ func Build(runs []Run) Report {
 			if rapi == "" {
 				rapi = api
 			}
-			scope, ks := "kubelet", []string{trimV(r.Kubelet)}
-			if ks[0] == "" {
+			scope, ks := "kubelet", []node{{trimV(r.Kubelet), runtimeOf(r)}}
+			if ks[0].kubelet == "" {
 				scope, ks = "apiserver", kubelets
 				if len(ks) == 0 {
-					ks = []string{""}
+					ks = []node{{}}
 				}
 			}
 			for _, k := range ks {
-				key := cellKey{r.ID, Pair{rapi, k}}
-				pairSet[key.pair] = true
+				key := cellKey{r.ID, Pair{rapi, k.kubelet, k.runtime}}
 				c, ok := cells[key]
 				if !ok {
 					c = &Cell{ID: r.ID, Pair: key.pair, Scope: scope}
 					cells[key] = c
 				}
 				c.Entries = append(c.Entries, Entry{Run: run.Name, Node: r.Node, Verdict: r.Verdict, Reason: r.Reason,
-					Observed: r.Observed, Expected: r.Expected, KEPPlanned: r.KEP, Outcome: r.Outcome, Failure: r.Failure})
+					Observed: r.Observed, Expected: r.Expected, KEPPlanned: r.KEP, Outcome: r.Outcome, Failure: r.Failure,
+					RuntimeNotResearched: r.RuntimeNotResearched})
 			}
 		}
 	}
+	var list []*Cell
+	for _, c := range cells {
+		list = append(list, c)
+	}
+	return assemble(runs, list, true)
+}
+
+// assemble makes a report of cells: their verdicts (and, with ask, the
+// oracle's answer), the pairs they use, the counts, in order.
+func assemble(runs []Run, cells []*Cell, ask bool) Report {
 	rep := Report{Runs: runs, Counts: reports.Counts{}}
+	pairSet := map[Pair]bool{}
+	for _, c := range cells {
+		pairSet[c.Pair] = true
+	}
 	for p := range pairSet {
 		rep.Pairs = append(rep.Pairs, p)
 	}
 	sort.Slice(rep.Pairs, func(i, j int) bool { return pairLess(rep.Pairs[i], rep.Pairs[j]) })
 	for _, c := range cells {
 		c.Verdict = c.Worst().Verdict
-		oracle(c, runs)
+		if ask {
+			oracle(c, runs)
+		}
 		rep.Cells = append(rep.Cells, *c)
 		rep.Counts[c.Verdict]++
 	}
@@ -184,12 +226,21 @@ func oracle(c *Cell, runs []Run) {
 			return
 		}
 	}
-	e, err := skew.Expect(c.ID, api, kub, hostOf(c, runs))
+	h := hostOf(c, runs)
+	if c.Pair.Runtime != "" {
+		if rt, err := skew.ParseRuntime(c.Pair.Runtime); err == nil {
+			h.Runtime, h.RuntimeVersion, h.OCIRuntime, h.OCIRuntimeVersion = rt.Runtime, rt.RuntimeVersion, rt.OCIRuntime, rt.OCIRuntimeVersion
+		}
+	}
+	e, err := skew.Expect(c.ID, api, kub, h)
 	if err != nil {
 		c.OracleReason = "no oracle answer: " + err.Error()
 		return
 	}
 	c.OracleReason = e.Reason
+	if e.RuntimeNotResearched != "" {
+		c.OracleReason += "; judged against the KEP alone: " + e.RuntimeNotResearched
+	}
 	if e.Skip != "" {
 		c.OracleReason += "; skips here: " + e.Skip
 	}
@@ -210,7 +261,10 @@ func pairLess(a, b Pair) bool {
 	if c := compareVersions(a.APIServer, b.APIServer); c != 0 {
 		return c < 0
 	}
-	return compareVersions(a.Kubelet, b.Kubelet) < 0
+	if c := compareVersions(a.Kubelet, b.Kubelet); c != 0 {
+		return c < 0
+	}
+	return a.Runtime < b.Runtime
 }
 
 // compareVersions compares semantic versions, falling back to strings.

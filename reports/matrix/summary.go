@@ -39,6 +39,7 @@ type CellSummary struct {
 	ID           string       `json:"id"`
 	APIServer    string       `json:"apiserver"`
 	Kubelet      string       `json:"kubelet"`
+	Runtime      string       `json:"runtime,omitempty"`
 	Scope        string       `json:"scope"`
 	Verdict      skew.Verdict `json:"verdict"`
 	Reason       string       `json:"reason,omitempty"`
@@ -76,7 +77,7 @@ func Summarize(rep Report) Summary {
 	}
 	for _, c := range rep.Cells {
 		w := c.Worst()
-		s.Cells = append(s.Cells, CellSummary{ID: c.ID, APIServer: c.Pair.APIServer, Kubelet: c.Pair.Kubelet, Scope: c.Scope,
+		s.Cells = append(s.Cells, CellSummary{ID: c.ID, APIServer: c.Pair.APIServer, Kubelet: c.Pair.Kubelet, Runtime: c.Pair.Runtime, Scope: c.Scope,
 			Verdict: c.Verdict, Reason: w.Reason, Node: w.Node, Observed: w.Observed, Expected: w.Expected, KEPPlanned: w.KEPPlanned,
 			KEPRef: c.KEPRef, Source: c.Source, OracleReason: c.OracleReason, Entries: c.Entries})
 	}

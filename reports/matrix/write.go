@@ -153,14 +153,35 @@ func replaceDir(dir, out string) error {
 }
 
 // DiffPaths compares two runs or reports (directories or JUnit files).
-func DiffPaths(oldPath, newPath string) (Diff, error) {
-	old, err := Load(oldPath)
+// With runtime selectors (both or neither), each side is restricted to the
+// results of the runtimes its selector names and compared without the
+// runtime (SelectRuntime): oldPath and newPath may be the same run.
+func DiffPaths(oldPath, newPath, oldRuntime, newRuntime string) (Diff, error) {
+	if (oldRuntime == "") != (newRuntime == "") {
+		return Diff{}, fmt.Errorf("give both --old-runtime and --new-runtime, or neither")
+	}
+	side := func(path, sel string) (string, Report, error) {
+		runs, err := Load(path)
+		if err != nil {
+			return "", Report{}, err
+		}
+		rep := Build(runs)
+		if sel == "" {
+			return path, rep, nil
+		}
+		rep, err = SelectRuntime(rep, sel)
+		if err != nil {
+			return "", Report{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return path + " (runtime " + sel + ")", rep, nil
+	}
+	oldName, old, err := side(oldPath, oldRuntime)
 	if err != nil {
 		return Diff{}, err
 	}
-	cur, err := Load(newPath)
+	newName, cur, err := side(newPath, newRuntime)
 	if err != nil {
 		return Diff{}, err
 	}
-	return Compare(oldPath, Build(old), newPath, Build(cur)), nil
+	return Compare(oldName, old, newName, cur), nil
 }
