@@ -93,28 +93,46 @@ var ociName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$`)
 // 1.37.2, 1.37.2+crun, 1.37.2@containerd+myruntime. vendor names the OCI
 // runtimes the user provides (OCIRuntime) besides the node images' own.
 func ParseWorker(s string, vendor map[string]string) (Worker, error) {
-	rest, oci, hasOCI := strings.Cut(s, "+")
-	kl, cri, hasCRI := strings.Cut(rest, "@")
+	kl, rt := s, ""
+	if i := strings.IndexAny(s, "@+"); i >= 0 {
+		kl, rt = s[:i], strings.TrimPrefix(s[i:], "@")
+	}
 	w := Worker{Kubelet: kl}
 	if kl == "" {
 		return w, fmt.Errorf("%q: no kubelet version (the form is VERSION[@CRI][+OCI], e.g. 1.37.2+crun)", s)
 	}
-	if hasCRI {
+	r, err := ParseNodeRuntime(rt, vendor)
+	if err != nil {
+		return w, fmt.Errorf("%q: %v", s, err)
+	}
+	w.Runtime = r
+	return w, nil
+}
+
+// ParseNodeRuntime reads a runtime, CRI[+OCI] or +OCI ("containerd2+crun",
+// "+crun", "containerd"); "" and "default" are the default runtime.
+func ParseNodeRuntime(s string, vendor map[string]string) (NodeRuntime, error) {
+	var r NodeRuntime
+	if s == "default" {
+		return r, nil
+	}
+	cri, oci, hasOCI := strings.Cut(s, "+")
+	if cri != "" {
 		if !slices.Contains(criRuntimes, cri) {
-			return w, fmt.Errorf("%q: unknown CRI runtime %q (known: %s)", s, cri, strings.Join(criRuntimes, ", "))
+			return r, fmt.Errorf("unknown CRI runtime %q (known: %s)", cri, strings.Join(criRuntimes, ", "))
 		}
-		w.Runtime.CRI = cri
+		r.CRI = cri
 	}
 	if hasOCI {
 		_, own := nodeOCIRuntimes[oci]
 		_, theirs := vendor[oci]
 		if !own && !theirs {
 			known := append(sortedKeys(nodeOCIRuntimes), sortedKeys(vendor)...)
-			return w, fmt.Errorf("%q: unknown OCI runtime %q (known: %s; give your own with --oci-runtime NAME=PATH)", s, oci, strings.Join(known, ", "))
+			return r, fmt.Errorf("unknown OCI runtime %q (known: %s; give your own with --oci-runtime NAME=PATH)", oci, strings.Join(known, ", "))
 		}
-		w.Runtime.OCI = oci
+		r.OCI = oci
 	}
-	return w, nil
+	return r, nil
 }
 
 // ParseOCIRuntime reads NAME=PATH (--oci-runtime): an OCI runtime binary on

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -24,6 +25,9 @@ type MatrixOptions struct {
 	// cluster. Base.Up carries the host facts; its versions are the leg's.
 	Base     Options
 	Clusters []skew.Cluster
+	// Runtimes, when given, fan every cluster out over these container
+	// runtimes: one cluster per runtime, every worker on it.
+	Runtimes []clusters.NodeRuntime
 	// Parallel is how many clusters run at once (at least 1).
 	Parallel int
 	// Output receives the legs' progress when they run at once, each line
@@ -34,6 +38,9 @@ type MatrixOptions struct {
 // Leg is one cluster of the matrix and what its run gave.
 type Leg struct {
 	Cluster skew.Cluster
+	// Runtime is every worker's runtime (the default without
+	// MatrixOptions.Runtimes).
+	Runtime clusters.NodeRuntime
 	Name    string
 	Dir     string
 	Outcome Outcome
@@ -68,11 +75,19 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 	}
 	var outMu sync.Mutex
 	n := max(o.Parallel, 1)
-	legs := make([]Leg, len(o.Clusters))
+	var legs []Leg
+	for _, c := range o.Clusters {
+		if len(o.Runtimes) == 0 {
+			legs = append(legs, Leg{Cluster: c, Name: LegName(o.Base.Name, c)})
+		}
+		for _, rt := range o.Runtimes {
+			// The runtime in the name: skewproof-run-1-37-containerd2-crun.
+			legs = append(legs, Leg{Cluster: c, Runtime: rt, Name: LegName(o.Base.Name, c) + "-" + strings.ReplaceAll(rt.String(), "+", "-")})
+		}
+	}
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
-	for i, c := range o.Clusters {
-		legs[i] = Leg{Cluster: c, Name: LegName(o.Base.Name, c)}
+	for i := range legs {
 		legs[i].Dir = filepath.Join(o.Base.JUnitDir, legs[i].Name)
 		select {
 		case sem <- struct{}{}:
@@ -93,9 +108,12 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 				ro.Progress = clusters.NewProgress(&prefixWriter{mu: &outMu, w: out, prefix: l.Name + ": "})
 				ro.OnSpec = nil
 			}
-			ro.Up.APIServer, ro.Up.Kubelets = l.Cluster.Apiserver, l.Cluster.Kubelets
-			p.Step("matrix: cluster %s (kube-apiserver %s, kubelets %s) into %s", l.Name, l.Cluster.Apiserver,
-				strings.Join(l.Cluster.Kubelets, " "), l.Dir)
+			ro.Up.APIServer, ro.Up.Kubelets, ro.Up.Runtimes = l.Cluster.Apiserver, l.Cluster.Kubelets, nil
+			if !l.Runtime.IsDefault() {
+				ro.Up.Runtimes = slices.Repeat([]clusters.NodeRuntime{l.Runtime}, len(l.Cluster.Kubelets))
+			}
+			p.Step("matrix: cluster %s (kube-apiserver %s, kubelets %s, runtime %s) into %s", l.Name, l.Cluster.Apiserver,
+				strings.Join(l.Cluster.Kubelets, " "), l.Runtime, l.Dir)
 			l.Outcome, l.Err = Run(ctx, ro)
 			if l.Err != nil {
 				l.Err = fmt.Errorf("%s: %w", l.Name, l.Err)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -41,5 +42,22 @@ func TestRunMatrixInterrupted(t *testing.T) {
 	}
 	if legs[1].Name != "m-1-37" || !strings.HasSuffix(legs[1].Dir, "/m-1-37") {
 		t.Errorf("leg 2: %+v", legs[1])
+	}
+}
+
+// With runtimes, every cluster fans out into one leg per runtime, named
+// after it.
+func TestRunMatrixRuntimes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	legs, _ := RunMatrix(ctx, MatrixOptions{Base: Options{Name: "m", JUnitDir: t.TempDir()},
+		Clusters: []skew.Cluster{{Apiserver: "1.36.3"}, {Apiserver: "1.37.2"}},
+		Runtimes: []clusters.NodeRuntime{{}, {CRI: "containerd2", OCI: "crun"}}})
+	var names []string
+	for _, l := range legs {
+		names = append(names, l.Name)
+	}
+	if got := strings.Join(names, " "); got != "m-1-36-containerd-runc m-1-36-containerd2-crun m-1-37-containerd-runc m-1-37-containerd2-crun" {
+		t.Errorf("legs %s", got)
 	}
 }

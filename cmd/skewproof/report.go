@@ -57,6 +57,9 @@ func newReportDiffCmd() *cobra.Command {
 			if len(args) != 2 {
 				return usagef("give two runs or reports, OLD and NEW (directories or JUnit files); got %d", len(args))
 			}
+			if (oldRuntime == "") != (newRuntime == "") {
+				return usagef("give both --old-runtime and --new-runtime, or neither")
+			}
 			switch format {
 			case "text", "json", "md":
 				return nil

@@ -22,6 +22,8 @@ type runOptions struct {
 	name, apiserver, kubeconfig, labelFilter, junitDir string
 	suiteBinary, agentImg, appArmorNode, umlKernel     string
 	kubeletList, ids, rerun, suiteList, matrix         string
+	matrixRuntimeList                                  string
+	matrixRuntimes                                     []clusters.NodeRuntime
 	ociArgs                                            []string
 	runtimes                                           []clusters.NodeRuntime
 	ociRuntimes                                        map[string]string
@@ -73,6 +75,7 @@ func newRunCmd() *cobra.Command {
 	fs.BoolVar(&o.allowFlaky, "allow-flaky", false, "tolerate flaky specs: they do not fail the run and their JUnit cases carry no <failure> (recorded in run.json and the JUnit suite's properties)")
 	fs.IntVar(&o.allowedNotReady, "allowed-not-ready-nodes", 0, "with --kubeconfig: how many nodes may be not Ready without failing the run; their kubelet rules are skipped, naming the node")
 	fs.StringVar(&o.matrix, "matrix", "", "run every cluster 'skewproof matrix' plans for these kube-apiserver minors, e.g. 1.36..1.37, into --junit-dir/<cluster>/, then merge them into --junit-dir/report/")
+	fs.StringVar(&o.matrixRuntimeList, "matrix-runtimes", "", matrixRuntimesUsage)
 	fs.IntVar(&o.matrixParallel, "matrix-parallel", 1, "with --matrix: clusters at once (preflight refuses more than the host's free memory fits)")
 	return c
 }

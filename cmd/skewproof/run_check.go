@@ -21,7 +21,13 @@ func (o *runOptions) check(ctx context.Context) error {
 		return err
 	}
 	o.images = nodeImages(o.imageArgs)
-	if o.kubelets, o.runtimes, o.ociRuntimes, err = parseWorkers(splitList(o.kubeletList), o.ociArgs); err != nil {
+	if o.matrixRuntimes, err = parseMatrixRuntimes(o.matrixRuntimeList, o.ociArgs); err != nil {
+		return err
+	}
+	if len(o.matrixRuntimes) > 0 && o.matrix == "" {
+		return usagef("--matrix-runtimes fans the clusters of --matrix out over runtimes; for one cluster give each worker its runtime in --kubelets (VERSION@CRI+OCI)")
+	}
+	if o.kubelets, o.runtimes, o.ociRuntimes, err = parseWorkers(splitList(o.kubeletList), o.ociArgs, o.matrixRuntimes...); err != nil {
 		return err
 	}
 	var idSel, rerunSel string

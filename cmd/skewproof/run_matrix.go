@@ -64,7 +64,7 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 // --junit-dir/report (merged JUnit, summary.json, matrix.md, matrix.html).
 func (o runOptions) runMatrix(ctx context.Context, base runner.Options) error {
 	base.Mode = "matrix"
-	legs, runErr := runner.RunMatrix(ctx, runner.MatrixOptions{Base: base, Clusters: o.plan, Parallel: o.matrixParallel})
+	legs, runErr := runner.RunMatrix(ctx, runner.MatrixOptions{Base: base, Clusters: o.plan, Runtimes: o.matrixRuntimes, Parallel: o.matrixParallel})
 	var dirs []string
 	fmt.Println()
 	for _, l := range legs {
@@ -72,7 +72,7 @@ func (o runOptions) runMatrix(ctx context.Context, base runner.Options) error {
 		if l.Err != nil {
 			status += " (" + reports.FirstLine(l.Err.Error()) + ")"
 		}
-		fmt.Printf("%-22s kube-apiserver %-8s kubelets %-30s %s\n", l.Name, l.Cluster.Apiserver, strings.Join(l.Cluster.Kubelets, ","), status)
+		fmt.Printf("%-22s kube-apiserver %-8s kubelets %-30s %s\n", l.Name, l.Cluster.Apiserver, strings.Join(l.Cluster.Kubelets, ",")+" on "+l.Runtime.String(), status)
 		if _, err := os.Stat(l.Outcome.JUnit); l.Outcome.JUnit != "" && err == nil {
 			dirs = append(dirs, l.Dir)
 		}

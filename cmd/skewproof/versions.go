@@ -96,15 +96,42 @@ func nodeImages(values []string) map[string]string {
 }
 
 // kubeletsUsage is the help of --kubelets (run and cluster up).
-const kubeletsUsage = "comma-separated workers of a new cluster, one each: a kubelet version, optionally with its container runtime as VERSION[@CRI][+OCI], e.g. 1.34.4,1.37.2+crun,1.37.2+myruntime (CRI: containerd, Debian's 1.7, the default; OCI: runc, the default, crun, or a runtime given with --oci-runtime) (default: the apiserver version)"
+const kubeletsUsage = "comma-separated workers of a new cluster, one each: a kubelet version, optionally with its container runtime as VERSION[@CRI][+OCI], e.g. 1.34.4,1.37.2+crun,1.37.2@containerd2+myruntime (CRI: containerd, Debian's 1.7, the default, or containerd2, 2.4 built from source; OCI: runc, the default, crun, or a runtime given with --oci-runtime) (default: the apiserver version)"
+
+// matrixRuntimesUsage is the help of --matrix-runtimes.
+const matrixRuntimesUsage = "with --matrix: run every cluster once per runtime, comma-separated CRI[+OCI] or +OCI, e.g. default,containerd2,+crun,+myruntime (every worker of that cluster on it; the cluster name ends in the runtime)"
+
+// parseMatrixRuntimes reads --matrix-runtimes; vendor is --oci-runtime's.
+func parseMatrixRuntimes(list string, ociArgs []string) ([]clusters.NodeRuntime, error) {
+	vendor := map[string]string{}
+	for _, a := range ociArgs {
+		if name, _, found := strings.Cut(a, "="); found {
+			vendor[name] = ""
+		}
+	}
+	var out []clusters.NodeRuntime
+	seen := map[clusters.NodeRuntime]bool{}
+	for _, e := range splitList(list) {
+		r, err := clusters.ParseNodeRuntime(e, vendor)
+		if err != nil {
+			return nil, usagef("--matrix-runtimes %q: %v", e, err)
+		}
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
 
 // ociRuntimeUsage is the help of --oci-runtime.
 const ociRuntimeUsage = "an OCI runtime binary of yours, NAME=PATH: it goes into the node images of the workers whose --kubelets entry names it (VERSION+NAME), where it runs every container (also as runtime handler NAME); repeatable"
 
 // parseWorkers reads the entries of --kubelets and the values of
 // --oci-runtime: the kubelet versions, each worker's runtime, and the OCI
-// runtimes the user provides.
-func parseWorkers(entries, ociArgs []string) (kubelets []string, runtimes []clusters.NodeRuntime, vendor map[string]string, err error) {
+// runtimes the user provides. matrixRuntimes are the runtimes of
+// --matrix-runtimes, which may run the user's OCI runtimes too.
+func parseWorkers(entries, ociArgs []string, matrixRuntimes ...clusters.NodeRuntime) (kubelets []string, runtimes []clusters.NodeRuntime, vendor map[string]string, err error) {
 	for _, a := range ociArgs {
 		name, path, err := clusters.ParseOCIRuntime(a)
 		if err != nil {
@@ -116,6 +143,9 @@ func parseWorkers(entries, ociArgs []string) (kubelets []string, runtimes []clus
 		vendor[name] = path
 	}
 	used := map[string]bool{}
+	for _, r := range matrixRuntimes {
+		used[r.OCI] = true
+	}
 	custom := false
 	for _, e := range entries {
 		w, err := clusters.ParseWorker(e, vendor)
@@ -129,7 +159,7 @@ func parseWorkers(entries, ociArgs []string) (kubelets []string, runtimes []clus
 	}
 	for name := range vendor {
 		if !used[name] {
-			return nil, nil, nil, usagef("--oci-runtime %s: no --kubelets entry runs it; name it there, e.g. --kubelets 1.37.2+%s", name, name)
+			return nil, nil, nil, usagef("--oci-runtime %s: no --kubelets entry (or --matrix-runtimes entry) runs it; name it there, e.g. --kubelets 1.37.2+%s", name, name)
 		}
 	}
 	if !custom {
