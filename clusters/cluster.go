@@ -395,6 +395,9 @@ func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmor
 	if err != nil {
 		return nil, err
 	}
+	if err := createOCIRuntimeClasses(ctx, cs, o); err != nil {
+		return nil, err
+	}
 	return &Cluster{Name: o.Name, Kubeconfig: o.Kubeconfig, Nodes: infos}, nil
 }
 

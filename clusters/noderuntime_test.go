@@ -1,10 +1,16 @@
 package clusters
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/skewproof/skewproof/skew"
 )
 
 func TestParseWorker(t *testing.T) {
@@ -135,5 +141,28 @@ func TestVersionLabel(t *testing.T) {
 		if got := versionLabel(in); got != want {
 			t.Errorf("versionLabel(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A user's OCI runtime that a worker runs gets a RuntimeClass of its name,
+// scheduled onto the nodes labelled with it; the node images' own do not.
+func TestCreateOCIRuntimeClasses(t *testing.T) {
+	cs := fake.NewSimpleClientset()
+	o := UpOptions{Kubelets: []string{"1.37.2", "1.37.2", "1.36.3"},
+		Runtimes:    []NodeRuntime{{OCI: "crun"}, {OCI: "mine"}, {CRI: CRIContainerd2, OCI: "mine"}},
+		OCIRuntimes: map[string]string{"mine": "/x/mine", "unused": "/x/unused"}}
+	if err := createOCIRuntimeClasses(context.Background(), cs, o); err != nil {
+		t.Fatal(err)
+	}
+	list, err := cs.NodeV1().RuntimeClasses().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Fatalf("RuntimeClasses %+v, want one (mine)", list.Items)
+	}
+	rc := list.Items[0]
+	if rc.Name != "mine" || rc.Handler != "mine" || rc.Scheduling == nil || rc.Scheduling.NodeSelector[skew.OCIRuntimeLabel] != "mine" {
+		t.Errorf("RuntimeClass %+v", rc)
 	}
 }

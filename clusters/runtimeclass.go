@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/skewproof/skewproof/skew"
 )
 
 // EnsureRestrictedRuntimeClasses creates a RuntimeClass, labelled with
@@ -43,4 +45,29 @@ func DeleteRuntimeClasses(ctx context.Context, cs kubernetes.Interface, names []
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// createOCIRuntimeClasses creates, in a new cluster, a RuntimeClass for
+// each OCI runtime the user provided (UpOptions.OCIRuntimes) that a worker
+// runs: named like the runtime, with its runtime handler, scheduled onto
+// the nodes labelled with it, so that pods of the user's own can ask for
+// it by name as well.
+func createOCIRuntimeClasses(ctx context.Context, cs kubernetes.Interface, o UpOptions) error {
+	made := map[string]bool{}
+	for _, w := range o.workers() {
+		name := w.Runtime.OCI
+		if _, vendor := o.OCIRuntimes[name]; !vendor || made[name] {
+			continue
+		}
+		made[name] = true
+		_, err := cs.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Handler:    name,
+			Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{skew.OCIRuntimeLabel: name}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("creating the RuntimeClass of OCI runtime %s: %w", name, err)
+		}
+	}
+	return nil
 }
