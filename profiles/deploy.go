@@ -7,6 +7,7 @@ package profiles
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -171,15 +172,15 @@ func (c *Cluster) WaitAgentReady(ctx context.Context, timeout time.Duration) err
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		ds, err := c.Core.AppsV1().DaemonSets(c.Namespace).Get(ctx, agent.AgentName, metav1.GetOptions{})
 		if err != nil {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !deadlineNear(err) {
 				// The wait's own deadline is not the reason: keep the last one.
 				last = err.Error()
 			}
 			return false, nil
 		}
 		if ok, why := daemonSetReady(ds); !ok {
-			if ctx.Err() == nil {
-				last = why + "; " + c.notReadyAgents(ctx)
+			if pods := c.notReadyAgents(ctx); ctx.Err() == nil && !deadlineNear(errors.New(pods)) {
+				last = why + "; " + pods
 			}
 			// A node that stopped being Ready will not run its agent: say so
 			// now, not at the time-out.
@@ -197,6 +198,14 @@ func (c *Cluster) WaitAgentReady(ctx context.Context, timeout time.Duration) err
 		return fmt.Errorf("agent DaemonSet not ready within %s: %s", timeout, last)
 	}
 	return nil
+}
+
+// deadlineNear says whether err is the client giving up because the wait's
+// deadline is about to pass (client-go's rate limiter: "Wait returned an
+// error: rate: Wait(n=1) would exceed context deadline"): the wait's own
+// end, never the reason for it.
+func deadlineNear(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "would exceed context deadline")
 }
 
 func daemonSetReady(ds *appsv1.DaemonSet) (bool, string) {
@@ -259,19 +268,66 @@ func (c *Cluster) notReadyNodesOfAgents(ctx context.Context) string {
 }
 
 func (c *Cluster) notReadyAgents(ctx context.Context) string {
-	m, err := c.AgentPods(ctx)
+	pl, err := c.Core.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + agent.AgentName})
 	if err != nil {
 		return err.Error()
 	}
 	var bad []string
-	for n, ok := range m {
-		if !ok {
-			bad = append(bad, n)
+	for _, p := range pl.Items {
+		if p.DeletionTimestamp != nil || podReady(&p) {
+			continue
 		}
+		n := p.Spec.NodeName
+		if n == "" {
+			n = "(unscheduled " + p.Name + ")"
+		}
+		if why := podWhy(&p); why != "" {
+			n += " (" + why + ")"
+		}
+		bad = append(bad, n)
 	}
 	sort.Strings(bad)
 	if len(bad) == 0 {
 		return "every agent pod is ready"
 	}
 	return "agent not ready on node(s) " + strings.Join(bad, ", ")
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, cd := range p.Status.Conditions {
+		if cd.Type == corev1.PodReady && cd.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// podWhy is why a pod's containers do not run, from their statuses: the
+// waiting reason and message ("RunContainerError: … error executing
+// hook …"), else the last termination's; "" when nothing says.
+func podWhy(p *corev1.Pod) string {
+	terminated := func(t *corev1.ContainerStateTerminated) string {
+		return strings.TrimSuffix(fmt.Sprintf("%s (exit %d): %s", t.Reason, t.ExitCode, t.Message), ": ")
+	}
+	for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		var parts []string
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
+			parts = append(parts, strings.TrimSuffix(w.Reason+": "+w.Message, ": "))
+		}
+		if t := cs.State.Terminated; t != nil {
+			parts = append(parts, terminated(t))
+		} else if t := cs.LastTerminationState.Terminated; t != nil {
+			parts = append(parts, "last: "+terminated(t))
+		}
+		if len(parts) > 0 {
+			why, _, _ := strings.Cut(strings.Join(parts, "; "), "\n")
+			return cs.Name + ": " + why
+		}
+	}
+	for _, cd := range p.Status.Conditions {
+		if cd.Type == corev1.PodScheduled && cd.Status != corev1.ConditionTrue {
+			return "not scheduled: " + cd.Message
+		}
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +68,30 @@ func TestWaitAgentReadyNodeGone(t *testing.T) {
 	}
 	if time.Since(start) > 10*time.Second {
 		t.Errorf("took %s: want at once", time.Since(start))
+	}
+}
+
+// An agent pod that cannot start is named with its container's reason, and
+// the wait's own deadline (client-go's rate limiter) is never the reason.
+func TestWaitAgentReadyNamesStartError(t *testing.T) {
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: agent.AgentName, Namespace: FixturesNamespace},
+		Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 1, UpdatedNumberScheduled: 1}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent-w1", Namespace: FixturesNamespace, Labels: map[string]string{"app.kubernetes.io/name": agent.AgentName}},
+		Spec: corev1.PodSpec{NodeName: "w1"}, Status: corev1.PodStatus{
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "agent",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128,
+					Message: "failed to create containerd task: error executing hook\nmore"}}}}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w1"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	c := &Cluster{Core: fake.NewSimpleClientset(ds, pod, node), Namespace: FixturesNamespace}
+	err := c.WaitAgentReady(context.Background(), 3*time.Second)
+	want := "agent not ready on node(s) w1 (agent: CrashLoopBackOff: back-off 10s; last: StartError (exit 128): failed to create containerd task: error executing hook)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("WaitAgentReady = %v\nwant it to say %s", err, want)
+	}
+	if deadlineNear(errors.New("client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline")) != true {
+		t.Error("the rate limiter's deadline error is not recognised")
 	}
 }
