@@ -72,5 +72,22 @@ func TestIntegrationRuntimes(t *testing.T) {
 			}
 		}
 	}
+	// Only the wrong runtime is one nobody read: its runtime-dependent
+	// rules were judged against the KEP alone, and the record says which.
+	rec, err := reports.ReadRecord(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.RuntimeNotResearched) == 0 {
+		t.Error("run.json lists no result judged against the KEP alone; the no-seccomp runtime was read by nobody")
+	}
+	for _, u := range rec.RuntimeNotResearched {
+		if u.Node != name+"-worker3" {
+			t.Errorf("run.json: %s on %s judged against the KEP alone; only the no-seccomp node's should be", u.ID, u.Node)
+		}
+	}
+	if !strings.Contains(out.String(), "judged against the KEP alone") {
+		t.Error("the summary does not say that results were judged against the KEP alone")
+	}
 	checkVerdicts(t, "runtimes-1.37.2", name, all)
 }
