@@ -199,18 +199,6 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	// The AppArmor node's kernel builds while the node images do: on a cold
-	// machine each takes minutes, and neither needs the other. Whatever Up
-	// returns, the build is stopped if it still runs, and waited for.
-	kernel := func() (string, error) { return o.UMLKernel, nil }
-	if o.AppArmorNode != "" && o.UMLKernel == "" {
-		kctx, stop := context.WithCancel(ctx)
-		kernel = umlKernelInBackground(kctx, p)
-		defer func() {
-			stop()
-			kernel()
-		}()
-	}
 
 	// Node images: the control plane, then one per distinct worker
 	// (kubelet version and runtime).
@@ -343,7 +331,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	p.Step("kind create done in %.1fs (Docker network lock held %.2fs)", time.Since(start).Seconds(), networkLock.Seconds())
 	os.Chmod(o.Kubeconfig, 0o600)
 
-	c, err := finishUp(ctx, prov, o, images[Worker{Kubelet: o.AppArmorNode}], kernel)
+	c, err := finishUp(ctx, prov, o, images[Worker{Kubelet: o.AppArmorNode}])
 	if err != nil {
 		reason := "bring-up failed"
 		if ctx.Err() != nil {
@@ -368,7 +356,7 @@ func flattenKindError(err error) string {
 	return s
 }
 
-func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmorImage string, kernel func() (string, error)) (*Cluster, error) {
+func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmorImage string) (*Cluster, error) {
 	p := o.Progress
 	cl, err := kubeclient.Load(o.Kubeconfig)
 	if err != nil {
@@ -392,7 +380,7 @@ func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmor
 	}
 	if o.AppArmorNode != "" {
 		if err := p.Timed("AppArmor node (User-Mode Linux) joined", func() error {
-			return bootAppArmorNode(ctx, o, appArmorImage, kernel, cs, infos)
+			return bootAppArmorNode(ctx, o, appArmorImage, cs, infos)
 		}); err != nil {
 			return nil, err
 		}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	senv "github.com/skewproof/skewproof/suites/env"
@@ -58,41 +57,11 @@ func umlNode(name string) *uml.Node {
 	return uml.Find(root, name)
 }
 
-// umlKernelInBackground starts building (or finding) skewproof's UML kernel
-// and returns a function that waits for it; every call gives the same
-// answer. Cancelling ctx stops the build.
-func umlKernelInBackground(ctx context.Context, p *Progress) func() (string, error) {
-	type built struct {
-		path string
-		err  error
-	}
-	ch := make(chan built, 1)
-	go func() {
-		cache, err := senv.ResolveCacheDir()
-		if err != nil {
-			ch <- built{"", err}
-			return
-		}
-		var k string
-		err = p.Timed("AppArmor node kernel", func() (err error) {
-			k, err = uml.Kernel(ctx, cache, p.Step)
-			return err
-		})
-		ch <- built{k, err}
-	}()
-	var once sync.Once
-	var res built
-	return func() (string, error) {
-		once.Do(func() { res = <-ch })
-		return res.path, res.err
-	}
-}
-
 // bootAppArmorNode builds (or reuses) the disk of the worker image, starts
 // the UML node on the cluster's Docker bridge, waits until the node has
 // registered with a podCIDR and routes that range from every kind node.
 // The caller waits for Ready. On error the node is removed.
-func bootAppArmorNode(ctx context.Context, o UpOptions, image string, kernelOf func() (string, error), cs kubernetes.Interface, infos []NodeInfo) (err error) {
+func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kubernetes.Interface, infos []NodeInfo) (err error) {
 	p := o.Progress
 	cache, err := senv.ResolveCacheDir()
 	if err != nil {
@@ -102,12 +71,14 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, kernelOf f
 	if err != nil {
 		return err
 	}
-	var kernel string
-	if err := p.Timed("AppArmor node kernel (waited for)", func() (err error) {
-		kernel, err = kernelOf()
-		return err
-	}); err != nil {
-		return err
+	kernel := o.UMLKernel
+	if kernel == "" {
+		if err := p.Timed("AppArmor node kernel", func() (err error) {
+			kernel, err = uml.Kernel(ctx, cache, p.Step)
+			return err
+		}); err != nil {
+			return err
+		}
 	}
 	var disk string
 	if err := p.Timed("AppArmor node disk from "+image, func() (err error) {
