@@ -346,3 +346,34 @@ func TestVerdictWhenRuntimeNotResearched(t *testing.T) {
 		t.Errorf("not judged against the KEP alone: %+v", e)
 	}
 }
+
+// Deviations on a runtime: CRI-O's unloaded-profile message is a deviation
+// there and not on containerd; on a runtime nobody read, a rule with
+// runtime variants claims none.
+func TestDeviationsOnRuntime(t *testing.T) {
+	has := func(ds []DeviationEntry, id string) bool {
+		for _, d := range ds {
+			if d.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	crio, err := ParseRuntime("cri-o/1.34.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := Minor{1, 36}, Minor{1, 37}
+	if !has(DeviationsOn(from, to, crio), "apparmor/failure/row-3") {
+		t.Error("CRI-O 1.34: apparmor/failure/row-3 is not listed as a deviation")
+	}
+	if has(Deviations(from, to), "apparmor/failure/row-3") {
+		t.Error("containerd: apparmor/failure/row-3 is listed as a deviation")
+	}
+	unread, _ := ParseRuntime("containerd/1.7.24+youki/0.5")
+	for _, d := range DeviationsOn(from, to, unread) {
+		if r, _ := RuleByID(d.ID); len(r.Runtimes) > 0 {
+			t.Errorf("%s: a deviation claimed on a runtime nobody read", d.ID)
+		}
+	}
+}

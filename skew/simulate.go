@@ -2,6 +2,7 @@ package skew
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 
 	"github.com/hashicorp/go-version"
@@ -69,7 +70,13 @@ type DeviationEntry struct {
 // Deviations evaluates every rule at every minor in [from, to] whose
 // sources were read for it (Rule.Read) and groups the minors where plan and
 // upstream differ.
-func Deviations(from, to Minor) []DeviationEntry {
+func Deviations(from, to Minor) []DeviationEntry { return DeviationsOn(from, to, DefaultHost) }
+
+// DeviationsOn is Deviations on the host's container runtime: where a rule
+// has runtime variants, the upstream behaviour is the runtime's
+// (Rule.Runtimes); a rule the runtime was not read for lists none (it is
+// judged against the KEP alone there, so no deviation can be claimed).
+func DeviationsOn(from, to Minor, host HostFacts) []DeviationEntry {
 	var out []DeviationEntry
 	for i := range ruleTable {
 		r := &ruleTable[i]
@@ -82,13 +89,23 @@ func Deviations(from, to Minor) []DeviationEntry {
 			}
 			v := MustParseVersion(fmt.Sprintf("%d.%d.0", m.Major, m.Minor))
 			kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, v)
+			source := r.Source
+			if len(r.Runtimes) > 0 {
+				p, rtSource, unread := r.runtimePhase(host, v)
+				if unread != "" {
+					continue
+				}
+				if !reflect.DeepEqual(p, up) {
+					up, source = p, r.Source+"; on this runtime: "+rtSource
+				}
+			}
 			if up.Unresearched || Satisfies(up.Obs, kep.Obs) {
 				continue
 			}
 			key := kep.Name + "\x00" + up.Name
 			g, ok := groups[key]
 			if !ok {
-				g = &DeviationEntry{ID: r.ID, KEPRef: r.KEPRef, KEP: kep.Name + ": " + kep.Obs.Summary, Upstream: up.Name + ": " + up.Obs.Summary, Source: r.Source}
+				g = &DeviationEntry{ID: r.ID, KEPRef: r.KEPRef, KEP: kep.Name + ": " + kep.Obs.Summary, Upstream: up.Name + ": " + up.Obs.Summary, Source: source}
 				groups[key] = g
 				order = append(order, key)
 			}

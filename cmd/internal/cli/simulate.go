@@ -79,8 +79,12 @@ func (o simulateOptions) run(ctx context.Context, out, errOut io.Writer, name st
 		if err != nil {
 			return Usagef("--deviations: %v", err)
 		}
-		cmdline := fmt.Sprintf("skewproof simulate --deviations %s..%s --format %s", from, to, o.format)
-		return reports.WriteDeviations(out, o.format, from, to, skew.Deviations(from, to), cmdline)
+		rt := ""
+		if f := skew.FormatRuntime(host); f != skew.FormatRuntime(skew.DefaultHost) {
+			rt = " --runtime " + f
+		}
+		cmdline := fmt.Sprintf("skewproof simulate --deviations %s..%s%s --format %s", from, to, rt, o.format)
+		return reports.WriteDeviations(out, o.format, from, to, skew.DeviationsOn(from, to, host), cmdline)
 	case o.upgrade != "":
 		if len(positional) != 1 || o.apiserver != "" || o.kubelet != "" {
 			return Usagef("--upgrade takes exactly two versions and no --apiserver/--kubelet, e.g. --upgrade 1.33.13 1.37.2")
