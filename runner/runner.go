@@ -89,6 +89,30 @@ type Options struct {
 	OnSpec   func(reports.Result)
 }
 
+// Validate checks the settings every front end shares (the CLI, the
+// in-cluster entrypoint, each cluster of a matrix), in the words of their
+// flags; Run refuses options that do not validate.
+func (o Options) Validate() error {
+	switch {
+	case o.Timeout <= 0:
+		return errors.New("--timeout must be positive")
+	case len(o.Suites) == 0:
+		return errors.New("--suites: give at least one suite, e.g. seccomp")
+	case o.FlakeAttempts < 1:
+		return errors.New("--flake-attempts must be at least 1 (1: no retry)")
+	case o.AllowedNotReadyNodes < 0:
+		return errors.New("--allowed-not-ready-nodes must be 0 or more")
+	case o.AllowedNotReadyNodes > 0 && o.Kubeconfig == "" && o.Mode != "in-cluster":
+		return errors.New("--allowed-not-ready-nodes applies to an existing cluster (--kubeconfig): every worker of a cluster skewproof brings up must be Ready")
+	}
+	for _, s := range o.Suites {
+		if !slices.Contains(Suites, s) {
+			return fmt.Errorf("--suites: unknown suite %q (known: %s)", s, strings.Join(Suites, ", "))
+		}
+	}
+	return nil
+}
+
 // DefaultFlakeAttempts is one retry of a failed spec.
 const DefaultFlakeAttempts = 2
 
@@ -105,6 +129,9 @@ type Outcome struct {
 // failed, when a suite failed outside its specs, when no spec ran, and on
 // interrupt (ctx cancelled), after cleaning up in every case.
 func Run(ctx context.Context, o Options) (out Outcome, err error) {
+	if err := o.Validate(); err != nil {
+		return out, err
+	}
 	var cleanupErr error
 	// Registered first, so it runs last, after the clean-up: whatever
 	// failed once the run was interrupted (a terminal's Ctrl-C reaches the

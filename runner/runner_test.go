@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
@@ -167,5 +169,31 @@ func TestFailedFilterFromDirectory(t *testing.T) {
 	}
 	if _, err := FailedFilter(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no JUnit file") {
 		t.Errorf("empty dir: %v", err)
+	}
+}
+
+// The shared settings are refused in the words of their flags, whichever
+// front end sets them.
+func TestOptionsValidate(t *testing.T) {
+	ok := Options{Suites: []string{"seccomp"}, Timeout: time.Minute, FlakeAttempts: 1}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid options: %v", err)
+	}
+	for want, mod := range map[string]func(*Options){
+		"--timeout must be positive":                               func(o *Options) { o.Timeout = 0 },
+		"--suites: give at least one suite":                        func(o *Options) { o.Suites = nil },
+		`--suites: unknown suite "bogus"`:                          func(o *Options) { o.Suites = []string{"bogus"} },
+		"--flake-attempts must be at least 1":                      func(o *Options) { o.FlakeAttempts = 0 },
+		"--allowed-not-ready-nodes must be 0 or more":              func(o *Options) { o.AllowedNotReadyNodes = -1 },
+		"--allowed-not-ready-nodes applies to an existing cluster": func(o *Options) { o.AllowedNotReadyNodes = 1 },
+	} {
+		o := ok
+		mod(&o)
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate = %v, want %q", err, want)
+		}
+		if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Run = %v, want %q", err, want)
+		}
 	}
 }

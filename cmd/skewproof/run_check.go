@@ -52,20 +52,13 @@ func (o *runOptions) check(ctx context.Context) error {
 			return usagef("--suite-binary %s: not a file", o.suiteBinary)
 		}
 	}
-	if o.flakeAttempts < 1 {
-		return usagef("--flake-attempts must be at least 1 (1: no retry)")
-	}
-	if o.allowedNotReady < 0 {
-		return usagef("--allowed-not-ready-nodes must be 0 or more")
-	}
-	if o.allowedNotReady > 0 && o.kubeconfig == "" {
-		return usagef("--allowed-not-ready-nodes applies to an existing cluster (--kubeconfig): every worker of a cluster skewproof brings up must be Ready")
+	// The settings every front end shares: the runner's own check.
+	shared := runner.Options{Kubeconfig: o.kubeconfig, Suites: o.suites, Timeout: o.timeout,
+		FlakeAttempts: o.flakeAttempts, AllowedNotReadyNodes: o.allowedNotReady}
+	if err := shared.Validate(); err != nil {
+		return usagef("%v", err)
 	}
 	switch {
-	case o.timeout <= 0:
-		return usagef("--timeout must be positive")
-	case len(o.suites) == 0:
-		return usagef("--suites: give at least one suite, e.g. seccomp")
 	case o.suiteBinary != "" && o.buildSuites:
 		return usagef("give --suite-binary or --build-suites, not both")
 	case o.matrix != "":

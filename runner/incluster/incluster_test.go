@@ -33,7 +33,7 @@ func TestReadSettings(t *testing.T) {
 	if s, err := ReadSettings(env(map[string]string{EnvDryRun: "true"})); err != nil || !s.DryRun || len(s.Suites) != 3 || s.Name != "in-cluster" {
 		t.Errorf("defaults %+v, %v", s, err)
 	}
-	for _, bad := range []string{"--suites=nope", "--timeout=soon", "--unknown"} {
+	for _, bad := range []string{"--suites=nope", "--timeout=soon", "--unknown", "--timeout=0s", "--flake-attempts=0", "--allowed-not-ready-nodes=-1", "--suites="} {
 		if _, err := ReadSettings(env(map[string]string{EnvExtraArgs: bad})); err == nil || !strings.Contains(err.Error(), EnvExtraArgs) {
 			t.Errorf("%s accepted: %v", bad, err)
 		}

@@ -49,9 +49,6 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 	if err := fs.Parse(strings.Fields(getenv(EnvExtraArgs))); err != nil {
 		return s, fmt.Errorf("%s: %v (flags: %s)", EnvExtraArgs, err, flags)
 	}
-	if s.AllowedNotReadyNodes < 0 {
-		return s, fmt.Errorf("%s: --allowed-not-ready-nodes must be 0 or more", EnvExtraArgs)
-	}
 	var err error
 	if s.Suites, err = runner.ParseSuites(*suites); err != nil {
 		return s, fmt.Errorf("%s: --suites: %v", EnvExtraArgs, err)
@@ -76,6 +73,12 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 		default:
 			s.Ignored = append(s.Ignored, a)
 		}
+	}
+	// The checks the CLI makes too (runner.Options.Validate).
+	shared := runner.Options{Mode: "in-cluster", Suites: s.Suites, Timeout: s.Timeout, FlakeAttempts: s.FlakeAttempts,
+		AllowedNotReadyNodes: s.AllowedNotReadyNodes}
+	if err := shared.Validate(); err != nil {
+		return s, fmt.Errorf("%s: %v", EnvExtraArgs, err)
 	}
 	return s, nil
 }
