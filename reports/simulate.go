@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hashicorp/go-version"
 
@@ -32,9 +33,27 @@ func HostFlags(h skew.HostFacts) string {
 		s += " --seccomp off"
 	}
 	if rt := skew.FormatRuntime(h); rt != "containerd" {
-		s += " --runtime " + rt
+		s += " --runtime " + ShellQuote(rt)
 	}
 	return s
+}
+
+// ShellQuote quotes s for a POSIX shell where it needs quoting.
+func ShellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+=:,./-", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // writeRuntimeNotResearched lists, after a simulation, the rules whose

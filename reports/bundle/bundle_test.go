@@ -584,8 +584,8 @@ func TestShellQuote(t *testing.T) {
 		"$HOME":            "'$HOME'",
 		"smoke && !slow":   "'smoke && !slow'",
 	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		if got := reports.ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

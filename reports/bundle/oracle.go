@@ -108,17 +108,7 @@ func (g *kubeletGroup) describeHost() string {
 // simulateCommand is the 'skewproof simulate' command that prints the same
 // table.
 func simulateCommand(a, k *version.Version, h skew.HostFacts) string {
-	s := fmt.Sprintf("skewproof simulate --apiserver %s --kubelet %s", a, k)
-	if !h.AppArmor {
-		s += " --apparmor off"
-	}
-	if !h.Seccomp {
-		s += " --seccomp off"
-	}
-	if h.Runtime != "containerd" {
-		s += " --runtime " + shellQuote(h.Runtime)
-	}
-	return s + " --format markdown"
+	return fmt.Sprintf("skewproof simulate --apiserver %s --kubelet %s%s --format markdown", a, k, reports.HostFlags(h))
 }
 
 // writeOracle writes oracle.md: for the run's API server version and each
