@@ -1,6 +1,11 @@
 # skewproof — see README.md
 SHELL := /bin/bash
 GO ?= go
+# The Go compiler collects garbage less often: on these 2-core machines a
+# cold build of containerd took 139 instead of 153-186 CPU-seconds of user
+# time (docs/measurements.md); the node images' builds do the same.
+GOGC ?= 200
+export GOGC
 # bin/skewproof is the launcher (cmd/launcher): it runs 'simulate' itself
 # and hands every other command to the full CLI beside it, bin/skewproof-core
 # (cmd/skewproof, a complete skewproof on its own).

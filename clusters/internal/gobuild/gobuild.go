@@ -105,9 +105,15 @@ func (s ProgramSet) buildArgs() []string {
 }
 
 // Env is the environment of every build: static, reproducible, no
-// toolchain download, no workspace of the caller's.
+// toolchain download, no workspace of the caller's; the compiler collects
+// garbage less often (GOGC=200 unless the caller set GOGC), which saves
+// CPU time on the large Kubernetes packages and changes no output.
 func Env() []string {
-	return append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
+	env := append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
+	if os.Getenv("GOGC") == "" {
+		env = append(env, "GOGC=200")
+	}
+	return env
 }
 
 // Build builds the set into <cache>/bin/<module-base>-<version>-<key>/
