@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
@@ -107,7 +106,7 @@ func TestIntegrationContainerd2Worker(t *testing.T) {
 			rc = "no RuntimeClass"
 		}
 		t.Run(fmt.Sprintf("%s/%s", tc.profile, rc), func(t *testing.T) {
-			got, err := seccompModeUnder(ctx, cs, ns.Name, worker, tc.profile, tc.runtimeClass)
+			got, err := seccompMode(ctx, cs, ns.Name, worker, tc.profile, tc.runtimeClass)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,56 +115,4 @@ func TestIntegrationContainerd2Worker(t *testing.T) {
 			}
 		})
 	}
-}
-
-// seccompModeUnder runs a pod pinned to node under the RuntimeClass
-// runtimeClass ("" for none) and returns the Seccomp field of its
-// /proc/1/status.
-func seccompModeUnder(ctx context.Context, cs kubernetes.Interface, ns, node string, profile corev1.SeccompProfileType, runtimeClass string) (string, error) {
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "seccomp-"},
-		Spec: corev1.PodSpec{
-			NodeName:        node,
-			RestartPolicy:   corev1.RestartPolicyNever,
-			Tolerations:     []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			SecurityContext: &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: profile}},
-			Containers: []corev1.Container{{
-				Name: "c", Image: clusters.BusyBoxImage, ImagePullPolicy: corev1.PullNever,
-				Command: []string{"cat", "/proc/1/status"},
-			}},
-		},
-	}
-	if runtimeClass != "" {
-		pod.Spec.RuntimeClassName = &runtimeClass
-	}
-	pod, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		got, err := cs.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			return "", err
-		}
-		if got.Status.Phase == corev1.PodSucceeded {
-			break
-		}
-		if got.Status.Phase == corev1.PodFailed {
-			return "", fmt.Errorf("pod %s failed: %s", pod.Name, got.Status.Message)
-		}
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("pod %s still %s after 3m: %+v", pod.Name, got.Status.Phase, got.Status.ContainerStatuses)
-		}
-		time.Sleep(time.Second)
-	}
-	raw, err := cs.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		return "", err
-	}
-	m := seccompLine.FindSubmatch(raw)
-	if m == nil {
-		return "", fmt.Errorf("no Seccomp line in /proc/1/status: %q", strings.TrimSpace(string(raw)))
-	}
-	return string(m[1]), nil
 }

@@ -203,7 +203,7 @@ func TestIntegrationMixedCluster(t *testing.T) {
 		}{{corev1.SeccompProfileTypeRuntimeDefault, "2"}, {corev1.SeccompProfileTypeUnconfined, "0"}} {
 			n, tc := n, tc
 			t.Run(fmt.Sprintf("%s/%s", n.Name, tc.profile), func(t *testing.T) {
-				got, err := seccompMode(ctx, cs, ns.Name, n.Name, tc.profile)
+				got, err := seccompMode(ctx, cs, ns.Name, n.Name, tc.profile, "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -217,9 +217,10 @@ func TestIntegrationMixedCluster(t *testing.T) {
 
 var seccompLine = regexp.MustCompile(`(?m)^Seccomp:\s*(\d+)`)
 
-// seccompMode runs a pod pinned to node and returns the Seccomp field of its
+// seccompMode runs a pod pinned to node, under the RuntimeClass
+// runtimeClass ("" for none), and returns the Seccomp field of its
 // /proc/1/status.
-func seccompMode(ctx context.Context, cs kubernetes.Interface, ns, node string, profile corev1.SeccompProfileType) (string, error) {
+func seccompMode(ctx context.Context, cs kubernetes.Interface, ns, node string, profile corev1.SeccompProfileType, runtimeClass string) (string, error) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "seccomp-" + strings.ToLower(string(profile)) + "-"},
 		Spec: corev1.PodSpec{
@@ -234,6 +235,9 @@ func seccompMode(ctx context.Context, cs kubernetes.Interface, ns, node string, 
 				Command: []string{"cat", "/proc/1/status"},
 			}},
 		},
+	}
+	if runtimeClass != "" {
+		pod.Spec.RuntimeClassName = &runtimeClass
 	}
 	pod, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
