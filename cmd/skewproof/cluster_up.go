@@ -28,10 +28,11 @@ func newClusterUpCmd() *cobra.Command {
 				return err
 			}
 			images := nodeImages(imageArgs)
-			kl, runtimes, ociRuntimes, err := parseWorkers(splitList(kubelets), ociArgs)
+			w, err := parseWorkers(splitList(kubelets), ociArgs, "")
 			if err != nil {
 				return err
 			}
+			kl, runtimes, ociRuntimes := w.kubelets, w.runtimes, w.vendor
 			if len(kl) == 0 {
 				kl = []string{apiserver}
 			}

@@ -21,14 +21,13 @@ func (o *runOptions) check(ctx context.Context) error {
 		return err
 	}
 	o.images = nodeImages(o.imageArgs)
-	if o.matrixRuntimes, err = parseMatrixRuntimes(o.matrixRuntimeList, o.ociArgs); err != nil {
+	w, err := parseWorkers(splitList(o.kubeletList), o.ociArgs, o.matrixRuntimeList)
+	if err != nil {
 		return err
 	}
+	o.kubelets, o.runtimes, o.ociRuntimes, o.matrixRuntimes = w.kubelets, w.runtimes, w.vendor, w.matrix
 	if len(o.matrixRuntimes) > 0 && o.matrix == "" {
 		return usagef("--matrix-runtimes fans the clusters of --matrix out over runtimes; for one cluster give each worker its runtime in --kubelets (VERSION@CRI+OCI)")
-	}
-	if o.kubelets, o.runtimes, o.ociRuntimes, err = parseWorkers(splitList(o.kubeletList), o.ociArgs, o.matrixRuntimes...); err != nil {
-		return err
 	}
 	var idSel, rerunSel string
 	if o.ids != "" {

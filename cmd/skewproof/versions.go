@@ -101,69 +101,67 @@ const kubeletsUsage = "comma-separated workers of a new cluster, one each: a kub
 // matrixRuntimesUsage is the help of --matrix-runtimes.
 const matrixRuntimesUsage = "with --matrix: run every cluster once per runtime, comma-separated CRI[+OCI] or +OCI, e.g. default,containerd2,+crun,+myruntime (every worker of that cluster on it; the cluster name ends in the runtime)"
 
-// parseMatrixRuntimes reads --matrix-runtimes; vendor is --oci-runtime's.
-func parseMatrixRuntimes(list string, ociArgs []string) ([]clusters.NodeRuntime, error) {
-	vendor := map[string]string{}
-	for _, a := range ociArgs {
-		if name, _, found := strings.Cut(a, "="); found {
-			vendor[name] = ""
-		}
-	}
-	var out []clusters.NodeRuntime
-	seen := map[clusters.NodeRuntime]bool{}
-	for _, e := range splitList(list) {
-		r, err := clusters.ParseNodeRuntime(e, vendor)
-		if err != nil {
-			return nil, usagef("--matrix-runtimes %q: %v", e, err)
-		}
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
 // ociRuntimeUsage is the help of --oci-runtime.
 const ociRuntimeUsage = "an OCI runtime binary of yours, NAME=PATH: it goes into the node images of the workers whose --kubelets entry names it (VERSION+NAME), where it runs every container (also as runtime handler NAME); repeatable"
 
-// parseWorkers reads the entries of --kubelets and the values of
-// --oci-runtime: the kubelet versions, each worker's runtime, and the OCI
-// runtimes the user provides. matrixRuntimes are the runtimes of
-// --matrix-runtimes, which may run the user's OCI runtimes too.
-func parseWorkers(entries, ociArgs []string, matrixRuntimes ...clusters.NodeRuntime) (kubelets []string, runtimes []clusters.NodeRuntime, vendor map[string]string, err error) {
+// workerArgs are the workers of --kubelets, the OCI runtimes of
+// --oci-runtime and the runtimes of --matrix-runtimes, read together.
+type workerArgs struct {
+	kubelets []string
+	// runtimes are each worker's runtime; nil when all have the default.
+	runtimes []clusters.NodeRuntime
+	// vendor maps the name of each OCI runtime the user provides to its path.
+	vendor map[string]string
+	// matrix are the runtimes every matrix cluster runs once on.
+	matrix []clusters.NodeRuntime
+}
+
+// parseWorkers reads the entries of --kubelets, the values of
+// --oci-runtime and the list of --matrix-runtimes; an OCI runtime of the
+// user's that neither names is refused.
+func parseWorkers(entries, ociArgs []string, matrixList string) (workerArgs, error) {
+	var w workerArgs
 	for _, a := range ociArgs {
 		name, path, err := clusters.ParseOCIRuntime(a)
 		if err != nil {
-			return nil, nil, nil, usagef("--oci-runtime %v", err)
+			return w, usagef("--oci-runtime %v", err)
 		}
-		if vendor == nil {
-			vendor = map[string]string{}
+		if w.vendor == nil {
+			w.vendor = map[string]string{}
 		}
-		vendor[name] = path
+		w.vendor[name] = path
 	}
 	used := map[string]bool{}
-	for _, r := range matrixRuntimes {
+	seen := map[clusters.NodeRuntime]bool{}
+	for _, e := range splitList(matrixList) {
+		r, err := clusters.ParseNodeRuntime(e, w.vendor)
+		if err != nil {
+			return w, usagef("--matrix-runtimes %q: %v", e, err)
+		}
+		if !seen[r] {
+			seen[r] = true
+			w.matrix = append(w.matrix, r)
+		}
 		used[r.OCI] = true
 	}
 	custom := false
 	for _, e := range entries {
-		w, err := clusters.ParseWorker(e, vendor)
+		wk, err := clusters.ParseWorker(e, w.vendor)
 		if err != nil {
-			return nil, nil, nil, usagef("--kubelets %v", err)
+			return w, usagef("--kubelets %v", err)
 		}
-		kubelets = append(kubelets, strings.TrimPrefix(w.Kubelet, "v"))
-		runtimes = append(runtimes, w.Runtime)
-		used[w.Runtime.OCI] = true
-		custom = custom || !w.Runtime.IsDefault()
+		w.kubelets = append(w.kubelets, strings.TrimPrefix(wk.Kubelet, "v"))
+		w.runtimes = append(w.runtimes, wk.Runtime)
+		used[wk.Runtime.OCI] = true
+		custom = custom || !wk.Runtime.IsDefault()
 	}
-	for name := range vendor {
+	for name := range w.vendor {
 		if !used[name] {
-			return nil, nil, nil, usagef("--oci-runtime %s: no --kubelets entry (or --matrix-runtimes entry) runs it; name it there, e.g. --kubelets 1.37.2+%s", name, name)
+			return w, usagef("--oci-runtime %s: no --kubelets entry (or --matrix-runtimes entry) runs it; name it there, e.g. --kubelets 1.37.2+%s", name, name)
 		}
 	}
 	if !custom {
-		runtimes = nil
+		w.runtimes = nil
 	}
-	return kubelets, runtimes, vendor, nil
+	return w, nil
 }
