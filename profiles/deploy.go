@@ -179,7 +179,7 @@ func (c *Cluster) WaitAgentReady(ctx context.Context, timeout time.Duration) err
 			return false, nil
 		}
 		if ok, why := daemonSetReady(ds); !ok {
-			if pods := c.notReadyAgents(ctx); ctx.Err() == nil && !deadlineNear(errors.New(pods)) {
+			if pods, err := c.notReadyAgents(ctx); err == nil || ctx.Err() == nil && !deadlineNear(err) {
 				last = why + "; " + pods
 			}
 			// A node that stopped being Ready will not run its agent: say so
@@ -229,14 +229,8 @@ func (c *Cluster) AgentPods(ctx context.Context) (map[string]bool, error) {
 	}
 	out := map[string]bool{}
 	for _, p := range pl.Items {
-		ready := false
-		for _, cd := range p.Status.Conditions {
-			if cd.Type == "Ready" && cd.Status == "True" {
-				ready = true
-			}
-		}
 		if p.DeletionTimestamp == nil {
-			out[p.Spec.NodeName] = out[p.Spec.NodeName] || ready
+			out[p.Spec.NodeName] = out[p.Spec.NodeName] || podReady(&p)
 		}
 	}
 	return out, nil
@@ -267,10 +261,10 @@ func (c *Cluster) notReadyNodesOfAgents(ctx context.Context) string {
 	return strings.Join(out, "; ")
 }
 
-func (c *Cluster) notReadyAgents(ctx context.Context) string {
+func (c *Cluster) notReadyAgents(ctx context.Context) (string, error) {
 	pl, err := c.Core.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + agent.AgentName})
 	if err != nil {
-		return err.Error()
+		return err.Error(), err
 	}
 	var bad []string
 	for _, p := range pl.Items {
@@ -288,9 +282,9 @@ func (c *Cluster) notReadyAgents(ctx context.Context) string {
 	}
 	sort.Strings(bad)
 	if len(bad) == 0 {
-		return "every agent pod is ready"
+		return "every agent pod is ready", nil
 	}
-	return "agent not ready on node(s) " + strings.Join(bad, ", ")
+	return "agent not ready on node(s) " + strings.Join(bad, ", "), nil
 }
 
 func podReady(p *corev1.Pod) bool {
