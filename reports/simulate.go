@@ -32,10 +32,16 @@ func HostFlags(h skew.HostFacts) string {
 	if !h.Seccomp {
 		s += " --seccomp off"
 	}
-	if rt := skew.FormatRuntime(h); rt != "containerd" {
-		s += " --runtime " + ShellQuote(rt)
+	return s + RuntimeFlag(h)
+}
+
+// RuntimeFlag is the --runtime flag of 'skewproof simulate' that gives the
+// runtime facts of h, with a leading space; empty for the default runtime.
+func RuntimeFlag(h skew.HostFacts) string {
+	if rt := skew.FormatRuntime(h); rt != skew.FormatRuntime(skew.DefaultHost) {
+		return " --runtime " + ShellQuote(rt)
 	}
-	return s
+	return ""
 }
 
 // ShellQuote quotes s for a POSIX shell where it needs quoting.

@@ -79,11 +79,7 @@ func (o simulateOptions) run(ctx context.Context, out, errOut io.Writer, name st
 		if err != nil {
 			return Usagef("--deviations: %v", err)
 		}
-		rt := ""
-		if f := skew.FormatRuntime(host); f != skew.FormatRuntime(skew.DefaultHost) {
-			rt = " --runtime " + f
-		}
-		cmdline := fmt.Sprintf("skewproof simulate --deviations %s..%s%s --format %s", from, to, rt, o.format)
+		cmdline := fmt.Sprintf("skewproof simulate --deviations %s..%s%s --format %s", from, to, reports.RuntimeFlag(host), o.format)
 		return reports.WriteDeviations(out, o.format, from, to, skew.DeviationsOn(from, to, host), cmdline)
 	case o.upgrade != "":
 		if len(positional) != 1 || o.apiserver != "" || o.kubelet != "" {
