@@ -61,6 +61,28 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 		return fmt.Errorf("OCI runtime %s (%s in the node) does not run: %w", oci.name, oci.nodePath, err)
 	}
 	ociVersion := versionLabel(out)
+	// A CRI-O node carries its images as an archive in its files, loaded at
+	// its first boot (crio.go).
+	if rt.cri() != CRICRIO {
+		if err := importIntoContainerd(ctx, name, archive, images); err != nil {
+			return err
+		}
+	}
+	_, err = docker(ctx, "commit",
+		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
+		"--change", `CMD []`,
+		"--change", "LABEL io.skewproof.image=node",
+		"--change", "LABEL "+imageCRILabel+"="+rt.cri(),
+		"--change", "LABEL "+imageOCILabel+"="+rt.oci(),
+		"--change", "LABEL "+imageOCIVersionLabel+"="+ociVersion,
+		"--change", "LABEL io.skewproof.node-tag="+strings.SplitN(strings.TrimPrefix(ref, nodeImageRepo+":"), "-", 2)[0],
+		name, ref)
+	return err
+}
+
+// importIntoContainerd starts the build container's containerd, imports
+// the images of archive (pinned, not unpacked) and stops it again.
+func importIntoContainerd(ctx context.Context, name, archive string, images []image.Image) error {
 	if _, err := docker(ctx, "exec", name, "sh", "-c", "nohup containerd >/tmp/containerd.log 2>&1 &"); err != nil {
 		return err
 	}
@@ -93,16 +115,7 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 	if _, err := docker(ctx, "exec", name, "sh", "-c", stopContainerdScript); err != nil {
 		return fmt.Errorf("stopping containerd in the build container: %w", err)
 	}
-	_, err = docker(ctx, "commit",
-		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
-		"--change", `CMD []`,
-		"--change", "LABEL io.skewproof.image=node",
-		"--change", "LABEL "+imageCRILabel+"="+rt.cri(),
-		"--change", "LABEL "+imageOCILabel+"="+rt.oci(),
-		"--change", "LABEL "+imageOCIVersionLabel+"="+ociVersion,
-		"--change", "LABEL io.skewproof.node-tag="+strings.SplitN(strings.TrimPrefix(ref, nodeImageRepo+":"), "-", 2)[0],
-		name, ref)
-	return err
+	return nil
 }
 
 // removeDeadBuildContainers removes the build containers of processes that

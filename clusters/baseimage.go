@@ -37,9 +37,11 @@ const (
 // over the system bus (libcrun/cgroup-systemd.c, open_sd_bus_connection:
 // sd_bus_default_system, no fallback to /run/systemd/private as runc has); the kubelet falls back from the CRI
 // RuntimeConfig call that containerd 1.7 lacks (cmd/kubelet/app/server.go,
-// getCgroupDriverFromCRI) until v1.38.
+// getCgroupDriverFromCRI) until v1.38. conmon (CRI-O's container monitor)
+// and skopeo (which copies a CRI-O node's images into containers-storage at
+// its first boot) are for CRI-O nodes (crio.go).
 var basePackages = []string{
-	"systemd", "dbus", "containerd", "runc", "crun", "containernetworking-plugins",
+	"systemd", "dbus", "containerd", "runc", "crun", "containernetworking-plugins", "conmon", "skopeo",
 	"iptables", "nftables", "conntrack", "iproute2", "ethtool", "util-linux", "mount", "kmod",
 	"libseccomp2", "pigz", "jq", "procps", "e2fsprogs", "bash", "ca-certificates",
 	"busybox-static", "apparmor",

@@ -51,8 +51,16 @@ func importImage(ctx context.Context, node, archive, ref string) error {
 	if err != nil {
 		return err
 	}
+	defer af.Close()
+	if _, err := nodeExec(ctx, node, nil, "test", "-x", crioBinary); err == nil {
+		// A CRI-O node (crio.go): into containers-storage, which pins
+		// every image (pinned_images).
+		if _, err := nodeExec(ctx, node, af, "sh", "-c", crioImportScript, "sh", ref); err != nil {
+			return fmt.Errorf("loading %s into node %s: %w", ref, node, err)
+		}
+		return nil
+	}
 	_, err = nodeExec(ctx, node, af, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "-")
-	af.Close()
 	if err != nil {
 		return fmt.Errorf("loading %s into node %s: %w", ref, node, err)
 	}
@@ -61,6 +69,14 @@ func importImage(ctx context.Context, node, archive, ref string) error {
 	}
 	return nil
 }
+
+// crioImportScript copies the "docker save" archive on its standard input
+// into a CRI-O node's containers-storage as $1.
+const crioImportScript = `set -e
+f=$(mktemp /var/tmp/skewproof-image-XXXXXX)
+trap 'rm -f "$f"' EXIT
+cat > "$f"
+skopeo copy --quiet "docker-archive:$f" "containers-storage:$1"`
 
 // WriteBinaryImage writes the image of LoadBinaryImage as a "docker save"
 // archive at archive (work holds temporary files); `docker load` takes it.

@@ -131,8 +131,11 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 			}
 			kubeletPath = filepath.Join(klBin, "kubelet")
 		}
-		if spec.Runtime.cri() == CRIContainerd2 {
+		switch spec.Runtime.cri() {
+		case CRIContainerd2:
 			criBins, err = Containerd2Binaries(gctx, p)
+		case CRICRIO:
+			criBins, err = CRIOBinaries(gctx, p)
 		}
 		return err
 	})
@@ -149,17 +152,24 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	if err != nil {
 		return "", err
 	}
+	archive := filepath.Join(work, "images.tar")
+	if err := image.WriteFile(archive, images...); err != nil {
+		return "", fmt.Errorf("writing the images of node image %s: %w", ref, err)
+	}
 	files := nodeFiles(cpBin, kubeletPath, cp, kl, pause, oci)
-	if spec.Runtime.cri() == CRIContainerd2 {
+	switch spec.Runtime.cri() {
+	case CRIContainerd2:
 		files = addContainerd2(files, criBins, pause, oci)
+	case CRICRIO:
+		var tags []string
+		for _, img := range images {
+			tags = append(tags, img.Tags...)
+		}
+		files = addCRIO(files, criBins, pause, oci, archive, tags)
 	}
 	filesTar, err := files.WriteTo(filepath.Join(work, "files.tar"))
 	if err != nil {
 		return "", err
-	}
-	archive := filepath.Join(work, "images.tar")
-	if err := image.WriteFile(archive, images...); err != nil {
-		return "", fmt.Errorf("writing the images of node image %s: %w", ref, err)
 	}
 	if err := p.Timed("assembling node image "+ref, func() error {
 		return assembleNodeImage(ctx, base.Ref, ref, filesTar.Path, archive, images, spec.Runtime, oci)
@@ -180,11 +190,14 @@ func nodeImageRef(base *baseImage, spec NodeImageSpec, oci ociRuntime) (ref, key
 	if !spec.Runtime.IsDefault() {
 		parts = append(parts, spec.Runtime.String(), oci.nodePath, oci.digest, productFilesHook)
 	}
-	if spec.Runtime.cri() == CRIContainerd2 {
+	switch spec.Runtime.cri() {
+	case CRIContainerd2:
 		parts = append(parts, "cri", CRIContainerd2, containerd2Config("", oci))
 		for _, s := range containerd2ProgramSets() {
 			parts = append(parts, s.Key())
 		}
+	case CRICRIO:
+		parts = append(parts, crioKeyParts(oci)...)
 	}
 	key = cache.ImageKey(parts...)
 	return nodeImageRepo + ":" + spec.Tag() + "-" + key, key

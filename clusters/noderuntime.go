@@ -19,7 +19,8 @@ import (
 type NodeRuntime struct {
 	// CRI is the CRI runtime: "containerd" (Debian trixie's containerd
 	// 1.7, the default) or "containerd2" (containerd 2.4 built from the Go
-	// module proxy, containerd2.go).
+	// module proxy, containerd2.go) or "crio" (CRI-O 1.34 built from the Go
+	// module proxy, crio.go).
 	CRI string `json:"cri,omitempty"`
 	// OCI is the OCI runtime: "runc" (the default), "crun" (both Debian
 	// trixie's), or the name of a runtime the user provides (OCIRuntime).
@@ -40,7 +41,7 @@ const (
 const CRIRuntimeLabel = "skewproof.io/cri-runtime"
 
 // criRuntimes are the CRI runtimes a node image can have.
-var criRuntimes = []string{CRIContainerd, CRIContainerd2}
+var criRuntimes = []string{CRIContainerd, CRIContainerd2, CRICRIO}
 
 // nodeOCIRuntimes are the OCI runtimes every node image carries, with their
 // path in the node.

@@ -2,7 +2,9 @@
 # Makes a Debian host ready to run skewproof clusters. Idempotent.
 #  - installs the Docker engine (Debian's docker.io), debootstrap, jq,
 #    busybox-static, shellcheck (make verify) and chromium (the browser check of 'skewproof report's
-#    matrix.html) when missing;
+#    matrix.html) when missing, and what CRI-O nodes are built with: gcc,
+#    libc6-dev (pinns is C), libseccomp-dev and pkg-config (crio links
+#    libseccomp);
 #  - makes sure apt knows a version of the apparmor package (the agent image
 #    takes apparmor_parser from it with apt-get download; the host's kernel
 #    needs no AppArmor for that);
@@ -38,9 +40,12 @@ command -v jq >/dev/null 2>&1 || need_pkgs+=(jq)
 [ -x /bin/busybox ] || need_pkgs+=(busybox-static)
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 command -v shellcheck >/dev/null 2>&1 || need_pkgs+=(shellcheck)
+command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
+[ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/libc.a ] || need_pkgs+=(libc6-dev)
+command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)
+[ -f /usr/include/seccomp.h ] || need_pkgs+=(libseccomp-dev)
 if [ "$uml" = 1 ]; then
 	command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs+=(e2fsprogs)
-	command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc libc6-dev)
 	command -v make >/dev/null 2>&1 || need_pkgs+=(make)
 	command -v flex >/dev/null 2>&1 || need_pkgs+=(flex)
 	command -v bison >/dev/null 2>&1 || need_pkgs+=(bison)

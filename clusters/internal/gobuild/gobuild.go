@@ -37,6 +37,15 @@ type ProgramSet struct {
 	Programs map[string]string // binary name -> main package import path
 	LDFlags  string
 	Tags     string // go build -tags, e.g. "urfave_cli_no_docs netgo"; "" for none
+	// CGO builds with cgo (CGO_ENABLED=1, the host's C compiler and
+	// libraries): for programs that need a C library, such as CRI-O's
+	// libseccomp. Off: static, without a C toolchain.
+	CGO bool
+	// ModuleSums seeds the build's go.sum with Module's own go.sum, so the
+	// dependencies are checked against the hashes Module's authors recorded
+	// (some of CRI-O's pseudo-versions are not in the checksum database the
+	// proxy serves).
+	ModuleSums bool
 }
 
 func (s ProgramSet) key() string {
@@ -53,6 +62,12 @@ func (s ProgramSet) key() string {
 	if s.Tags != "" {
 		// Only when set: the keys of the sets without tags stay as they were.
 		parts = append(parts, "tags "+s.Tags)
+	}
+	if s.CGO {
+		parts = append(parts, "cgo")
+	}
+	if s.ModuleSums {
+		parts = append(parts, "module sums")
 	}
 	return cache.Key(parts...)
 }
@@ -109,7 +124,16 @@ func (s ProgramSet) buildArgs() []string {
 // garbage less often (GOGC=200 unless the caller set GOGC), which saves
 // CPU time on the large Kubernetes packages and changes no output.
 func Env() []string {
-	env := append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
+	return env(false)
+}
+
+// env is Env, with cgo when cgo is set.
+func env(cgo bool) []string {
+	cgoEnabled := "CGO_ENABLED=0"
+	if cgo {
+		cgoEnabled = "CGO_ENABLED=1"
+	}
+	env := append(os.Environ(), cgoEnabled, "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
 	if os.Getenv("GOGC") == "" {
 		env = append(env, "GOGC=200")
 	}
@@ -170,7 +194,12 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 	if err := os.WriteFile(filepath.Join(src, "tools.go"), []byte(tools.String()), 0o644); err != nil {
 		return "", err
 	}
-	env := Env()
+	if s.ModuleSums {
+		if err := seedSums(ctx, src, s.Module, s.Version); err != nil {
+			return "", err
+		}
+	}
+	env := env(s.CGO)
 	if err := p.Timed(fmt.Sprintf("resolving %s %s (go mod tidy)", s.Module, s.Version), func() error {
 		// -e: tools.go imports main packages, which tidy reports but resolves.
 		return command.Run(ctx, src, env, "go", "mod", "tidy", "-e")
@@ -203,6 +232,20 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 		return "", err
 	}
 	return dst, nil
+}
+
+// seedSums writes module@version's own go.sum as the go.sum of the build
+// module in src.
+func seedSums(ctx context.Context, src, module, version string) error {
+	dir, err := ModuleDir(ctx, module, version)
+	if err != nil {
+		return err
+	}
+	sums, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", module, version, err)
+	}
+	return os.WriteFile(filepath.Join(src, "go.sum"), sums, 0o644)
 }
 
 // kubernetesStaging reads k8s.io/kubernetes's go.mod at version v from the
