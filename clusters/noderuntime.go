@@ -111,13 +111,19 @@ func ParseWorker(s string, vendor map[string]string) (Worker, error) {
 }
 
 // ParseNodeRuntime reads a runtime, CRI[+OCI] or +OCI ("containerd2+crun",
-// "+crun", "containerd"); "" and "default" are the default runtime.
+// "+crun", "containerd", "crio+crun"; "cri-o" is "crio"); "" and "default"
+// are the default runtime.
 func ParseNodeRuntime(s string, vendor map[string]string) (NodeRuntime, error) {
 	var r NodeRuntime
 	if s == "default" {
 		return r, nil
 	}
 	cri, oci, hasOCI := strings.Cut(s, "+")
+	if cri == "cri-o" {
+		// The name CRI-O gives itself (the kubelet's node status, and
+		// simulate --runtime).
+		cri = CRICRIO
+	}
 	if cri != "" {
 		if !slices.Contains(criRuntimes, cri) {
 			return r, fmt.Errorf("unknown CRI runtime %q (known: %s)", cri, strings.Join(criRuntimes, ", "))

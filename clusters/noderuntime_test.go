@@ -21,6 +21,8 @@ func TestParseWorker(t *testing.T) {
 		"1.37.2@containerd":      {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: CRIContainerd}},
 		"1.37.2@containerd+runc": {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: CRIContainerd, OCI: OCIRunc}},
 		"1.37.2+myrt":            {Kubelet: "1.37.2", Runtime: NodeRuntime{OCI: "myrt"}},
+		"1.37.2@crio+crun":       {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: CRICRIO, OCI: OCICrun}},
+		"1.37.2@cri-o":           {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: CRICRIO}},
 	} {
 		got, err := ParseWorker(in, vendor)
 		if err != nil || got != want {

@@ -63,7 +63,7 @@ func badInputRows() []badInput {
 		{name: "matrix-with-kubeconfig", args: []string{"run", "--matrix", "1.36..1.37", "--kubeconfig", nothing}, code: 2, want: "--matrix plans its own clusters; leave out --kubeconfig"},
 		{name: "matrix-parallel-99", args: []string{"run", "--matrix", "1.36..1.37", "--matrix-parallel", "99"}, code: 2, want: "--matrix-parallel 99: 99 clusters of"},
 		{name: "matrix-runtimes-alone", args: []string{"run", "--apiserver", "1.37.2", "--matrix-runtimes", "+crun"}, code: 2, want: "--matrix-runtimes fans the clusters of --matrix out"},
-		{name: "matrix-runtimes-unknown", args: []string{"run", "--matrix", "1.36..1.37", "--matrix-runtimes", "cri-o+crun"}, code: 2, want: `--matrix-runtimes "cri-o+crun": unknown CRI runtime "cri-o"`},
+		{name: "matrix-runtimes-unknown", args: []string{"run", "--matrix", "1.36..1.37", "--matrix-runtimes", "cri-dockerd+crun"}, code: 2, want: `--matrix-runtimes "cri-dockerd+crun": unknown CRI runtime "cri-dockerd" (known: containerd, containerd2, crio)`},
 		{name: "report-diff-one-runtime", args: []string{"report", "diff", nothing, nothing, "--old-runtime", "runc"}, code: 2, want: "give both --old-runtime and --new-runtime"},
 		{name: "simulate-malformed-version", args: []string{"simulate", "--apiserver", "1.37"}, code: 2, want: `skewproof simulate: --apiserver: malformed version "1.37"`},
 		{name: "matrix-format-bogus", args: []string{"matrix", "--apiserver", "1.36..1.37", "--format", "bogus"}, code: 2, want: `unknown --format "bogus"; use text, json or github`},

@@ -96,7 +96,7 @@ func nodeImages(values []string) map[string]string {
 }
 
 // kubeletsUsage is the help of --kubelets (run and cluster up).
-const kubeletsUsage = "comma-separated workers of a new cluster, one each: a kubelet version, optionally with its container runtime as VERSION[@CRI][+OCI], e.g. 1.34.4,1.37.2+crun,1.37.2@containerd2+myruntime (CRI: containerd, Debian's 1.7, the default, or containerd2, 2.4 built from source; OCI: runc, the default, crun, or a runtime given with --oci-runtime) (default: the apiserver version)"
+const kubeletsUsage = "comma-separated workers of a new cluster, one each: a kubelet version, optionally with its container runtime as VERSION[@CRI][+OCI], e.g. 1.34.4,1.37.2+crun,1.37.2@containerd2+myruntime,1.37.2@crio+crun (CRI: containerd, Debian's 1.7, the default, containerd2, 2.4 built from source, or crio, CRI-O 1.34 built from source; OCI: runc, the default, crun, or a runtime given with --oci-runtime) (default: the apiserver version)"
 
 // matrixRuntimesUsage is the help of --matrix-runtimes.
 const matrixRuntimesUsage = "with --matrix: run every cluster once per runtime, comma-separated CRI[+OCI] or +OCI, e.g. default,containerd2,+crun,+myruntime (every worker of that cluster on it; the cluster name ends in the runtime)"
