@@ -61,10 +61,10 @@ unit:
 # control planes made at once, each node on its own cluster's network. Then
 # the smoke subsets of the seccomp and AppArmor suites on a cluster of the same pair.
 # Then a cluster with an AppArmor node (User-Mode Linux): AppArmor enforced
-# there, row 6 on the kind worker. Then vendor mode on an existing cluster:
+# there, row 6 on the kind worker; and one whose AppArmor node runs CRI-O. Then vendor mode on an existing cluster:
 # every suite from the prebuilt binaries with no Go on PATH, and Hydrophone
 # (from the module proxy) running the conformance image. Last, a runtime
-# certified: workers on runc, crun and a deliberately wrong --oci-runtime.
+# certified: workers on runc, crun, a deliberately wrong --oci-runtime and CRI-O.
 integration: host-uml build
 	$(GO) test -tags integration -count=1 -timeout 80m -v -run Integration ./clusters/
 	$(BIN) run --name smoke --apiserver 1.37.2 --kubelets 1.34.4 --suites seccomp,apparmor --label-filter smoke --junit-dir _artifacts/smoke

@@ -55,6 +55,9 @@ type UpOptions struct {
 	// image of that version on a UML kernel, joined with kubeadm), for hosts
 	// whose own kernel has no AppArmor.
 	AppArmorNode string
+	// AppArmorNodeRuntime is that worker's container runtime (zero: the
+	// default); a CRI-O node joins like a containerd one (crio.go).
+	AppArmorNodeRuntime NodeRuntime
 	// UMLKernel is the User-Mode Linux kernel of the AppArmor node; ""
 	// builds (once) and uses skewproof's own.
 	UMLKernel string
@@ -205,7 +208,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	images := map[Worker]string{}
 	need := append([]Worker{{}}, o.workers()...)
 	if o.AppArmorNode != "" {
-		need = append(need, Worker{Kubelet: o.AppArmorNode})
+		need = append(need, Worker{Kubelet: o.AppArmorNode, Runtime: o.AppArmorNodeRuntime})
 	}
 	for _, w := range need {
 		if _, done := images[w]; done {
@@ -331,7 +334,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	p.Step("kind create done in %.1fs (Docker network lock held %.2fs)", time.Since(start).Seconds(), networkLock.Seconds())
 	os.Chmod(o.Kubeconfig, 0o600)
 
-	c, err := finishUp(ctx, prov, o, images[Worker{Kubelet: o.AppArmorNode}])
+	c, err := finishUp(ctx, prov, o, images[Worker{Kubelet: o.AppArmorNode, Runtime: o.AppArmorNodeRuntime}])
 	if err != nil {
 		reason := "bring-up failed"
 		if ctx.Err() != nil {

@@ -24,6 +24,54 @@ import (
 // never a skip — and the no-AppArmor row 6 to pass on the kind worker. It
 // then checks that the run left no UML node behind.
 func TestIntegrationAppArmorNode(t *testing.T) {
+	const name = "uml-smoke"
+	all := runAppArmorNode(t, name, "1.37.2", "apparmor/kubelet/enforce,apparmor/failure/row-6")
+	// Every verdict per id × node, pinned (enforcement judged on the UML
+	// node, row 6 on the kind worker).
+	checkVerdicts(t, "apparmor-node-1.37.2", name, all)
+}
+
+// TestIntegrationAppArmorNodeCRIO is TestIntegrationAppArmorNode with CRI-O
+// 1.34 and crun on the UML node: what CRI-O does with AppArmor where the
+// kernel enforces it, which the kind nodes of a host without AppArmor
+// cannot show. CRI-O's RuntimeDefault profile is crio-default, and a
+// Localhost profile that is not loaded fails at CreateContainer with the
+// OCI runtime's error, which does not name the profile (a deviation from
+// the plan's event; the oracle's CRI-O variant, skew/rules_runtimes.go).
+func TestIntegrationAppArmorNodeCRIO(t *testing.T) {
+	const name = "uml-crio"
+	all := runAppArmorNode(t, name, "1.37.2@crio+crun", "apparmor/kubelet/enforce,apparmor/failure/row-3,apparmor/create/empty-annotation")
+	uml := clusters.AppArmorNodeName(name)
+	want := map[string]string{
+		"apparmor/create/empty-annotation": "AppArmor: crio-default (enforce)",
+		"apparmor/failure/row-3":           "reason CreateContainerError",
+		"apparmor/kubelet/enforce":         "Permission denied",
+	}
+	seen := 0
+	for _, r := range all {
+		if r.Node != uml {
+			continue
+		}
+		seen++
+		if r.CRIRuntime != "cri-o 1.34.0" || r.OCIRuntime != "crun 1.21" {
+			t.Errorf("%s on %s: runtimes %q, %q; want cri-o 1.34.0, crun 1.21", r.ID, r.Node, r.CRIRuntime, r.OCIRuntime)
+		}
+		if w := want[r.ID]; !strings.Contains(r.Observed, w) {
+			t.Errorf("%s on %s: observed %q, want it to show %q", r.ID, r.Node, r.Observed, w)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d results on the CRI-O AppArmor node %s, want %d", seen, uml, len(want))
+	}
+	checkVerdicts(t, "apparmor-node-crio-1.37.2", name, all)
+}
+
+// runAppArmorNode runs the AppArmor suite's ids on a cluster named name
+// (control plane and one kind worker at 1.37.2) with an AppArmor node
+// (--apparmor-node node), requires exit 0 and nothing of the UML node left
+// behind, and returns the results.
+func runAppArmorNode(t *testing.T, name, node, ids string) []reports.Result {
+	t.Helper()
 	bin, err := filepath.Abs("../../bin/skewproof")
 	if err != nil {
 		t.Fatal(err)
@@ -31,18 +79,16 @@ func TestIntegrationAppArmorNode(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("build the binary first (make build): %v", err)
 	}
-	const name = "uml-smoke"
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "run", "--name", name, "--apiserver", "1.37.2", "--kubelets", "1.37.2",
-		"--apparmor-node", "1.37.2", "--suites", "apparmor", "--ids", "apparmor/kubelet/enforce,apparmor/failure/row-6",
-		"--junit-dir", dir)
+		"--apparmor-node", node, "--suites", "apparmor", "--ids", ids, "--junit-dir", dir)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stderr, &out), io.MultiWriter(os.Stderr, &out)
 	start := time.Now()
 	runErr := cmd.Run()
-	t.Logf("skewproof run --apparmor-node: %s", time.Since(start).Round(time.Second))
+	t.Logf("skewproof run --apparmor-node %s: %s", node, time.Since(start).Round(time.Second))
 	if ns, _ := filepath.Glob(filepath.Join(os.Getenv("HOME"), ".cache/skewproof/uml/nodes", name+"-*")); len(ns) > 0 {
 		t.Errorf("the run left UML node state behind: %v", ns)
 	}
@@ -62,13 +108,11 @@ func TestIntegrationAppArmorNode(t *testing.T) {
 	for _, s := range suites {
 		for _, r := range s.Results {
 			all = append(all, r)
-			t.Logf("%s on %s: %s (%s)", r.ID, r.Node, r.Verdict, r.Reason)
+			t.Logf("%s on %s (%s, %s): %s (%s)", r.ID, r.Node, r.CRIRuntime, r.OCIRuntime, r.Verdict, r.Reason)
 		}
 	}
 	if !strings.HasPrefix(uml, name) {
 		t.Fatalf("the AppArmor node %s is not named after its cluster %s: the verdict table cannot name it", uml, name)
 	}
-	// Every verdict per id × node, pinned (enforcement judged on the UML
-	// node, row 6 on the kind worker).
-	checkVerdicts(t, "apparmor-node-1.37.2", name, all)
+	return all
 }

@@ -51,7 +51,8 @@ func newClusterUpCmd() *cobra.Command {
 			if umlKernel != "" && appArmorNode == "" {
 				return usagef("--uml-kernel is the kernel of the AppArmor node: give --apparmor-node VERSION with it")
 			}
-			if err := checkAppArmorNode(ctx, apiserver, appArmorNode, umlKernel); err != nil {
+			aa, err := checkAppArmorNode(ctx, apiserver, appArmorNode, umlKernel, ociRuntimes)
+			if err != nil {
 				return err
 			}
 			if err := checkPair(ctx, apiserver, kl, needSources); err != nil {
@@ -76,7 +77,7 @@ func newClusterUpCmd() *cobra.Command {
 			cl, err := clusters.Up(ctx, clusters.UpOptions{
 				Name: name, APIServer: apiserver, Kubelets: kl, Runtimes: runtimes, OCIRuntimes: ociRuntimes, Kubeconfig: kubeconfig,
 				NodeImages: images, CgroupV1: host.CgroupVersion == 1, ReadyTimeout: timeout, Progress: p,
-				FeatureGates: gates, AppArmorHost: host.AppArmor, AppArmorNode: strings.TrimPrefix(appArmorNode, "v"), UMLKernel: umlKernel,
+				FeatureGates: gates, AppArmorHost: host.AppArmor, AppArmorNode: aa.Kubelet, AppArmorNodeRuntime: aa.Runtime, UMLKernel: umlKernel,
 			})
 			if err != nil {
 				return err
@@ -106,21 +107,28 @@ func newClusterUpCmd() *cobra.Command {
 	return c
 }
 
-const appArmorNodeUsage = "kubelet version of one more worker whose kernel is User-Mode Linux with AppArmor enabled, for hosts without AppArmor (skewproof builds the kernel once from Debian's kernel source; 'sudo hack/setup-host.sh --uml' installs what that needs)"
+const appArmorNodeUsage = "kubelet version of one more worker whose kernel is User-Mode Linux with AppArmor enabled, for hosts without AppArmor, optionally with its container runtime as in --kubelets, e.g. 1.37.2@crio+crun (skewproof builds the kernel once from Debian's kernel source; 'sudo hack/setup-host.sh --uml' installs what that needs)"
 
 const umlKernelUsage = "the User-Mode Linux kernel of the --apparmor-node (default: the one skewproof builds); it needs everything the node uses built in (see clusters/internal/uml/kernel/skewproof-uml.config)"
 
-// checkAppArmorNode validates --apparmor-node: a version the skew policy
-// allows with the apiserver, and a host that can run User-Mode Linux.
-func checkAppArmorNode(ctx context.Context, apiserver, v, kernel string) error {
+// checkAppArmorNode validates --apparmor-node, VERSION[@CRI][+OCI] as a
+// --kubelets entry (vendor: the --oci-runtime binaries): a version the skew
+// policy allows with the apiserver, and a host that can run User-Mode
+// Linux. It returns the node's kubelet version and runtime.
+func checkAppArmorNode(ctx context.Context, apiserver, v, kernel string, vendor map[string]string) (clusters.Worker, error) {
 	if v == "" {
-		return nil
+		return clusters.Worker{}, nil
 	}
-	if err := checkPair(ctx, apiserver, []string{strings.TrimPrefix(v, "v")}, true); err != nil {
-		return fmt.Errorf("--apparmor-node: %w", err)
+	w, err := clusters.ParseWorker(v, vendor)
+	if err != nil {
+		return w, usagef("--apparmor-node %v", err)
+	}
+	w.Kubelet = strings.TrimPrefix(w.Kubelet, "v")
+	if err := checkPair(ctx, apiserver, []string{w.Kubelet}, true); err != nil {
+		return w, fmt.Errorf("--apparmor-node: %w", err)
 	}
 	if err := clusters.AppArmorNodeReady(kernel); err != nil {
-		return usagef("--apparmor-node: %v", err)
+		return w, usagef("--apparmor-node: %v", err)
 	}
-	return nil
+	return w, nil
 }

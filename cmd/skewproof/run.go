@@ -33,6 +33,7 @@ type runOptions struct {
 	timeout                                            time.Duration
 	flakeAttempts, matrixParallel                      int
 	plan                                               []skew.Cluster
+	appArmorWorker                                     clusters.Worker // --apparmor-node, parsed
 	imageArgs, gateArgs                                []string
 	images                                             map[string]string
 	gates                                              map[string]bool
@@ -102,7 +103,7 @@ func (o runOptions) run(ctx context.Context) error {
 		ro.Mode = "new-cluster"
 		host := clusters.DetectHost()
 		ro.Up = clusters.UpOptions{APIServer: o.apiserver, Kubelets: o.kubelets, Runtimes: o.runtimes, OCIRuntimes: o.ociRuntimes, NodeImages: o.images,
-			CgroupV1: host.CgroupVersion == 1, FeatureGates: o.gates, AppArmorHost: host.AppArmor, AppArmorNode: o.appArmorNode, UMLKernel: o.umlKernel}
+			CgroupV1: host.CgroupVersion == 1, FeatureGates: o.gates, AppArmorHost: host.AppArmor, AppArmorNode: o.appArmorWorker.Kubelet, AppArmorNodeRuntime: o.appArmorWorker.Runtime, UMLKernel: o.umlKernel}
 	}
 	// The suite binary first: a compile error should not cost a cluster.
 	switch {

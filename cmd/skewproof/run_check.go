@@ -117,9 +117,11 @@ func (o *runOptions) checkNewCluster(ctx context.Context) error {
 			needSources = true
 		}
 	}
-	if err := checkAppArmorNode(ctx, o.apiserver, o.appArmorNode, o.umlKernel); err != nil {
+	aa, err := checkAppArmorNode(ctx, o.apiserver, o.appArmorNode, o.umlKernel, o.ociRuntimes)
+	if err != nil {
 		return err
 	}
+	o.appArmorWorker = aa
 	workers := len(o.kubelets)
 	if o.appArmorNode != "" {
 		// A User-Mode Linux node has 2 GiB of its own (clusters/internal/uml).
