@@ -19,7 +19,7 @@ version = 2
 
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "` + pause + `"
-  tolerate_missing_hugepages_controller = true
+  tolerate_missing_hugetlb_controller = true
   restrict_oom_score_adj = true
 
 [plugins."io.containerd.grpc.v1.cri".containerd]

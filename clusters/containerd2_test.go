@@ -164,3 +164,54 @@ func TestNodeImageCRITagAndKey(t *testing.T) {
 		t.Errorf("CRI cri-o: %v", err)
 	}
 }
+
+// containerd1File mirrors what containerdConfig may set of containerd
+// v1.7.24's configuration version 2 (pkg/cri/config/config.go:
+// PluginConfig, ContainerdConfig, Runtime, CniConfig, Registry). A key that
+// is not here is one containerd would not read.
+type containerd1File struct {
+	Version int `toml:"version"`
+	Plugins struct {
+		CRI struct {
+			SandboxImage                     string `toml:"sandbox_image"`
+			TolerateMissingHugetlbController bool   `toml:"tolerate_missing_hugetlb_controller"`
+			RestrictOOMScoreAdj              bool   `toml:"restrict_oom_score_adj"`
+			Containerd                       struct {
+				DiscardUnpackedLayers bool   `toml:"discard_unpacked_layers"`
+				Snapshotter           string `toml:"snapshotter"`
+				DefaultRuntimeName    string `toml:"default_runtime_name"`
+				Runtimes              map[string]struct {
+					Type            string `toml:"runtime_type"`
+					BaseRuntimeSpec string `toml:"base_runtime_spec"`
+					Options         struct {
+						SystemdCgroup bool   `toml:"SystemdCgroup"`
+						BinaryName    string `toml:"BinaryName"`
+					} `toml:"options"`
+				} `toml:"runtimes"`
+			} `toml:"containerd"`
+			CNI struct {
+				BinDir  string `toml:"bin_dir"`
+				ConfDir string `toml:"conf_dir"`
+			} `toml:"cni"`
+			Registry struct {
+				ConfigPath string `toml:"config_path"`
+			} `toml:"registry"`
+		} `toml:"io.containerd.grpc.v1.cri"`
+	} `toml:"plugins"`
+}
+
+func TestContainerdConfigKeys(t *testing.T) {
+	for _, oci := range []ociRuntime{{}, {name: OCICrun, nodePath: nodeOCIRuntimes[OCICrun]}} {
+		var c containerd1File
+		md, err := toml.Decode(containerdConfig("registry.k8s.io/pause:3.10.2", oci), &c)
+		if err != nil {
+			t.Fatalf("containerd config does not parse: %v", err)
+		}
+		if u := md.Undecoded(); len(u) > 0 {
+			t.Errorf("keys containerd 1.7 does not read: %v", u)
+		}
+		if !c.Plugins.CRI.RestrictOOMScoreAdj || !c.Plugins.CRI.TolerateMissingHugetlbController {
+			t.Errorf("restrict_oom_score_adj, tolerate_missing_hugetlb_controller: %+v", c.Plugins.CRI)
+		}
+	}
+}

@@ -45,8 +45,10 @@ type Builds struct {
 
 // PlanBuilds says what Up would build for a cluster of one control plane at
 // apiserver and one worker per kubelet; prebuilt maps a kubelet version
-// ("" for the control plane) to a given node image.
-func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string) (Builds, error) {
+// ("" for the control plane) to a given node image; runtimes, when given,
+// are the workers' runtimes (runtimes[i] is kubelets[i]'s; a worker on
+// another runtime has a node image of its own).
+func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...NodeRuntime) (Builds, error) {
 	b := Builds{Nodes: 1 + len(kubelets)}
 	base, err := baseImageOf()
 	if err != nil {
@@ -67,12 +69,18 @@ func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebui
 			}
 		}
 	}
-	for _, kl := range append([]string{""}, kubelets...) {
+	for i, kl := range append([]string{""}, kubelets...) {
 		if _, ok := prebuilt[kl]; ok {
 			continue
 		}
 		spec := NodeImageSpec{ControlPlane: apiserver, Kubelet: kl}
-		ref, _ := nodeImageRef(base, spec, ociRuntime{name: OCIRunc, nodePath: nodeRunc})
+		if i > 0 && i <= len(runtimes) {
+			spec.Runtime = runtimes[i-1]
+		}
+		// A user's OCI runtime's image is keyed by its digest as well: not
+		// known here, so that image counts as one to build.
+		oci := ociRuntime{name: spec.Runtime.oci(), nodePath: nodeOCIRuntimes[spec.Runtime.oci()]}
+		ref, _ := nodeImageRef(base, spec, oci)
 		if imageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.Tag()) {
 			continue
 		}

@@ -67,7 +67,7 @@ func newClusterUpCmd() *cobra.Command {
 			if err := dockerReady(ctx); err != nil {
 				return err
 			}
-			if b, err := clusters.PlanBuilds(ctx, apiserver, kl, images); err != nil {
+			if b, err := clusters.PlanBuilds(ctx, apiserver, kl, images, runtimes...); err != nil {
 				return err
 			} else if err := clusters.CheckDiskFits(ctx, b); err != nil {
 				return usagef("%v", err)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -168,11 +169,22 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 	}
 	var all clusters.Builds
 	for _, c := range plan {
-		b, err := clusters.PlanBuilds(ctx, c.Apiserver, c.Kubelets, o.images)
-		if err != nil {
-			return err
+		// The workers' runtimes: --kubelets' own, or each of
+		// --matrix-runtimes for every worker of a matrix cluster.
+		perWorker := [][]clusters.NodeRuntime{o.runtimes}
+		if len(o.plan) > 0 && len(o.matrixRuntimes) > 0 {
+			perWorker = nil
+			for _, r := range o.matrixRuntimes {
+				perWorker = append(perWorker, slices.Repeat([]clusters.NodeRuntime{r}, len(c.Kubelets)))
+			}
 		}
-		all.Add(b, b.Nodes*max(1, o.matrixParallel))
+		for _, rt := range perWorker {
+			b, err := clusters.PlanBuilds(ctx, c.Apiserver, c.Kubelets, o.images, rt...)
+			if err != nil {
+				return err
+			}
+			all.Add(b, b.Nodes*max(1, o.matrixParallel))
+		}
 	}
 	if err := clusters.CheckDiskFits(ctx, all); err != nil {
 		return usagef("%v", err)
