@@ -29,7 +29,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stdout, "2 runs, 3 apiserver/kubelet pairs") || !strings.Contains(stdout, "cells changed") {
+	if !strings.Contains(stdout, "2 runs, 3 apiserver/kubelet@runtime columns") || !strings.Contains(stdout, "cells changed") {
 		t.Errorf("stdout: %s", stdout)
 	}
 	for _, f := range []string{"junit.xml", "summary.json", "matrix.md", "matrix.html"} {

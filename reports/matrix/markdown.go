@@ -17,7 +17,7 @@ const MarkdownFile = "matrix.md"
 // not nil, then one table per id group.
 func WriteMarkdown(w io.Writer, rep Report, d *Diff) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# skewproof matrix\n\n%d runs, %d apiserver/kubelet pairs, %d cells: %s\n\n", len(rep.Runs), len(rep.Pairs), len(rep.Cells), countsText(rep.Counts))
+	fmt.Fprintf(&b, "# skewproof matrix\n\n%d runs, %d apiserver/kubelet@runtime columns, %d cells: %s\n\n", len(rep.Runs), len(rep.Pairs), len(rep.Cells), countsText(rep.Counts))
 	b.WriteString("| run | source | apiserver | specs | verdicts |\n|---|---|---|---|---|\n")
 	for _, r := range Summarize(rep).Runs {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %d | %s |\n", mdCell(r.Name), r.Source, r.APIServer, r.Specs, countsText(r.Counts))

@@ -31,7 +31,7 @@ type Generated struct {
 
 // Headline is one line about the report.
 func (g Generated) Headline() string {
-	s := fmt.Sprintf("%d runs, %d apiserver/kubelet pairs, %d ids, %d cells: %s", len(g.Report.Runs), len(g.Report.Pairs),
+	s := fmt.Sprintf("%d runs, %d apiserver/kubelet@runtime columns, %d ids, %d cells: %s", len(g.Report.Runs), len(g.Report.Pairs),
 		ids(g.Report), len(g.Report.Cells), countsText(g.Report.Counts))
 	if g.Diff != nil {
 		s += fmt.Sprintf("\nagainst %s: %s", g.Diff.Old, g.Diff.Headline())
