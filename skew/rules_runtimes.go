@@ -29,6 +29,14 @@ package skew
 //     attribute that does not name the profile.
 //   - The RuntimeDefault AppArmor profile (runtimeDefaultAppArmor in
 //     rules_apparmor.go): cri-containerd.apparmor.d, crio-default.
+//
+// Observed on skewproof's nodes (2026-11-26, docs/runtimes.md "Observed"):
+// every variant above on containerd 1.7.24 and 2.4.2 with runc 1.1.15 and
+// crun 1.21, and CRI-O 1.34.0 with crun 1.21 (ENOSYS, row 3's
+// CreateContainerError, crio-default and AppArmor row 3's message on the
+// AppArmor node), except row 1 on a host without seccomp filters (the
+// suite stages row 1 with a handler, where both runtimes took the same
+// outcome) and runc 1.5.2, which no node image carries.
 
 // Sources of the runtime variants.
 const (
