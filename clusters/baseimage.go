@@ -3,6 +3,7 @@ package clusters
 import (
 	"context"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"io"
 	"os"
 	"os/exec"
@@ -10,8 +11,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-
-	senv "github.com/skewproof/skewproof/suites/env"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
@@ -113,7 +112,7 @@ var toolsPaths = []string{
 // baseImageOf names the base image and its cache entry, without building.
 func baseImageOf() (*baseImage, error) {
 	key := cache.Key("base", debianSuite, debianMirror, strings.Join(basePackages, ","), kindVersion(), baseSetupScript, strings.Join(toolsPaths, ","), toolsLibraries)
-	cacheDir, err := senv.ResolveCacheDir()
+	cacheDir, err := cachedir.Resolve()
 	if err != nil {
 		return nil, err
 	}

@@ -5,14 +5,13 @@ package clusters
 import (
 	"bytes"
 	"context"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // watchWriter records what a Progress prints and closes seen once a line
@@ -50,7 +49,7 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cacheDir, err := senv.ResolveCacheDir()
+	cacheDir, err := cachedir.Resolve()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,12 @@ package clusters
 
 import (
 	"encoding/json"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 func TestParseImageRef(t *testing.T) {
@@ -182,7 +181,7 @@ func TestCNIConfigUsesPodCIDR(t *testing.T) {
 // containerd drop-in that lets containerd apply AppArmor (this host may
 // have no AppArmor, so the pieces are checked here, not on a cluster).
 func TestNodeAppArmorMounts(t *testing.T) {
-	t.Setenv(senv.CacheDir, t.TempDir())
+	t.Setenv(cachedir.Env, t.TempDir())
 	path, err := writeContainerdAppArmorDropIn()
 	if err != nil {
 		t.Fatal(err)

@@ -6,13 +6,12 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-
-	senv "github.com/skewproof/skewproof/suites/env"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
@@ -95,7 +94,7 @@ func etcdBinary(ctx context.Context, p *Progress, tag string) (string, error) {
 
 // pauseBinary builds the project's own pause program.
 func pauseBinary(ctx context.Context, p *Progress) (string, error) {
-	cacheDir, err := senv.ResolveCacheDir()
+	cacheDir, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package clusters
 import (
 	"context"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
 	"github.com/skewproof/skewproof/clusters/internal/image"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // A CRI-O node (NodeImageSpec.Runtime.CRI = CRICRIO) runs CRI-O
@@ -100,7 +100,7 @@ func CRIOBinaries(ctx context.Context, p gobuild.Progress) (map[string]string, e
 // buildPinns compiles CRI-O's pinns (C, in the module's pinns/src) with the
 // host's C compiler, as pinns/Makefile does, into the cache.
 func buildPinns(ctx context.Context, p gobuild.Progress) (string, error) {
-	cacheDir, err := senv.ResolveCacheDir()
+	cacheDir, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
 	}

@@ -5,6 +5,7 @@ package clusters
 import (
 	"context"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // What builds and nodes take on disk on the project's build machine
@@ -159,7 +159,7 @@ func CheckDiskFits(ctx context.Context, b Builds) error {
 	if dockerRoot == "" {
 		dockerRoot = "/var/lib/docker"
 	}
-	cacheDir, err := senv.ResolveCacheDir()
+	cacheDir, err := cachedir.Resolve()
 	if err != nil {
 		return err
 	}

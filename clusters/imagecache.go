@@ -3,12 +3,11 @@ package clusters
 import (
 	"context"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // ListImages describes skewproof's node and base images and its cache.
@@ -22,7 +21,7 @@ func ListImages(ctx context.Context) (string, error) {
 	if out != "" {
 		fmt.Fprintln(&b, out)
 	}
-	if cache, err := senv.ResolveCacheDir(); err == nil {
+	if cache, err := cachedir.Resolve(); err == nil {
 		fmt.Fprintf(&b, "cache: %s (%s)\n", cache, dirSize(cache))
 	}
 	return b.String(), nil
@@ -53,7 +52,7 @@ func PruneImages(ctx context.Context, p *Progress) error {
 		}
 		p.Step("removed %s", ref)
 	}
-	cache, err := senv.ResolveCacheDir()
+	cache, err := cachedir.Resolve()
 	if err != nil {
 		return err
 	}

@@ -3,13 +3,13 @@ package clusters
 import (
 	"context"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os/exec"
 	"path/filepath"
 	"sort"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/image"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // The images other packages build (the node agent's, the conformance
@@ -123,7 +123,7 @@ func HostToolsLayer(ctx context.Context, dir string, tools ...string) (ExtraLaye
 // fill writes into a temporary directory that becomes the entry only when
 // fill succeeds.
 func CacheEntry(ctx context.Context, name string, keyParts []string, fill func(tmp string) error) (string, error) {
-	dir, err := senv.ResolveCacheDir()
+	dir, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
 	}

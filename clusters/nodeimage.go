@@ -3,6 +3,7 @@ package clusters
 import (
 	"context"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +15,6 @@ import (
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
 	"github.com/skewproof/skewproof/clusters/internal/image"
 	"github.com/skewproof/skewproof/clusters/owner"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // A node image is built in three steps, one file each: the component images
@@ -92,7 +92,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		p.Step("node image %s: cached", ref)
 		return ref, nil
 	}
-	cacheDir, err := senv.ResolveCacheDir()
+	cacheDir, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
 	}

@@ -7,13 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/owner"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // ownerRecord is <cache>/clusters/<name>.json, written by Up before it
@@ -38,7 +38,7 @@ type Listed struct {
 }
 
 func ownerPath(name string) (string, error) {
-	dir, err := senv.ResolveCacheDir()
+	dir, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
 	}

@@ -2,20 +2,20 @@ package clusters
 
 import (
 	"encoding/json"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/skewproof/skewproof/clusters/owner"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // A cluster's state comes from its owner record: a live owner uses it, a
 // killed run's (temporary) cluster is left behind with the remedy, one kept
 // on purpose is kept.
 func TestDescribeOwner(t *testing.T) {
-	t.Setenv(senv.CacheDir, t.TempDir())
+	t.Setenv(cachedir.Env, t.TempDir())
 	write := func(name, token string, temporary bool) {
 		path, err := ownerPath(name)
 		if err != nil {

@@ -3,6 +3,7 @@ package clusters
 import (
 	"context"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	senv "github.com/skewproof/skewproof/suites/env"
 
 	"github.com/skewproof/skewproof/skew"
 
@@ -112,7 +111,7 @@ func Preflight(ctx context.Context) Report {
 	} else {
 		add(Check{"apparmor", "not enabled in this kernel", Warn, "AppArmor enforcement specs skip on kind nodes here; add a node that enforces it with --apparmor-node VERSION (User-Mode Linux, see docs/apparmor-node.md)"})
 	}
-	if cache, err := senv.ResolveCacheDir(); err == nil {
+	if cache, err := cachedir.Resolve(); err == nil {
 		add(diskCheck("free disk (image cache "+cache+")", cache))
 	}
 	add(diskCheck("free disk (/var/lib/docker)", "/var/lib/docker"))

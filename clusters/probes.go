@@ -2,11 +2,11 @@ package clusters
 
 import (
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 
 	"github.com/google/renameio/v2"
-	senv "github.com/skewproof/skewproof/suites/env"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 )
 
@@ -67,7 +67,7 @@ func writeKubeadmPatches() (string, error) {
 // directory) and returns its path. The file is replaced atomically, so a
 // cluster coming up at the same time never reads a partial file.
 func writeCacheFile(name, content string) (string, error) {
-	cache, err := senv.ResolveCacheDir()
+	cache, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
 	}

@@ -1,20 +1,19 @@
 package clusters
 
 import (
+	"github.com/skewproof/skewproof/internal/cachedir"
+	corev1 "k8s.io/api/core/v1"
 	"os"
 	"path/filepath"
-	"testing"
-
-	senv "github.com/skewproof/skewproof/suites/env"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+	"testing"
 )
 
 // Each patch is a Pod whose one container is named as its file's target
 // (kubeadm's strategic merge matches containers by name; a wrong name would
 // add a container instead of changing the probe).
 func TestKubeadmPatches(t *testing.T) {
-	t.Setenv(senv.CacheDir, t.TempDir())
+	t.Setenv(cachedir.Env, t.TempDir())
 	dir, err := writeKubeadmPatches()
 	if err != nil {
 		t.Fatal(err)

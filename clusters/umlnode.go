@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	senv "github.com/skewproof/skewproof/suites/env"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +32,7 @@ func AppArmorNodeName(cluster string) string { return cluster + "-uml-worker" }
 // gives, "" for the one skewproof builds (it then checks the build's tools
 // unless the kernel is cached).
 func AppArmorNodeReady(kernel string) error {
-	cache, err := senv.ResolveCacheDir()
+	cache, err := cachedir.Resolve()
 	if err != nil {
 		return err
 	}
@@ -41,7 +40,7 @@ func AppArmorNodeReady(kernel string) error {
 }
 
 func umlStateRoot() (string, error) {
-	dir, err := senv.ResolveCacheDir()
+	dir, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
 	}
@@ -63,7 +62,7 @@ func umlNode(name string) *uml.Node {
 // The caller waits for Ready. On error the node is removed.
 func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kubernetes.Interface, infos []NodeInfo) (err error) {
 	p := o.Progress
-	cache, err := senv.ResolveCacheDir()
+	cache, err := cachedir.Resolve()
 	if err != nil {
 		return err
 	}
@@ -291,7 +290,7 @@ func NodeNames(ctx context.Context, name string) ([]string, error) {
 // AppArmorNodeKernel returns the User-Mode Linux kernel of AppArmor nodes,
 // building it first when it is not cached (minutes, with progress lines).
 func AppArmorNodeKernel(ctx context.Context, p *Progress) (string, error) {
-	cache, err := senv.ResolveCacheDir()
+	cache, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/skew/served"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // TestLauncherStaysSmall keeps the launcher's reason to exist: it links
@@ -94,7 +94,7 @@ func TestLauncher(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds both executables")
 	}
-	t.Setenv(senv.CacheDir, t.TempDir())
+	t.Setenv(cachedir.Env, t.TempDir())
 	path, err := served.CachePath()
 	if err != nil {
 		t.Fatal(err)

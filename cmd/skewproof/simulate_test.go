@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,7 +11,6 @@ import (
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/skew/served"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // withServedCache points the served-versions cache at a temporary file
@@ -19,7 +19,7 @@ import (
 func withServedCache(t *testing.T) *bytes.Buffer {
 	t.Helper()
 	dir := t.TempDir()
-	t.Setenv(senv.CacheDir, dir)
+	t.Setenv(cachedir.Env, dir)
 	path, err := served.CachePath()
 	if err != nil {
 		t.Fatal(err)

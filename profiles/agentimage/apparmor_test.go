@@ -3,19 +3,18 @@ package agentimage
 import (
 	"context"
 	"errors"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // A build host without apt/dpkg cannot provide the package: the error says
 // so (ErrNoAppArmorPackage), and the agent image is built without the layer.
 func TestAppArmorParserLayerWithoutPackageManager(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	t.Setenv(senv.CacheDir, t.TempDir())
+	t.Setenv(cachedir.Env, t.TempDir())
 	_, err := AppArmorParserLayer(context.Background())
 	if !errors.Is(err, ErrNoAppArmorPackage) || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("err = %v, want ErrNoAppArmorPackage naming the missing tool", err)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,7 +21,6 @@ import (
 
 	"github.com/hashicorp/go-version"
 	"github.com/skewproof/skewproof/skew"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // KubernetesModule is the module whose served versions bound what skewproof
@@ -44,7 +44,7 @@ var lister = listFromProxy
 
 // CachePath returns the path of the served-versions cache file.
 func CachePath() (string, error) {
-	d, err := senv.ResolveCacheDir()
+	d, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
 	}

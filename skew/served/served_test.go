@@ -3,13 +3,13 @@ package served
 import (
 	"context"
 	"errors"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/skewproof/skewproof/skew"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // servedForTest is the served list of ENVIRONMENT.md ("Sources").
@@ -33,7 +33,7 @@ func fakeLister(t *testing.T, list []string, err error) *int {
 
 func TestVersionsCachesAndWorksOffline(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(senv.CacheDir, dir)
+	t.Setenv(cachedir.Env, dir)
 	calls := fakeLister(t, append([]string{"v1.37.0-alpha.1", "v1.13.0"}, servedForTest...), nil)
 
 	vs, err := Versions(context.Background())
@@ -62,7 +62,7 @@ func TestVersionsCachesAndWorksOffline(t *testing.T) {
 }
 
 func TestVersionsNoCacheNoNetwork(t *testing.T) {
-	t.Setenv(senv.CacheDir, t.TempDir())
+	t.Setenv(cachedir.Env, t.TempDir())
 	fakeLister(t, nil, errors.New("dial tcp: network is unreachable"))
 	_, err := Versions(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "network is unreachable") || !strings.Contains(err.Error(), "cache file") {
@@ -72,7 +72,7 @@ func TestVersionsNoCacheNoNetwork(t *testing.T) {
 
 func TestVersionsCorruptCache(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(senv.CacheDir, dir)
+	t.Setenv(cachedir.Env, dir)
 	fakeLister(t, servedForTest, nil)
 	if err := os.WriteFile(filepath.Join(dir, cacheFile), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestVersionsCorruptCache(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	t.Setenv(senv.CacheDir, t.TempDir())
+	t.Setenv(cachedir.Env, t.TempDir())
 	fakeLister(t, servedForTest, nil)
 	ctx := context.Background()
 	if err := Check(ctx, skew.MustParseVersion("1.34.4")); err != nil {

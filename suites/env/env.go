@@ -4,12 +4,6 @@
 // the runner sets them and the suites read them.
 package env
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-)
-
 const (
 	// Kubeconfig is the kubeconfig of the cluster under test (required to
 	// run specs; without it and without Nodes the binary skips).
@@ -64,9 +58,6 @@ const (
 	// kubelet specs are reported fail (OwnCluster) or skip with the reason.
 	// Unset: the suites check the nodes' Ready condition themselves.
 	UntestableNodes = "SKEWPROOF_UNTESTABLE_NODES"
-	// CacheDir is where skewproof keeps its caches (default
-	// $XDG_CACHE_HOME/skewproof).
-	CacheDir = "SKEWPROOF_CACHE_DIR"
 )
 
 // RunLabel is the label every namespace and object of a run carries, with
@@ -75,26 +66,3 @@ const RunLabel = "skewproof.io/run"
 
 // Prefix is what every name above begins with.
 const Prefix = "SKEWPROOF_"
-
-// ResolveCacheDir returns the one directory skewproof keeps its caches in
-// (built binaries, image archives, the served-versions list): $CacheDir if
-// set, else <user cache dir>/skewproof, as an absolute path, created if it
-// does not exist.
-func ResolveCacheDir() (string, error) {
-	d := os.Getenv(CacheDir)
-	if d == "" {
-		u, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("finding the user cache directory: %w; set %s", err, CacheDir)
-		}
-		d = filepath.Join(u, "skewproof")
-	}
-	dir, err := filepath.Abs(d)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("creating the cache directory %s: %w (set %s)", dir, err, CacheDir)
-	}
-	return dir, nil
-}

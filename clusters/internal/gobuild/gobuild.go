@@ -7,6 +7,7 @@ package gobuild
 import (
 	"context"
 	"fmt"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"os/exec"
 	"path"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
-	senv "github.com/skewproof/skewproof/suites/env"
 	"golang.org/x/mod/modfile"
 )
 
@@ -143,7 +143,7 @@ func env(cgo bool) []string {
 // Build builds the set into <cache>/bin/<module-base>-<version>-<key>/
 // and returns that directory; a complete earlier build is reused.
 func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
-	cacheDir, err := senv.ResolveCacheDir()
+	cacheDir, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
 	}

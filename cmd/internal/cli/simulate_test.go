@@ -3,19 +3,19 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/skewproof/skewproof/skew/served"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // simulate runs 'skewproof simulate args' with a served-versions cache of
 // its own (no network) and returns what it printed and its error.
 func simulate(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	t.Setenv(senv.CacheDir, t.TempDir())
+	t.Setenv(cachedir.Env, t.TempDir())
 	path, err := served.CachePath()
 	if err != nil {
 		t.Fatal(err)
