@@ -3,7 +3,6 @@ package clusters
 import (
 	"context"
 	"fmt"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"

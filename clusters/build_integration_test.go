@@ -5,13 +5,14 @@ package clusters
 import (
 	"bytes"
 	"context"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 )
 
 // watchWriter records what a Progress prints and closes seen once a line

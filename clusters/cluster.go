@@ -14,11 +14,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skewproof/skewproof/clusters/kubeclient"
-	"github.com/skewproof/skewproof/skew"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
 	kindlog "sigs.k8s.io/kind/pkg/log"
+
+	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // KubeletVersionLabel is set on every node to the version of its kubelet.
@@ -238,7 +239,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	cfg.Name = o.Name
 	cfg.Networking.APIServerAddress = "127.0.0.1"
 	cfg.Networking.DisableDefaultCNI = true
-	cpVersion := "v" + trimV(o.APIServer)
+	cpVersion := "v" + skew.BareVersion(o.APIServer)
 	cfg.Nodes = []v1alpha4.Node{{
 		Role:   v1alpha4.ControlPlaneRole,
 		Image:  images[Worker{}],
@@ -248,7 +249,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{
 			Role:   v1alpha4.WorkerRole,
 			Image:  images[w],
-			Labels: runtimeLabels(ctx, images[w], map[string]string{KubeletVersionLabel: "v" + trimV(w.Kubelet)}),
+			Labels: runtimeLabels(ctx, images[w], map[string]string{KubeletVersionLabel: "v" + skew.BareVersion(w.Kubelet)}),
 		})
 	}
 	if len(o.FeatureGates) > 0 {

@@ -2,12 +2,13 @@ package clusters
 
 import (
 	"encoding/json"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 )
 
 func TestParseImageRef(t *testing.T) {

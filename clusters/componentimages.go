@@ -6,12 +6,14 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/skew"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
@@ -40,7 +42,7 @@ func parseImageRef(s string) imageRef {
 
 // kubeadmImages asks kubeadm which images a cluster of its version needs.
 func kubeadmImages(ctx context.Context, kubeadm, version string) ([]imageRef, error) {
-	out, err := exec.CommandContext(ctx, kubeadm, "config", "images", "list", "--kubernetes-version", "v"+trimV(version)).Output()
+	out, err := exec.CommandContext(ctx, kubeadm, "config", "images", "list", "--kubernetes-version", "v"+skew.BareVersion(version)).Output()
 	if err != nil {
 		return nil, fmt.Errorf("kubeadm config images list: %w", err)
 	}
@@ -62,7 +64,7 @@ var busyboxTagRe = regexp.MustCompile(`configs\[BusyBox\]\s*=\s*Config\{[^,]+,\s
 // e2eBusyBoxRef is the busybox image name the e2e framework of version v asks
 // for (test/utils/image/manifest.go).
 func e2eBusyBoxRef(ctx context.Context, v string) (string, error) {
-	dir, err := gobuild.ModuleDir(ctx, "k8s.io/kubernetes", "v"+trimV(v))
+	dir, err := gobuild.ModuleDir(ctx, "k8s.io/kubernetes", "v"+skew.BareVersion(v))
 	if err != nil {
 		return "", err
 	}
@@ -140,7 +142,7 @@ func binaryImage(dir, ref, bin, inImage string, entrypoint []string, extra ...im
 // and the busybox test image, from the binaries in cpBin and the layers of
 // the base image; pause is the sandbox image's reference.
 func componentImages(ctx context.Context, p *Progress, work string, spec NodeImageSpec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
-	cp := "v" + trimV(spec.ControlPlane)
+	cp := "v" + skew.BareVersion(spec.ControlPlane)
 	refs, err := kubeadmImages(ctx, filepath.Join(cpBin, "kubeadm"), cp)
 	if err != nil {
 		return nil, "", err

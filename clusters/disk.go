@@ -5,12 +5,14 @@ package clusters
 import (
 	"context"
 	"fmt"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/skew"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 )
@@ -56,7 +58,7 @@ func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebui
 	}
 	seen := map[string]bool{}
 	version := func(v string, controlPlane bool) {
-		v = trimV(v)
+		v = skew.BareVersion(v)
 		if seen[v] {
 			return
 		}

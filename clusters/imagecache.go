@@ -3,11 +3,12 @@ package clusters
 import (
 	"context"
 	"fmt"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 )
 
 // ListImages describes skewproof's node and base images and its cache.

@@ -3,10 +3,11 @@ package clusters
 import (
 	"context"
 	"fmt"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os/exec"
 	"path/filepath"
 	"sort"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/image"

@@ -3,11 +3,13 @@ package clusters
 import (
 	"context"
 	"fmt"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/skew"
 
 	"golang.org/x/sync/errgroup"
 
@@ -47,15 +49,15 @@ func (s NodeImageSpec) kubelet() string {
 // (kubelet at the control-plane version), which also holds the images of the
 // control-plane components.
 func (s NodeImageSpec) IsControlPlane() bool {
-	return trimV(s.kubelet()) == trimV(s.ControlPlane) && s.Runtime.IsDefault()
+	return skew.BareVersion(s.kubelet()) == skew.BareVersion(s.ControlPlane) && s.Runtime.IsDefault()
 }
 
 // Tag is the human part of the image name, e.g. v1.37.2-kubelet-v1.34.4,
 // or v1.37.2-kubelet-v1.34.4-containerd2-crun with another runtime.
 func (s NodeImageSpec) Tag() string {
-	t := "v" + trimV(s.ControlPlane)
+	t := "v" + skew.BareVersion(s.ControlPlane)
 	if !s.IsControlPlane() {
-		t += "-kubelet-v" + trimV(s.kubelet())
+		t += "-kubelet-v" + skew.BareVersion(s.kubelet())
 	}
 	if !s.Runtime.IsDefault() {
 		t += "-" + s.Runtime.cri() + "-" + s.Runtime.oci()
@@ -106,7 +108,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 		return ref, nil
 	}
 	p.Step("building node image %s", ref)
-	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
+	cp, kl := "v"+skew.BareVersion(spec.ControlPlane), "v"+skew.BareVersion(spec.kubelet())
 	cpNames := []string{"kubeadm", "kubectl", "kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"}
 	// The base image (debootstrap: mostly the network and the disk) is
 	// built while the binaries compile (the cores); the first error stops
@@ -124,7 +126,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 			return err
 		}
 		kubeletPath = filepath.Join(cpBin, "kubelet")
-		if trimV(spec.kubelet()) != trimV(spec.ControlPlane) {
+		if skew.BareVersion(spec.kubelet()) != skew.BareVersion(spec.ControlPlane) {
 			klBin, err := gobuild.KubernetesBinaries(gctx, p, kl, "kubelet")
 			if err != nil {
 				return err
@@ -182,7 +184,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 // nodeImageRef is the reference of spec's node image on base, with oci its
 // OCI runtime, and its key.
 func nodeImageRef(base *baseImage, spec NodeImageSpec, oci ociRuntime) (ref, key string) {
-	cp, kl := "v"+trimV(spec.ControlPlane), "v"+trimV(spec.kubelet())
+	cp, kl := "v"+skew.BareVersion(spec.ControlPlane), "v"+skew.BareVersion(spec.kubelet())
 	parts := []string{"node", nodeImageRevision, base.Key, cp, kl, containerdConfig("", oci), closedRegistryHosts, defaultStorageManifest, iptablesModeWrapper}
 	for _, r := range restrictedRuntimes {
 		parts = append(parts, r.binary, r.script(oci.nodePath))
@@ -210,5 +212,3 @@ func buildDir(cacheDir, prefix string) (string, error) {
 	owner.SweepDir(cacheDir, prefix)
 	return os.MkdirTemp(cacheDir, prefix+owner.Token()+"-")
 }
-
-func trimV(v string) string { return strings.TrimPrefix(v, "v") }

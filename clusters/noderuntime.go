@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/skewproof/skewproof/skew"
 )
 
 // NodeRuntime is the container runtime of a worker: the CRI runtime its
@@ -76,7 +78,7 @@ type Worker struct {
 // String is the worker in the --kubelets grammar: "1.37.2", "1.37.2+crun",
 // "1.37.2@containerd+runc".
 func (w Worker) String() string {
-	s := trimV(w.Kubelet)
+	s := skew.BareVersion(w.Kubelet)
 	if w.Runtime.CRI != "" && w.Runtime.CRI != CRIContainerd {
 		s += "@" + w.Runtime.CRI
 	}

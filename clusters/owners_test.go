@@ -2,11 +2,12 @@ package clusters
 
 import (
 	"encoding/json"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 
 	"github.com/skewproof/skewproof/clusters/owner"
 )

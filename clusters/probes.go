@@ -2,9 +2,10 @@ package clusters
 
 import (
 	"fmt"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 
 	"github.com/google/renameio/v2"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"

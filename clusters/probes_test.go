@@ -1,12 +1,14 @@
 package clusters
 
 import (
-	"github.com/skewproof/skewproof/internal/cachedir"
-	corev1 "k8s.io/api/core/v1"
 	"os"
 	"path/filepath"
-	"sigs.k8s.io/yaml"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 )
 
 // Each patch is a Pod whose one container is named as its file's target

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/skew"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,7 +105,7 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 	}
 	cfg := uml.Config{
 		Name: AppArmorNodeName(o.Name), Cluster: o.Name, Disk: disk, Kernel: kernel,
-		Labels: runtimeLabels(ctx, image, map[string]string{KubeletVersionLabel: "v" + trimV(o.AppArmorNode), AppArmorKernelLabel: "true"}),
+		Labels: runtimeLabels(ctx, image, map[string]string{KubeletVersionLabel: "v" + skew.BareVersion(o.AppArmorNode), AppArmorKernelLabel: "true"}),
 		// Docker names a network's bridge br-<id> unless an option says.
 		Bridge: "br-" + nw.ID[:12],
 	}
@@ -130,7 +132,7 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 	if err != nil {
 		return err
 	}
-	p.Step("booting AppArmor node %s: User-Mode Linux (%s, %d CPUs), kubelet v%s, on %s", cfg.Name, kernel, uml.Features(kernel).CPUs(), trimV(o.AppArmorNode), cfg.Bridge)
+	p.Step("booting AppArmor node %s: User-Mode Linux (%s, %d CPUs), kubelet v%s, on %s", cfg.Name, kernel, uml.Features(kernel).CPUs(), skew.BareVersion(o.AppArmorNode), cfg.Bridge)
 	n, err := uml.Boot(ctx, root, cfg)
 	if err != nil {
 		return err

@@ -188,12 +188,12 @@ func describeRuntime(h HostFacts) string {
 	}
 	s := h.Runtime
 	if h.RuntimeVersion != "" {
-		s += " v" + strings.TrimPrefix(h.RuntimeVersion, "v")
+		s += " v" + BareVersion(h.RuntimeVersion)
 	}
 	if h.OCIRuntime != "" {
 		s += " with " + h.OCIRuntime
 		if h.OCIRuntimeVersion != "" {
-			s += " v" + strings.TrimPrefix(h.OCIRuntimeVersion, "v")
+			s += " v" + BareVersion(h.OCIRuntimeVersion)
 		}
 	}
 	return s

@@ -26,12 +26,28 @@ func ParseVersion(s string) (*version.Version, error) {
 	if !fullVersionRE.MatchString(t) {
 		return nil, fmt.Errorf("malformed version %q: want MAJOR.MINOR.PATCH such as 1.37.2 or v1.37.2", s)
 	}
-	v, err := version.NewVersion(strings.TrimPrefix(t, "v"))
+	v, err := version.NewVersion(BareVersion(t))
 	if err != nil {
 		return nil, fmt.Errorf("malformed version %q: %v; want MAJOR.MINOR.PATCH such as 1.37.2", s, err)
 	}
 	return v, nil
 }
+
+// ParseReleaseVersion parses a version as nodes, /version and run records
+// state it ("v1.37.2", "v1.37.2-rc.0+abc", "v1.34.4+k3s1") as the release
+// it is of.
+func ParseReleaseVersion(s string) (*version.Version, error) {
+	s = BareVersion(s)
+	if i := strings.IndexAny(s, "-+"); i >= 0 {
+		s = s[:i]
+	}
+	return ParseVersion(s)
+}
+
+// BareVersion is a version as skewproof writes it in names, flags and
+// image tags: without surrounding space and the leading "v" ("v1.37.2" →
+// "1.37.2"). It does not check the version.
+func BareVersion(s string) string { return strings.TrimPrefix(strings.TrimSpace(s), "v") }
 
 // MustParseVersion is ParseVersion for constants; it panics on error.
 func MustParseVersion(s string) *version.Version {

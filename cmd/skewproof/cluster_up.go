@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/skew"
 )
 
 func newClusterUpCmd() *cobra.Command {
@@ -22,7 +22,7 @@ func newClusterUpCmd() *cobra.Command {
 		Short: "create a kind cluster: control plane at --apiserver, one worker per --kubelets version",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			apiserver = strings.TrimPrefix(apiserver, "v")
+			apiserver = skew.BareVersion(apiserver)
 			gates, err := featureGates(gateArgs)
 			if err != nil {
 				return err
@@ -123,7 +123,7 @@ func checkAppArmorNode(ctx context.Context, apiserver, v, kernel string, vendor 
 	if err != nil {
 		return w, usagef("--apparmor-node %v", err)
 	}
-	w.Kubelet = strings.TrimPrefix(w.Kubelet, "v")
+	w.Kubelet = skew.BareVersion(w.Kubelet)
 	if err := checkPair(ctx, apiserver, []string{w.Kubelet}, true); err != nil {
 		return w, fmt.Errorf("--apparmor-node: %w", err)
 	}

@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles"
+	"github.com/skewproof/skewproof/skew"
 )
 
 func newImagesCmd() *cobra.Command {
@@ -38,9 +38,9 @@ func newImagesBuildCmd() *cobra.Command {
 		Short: "build a node image offline (--kubernetes X.Y.Z [--kubelet A.B.C])",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			kl := strings.TrimPrefix(kubelet, "v")
+			kl := skew.BareVersion(kubelet)
 			if kl == "" {
-				kl = strings.TrimPrefix(k8s, "v")
+				kl = skew.BareVersion(k8s)
 			}
 			if err := checkPair(ctx, k8s, []string{kl}, true); err != nil {
 				return err
@@ -53,7 +53,7 @@ func newImagesBuildCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if kl == strings.TrimPrefix(k8s, "v") {
+			if kl == skew.BareVersion(k8s) {
 				b, err = clusters.PlanBuilds(ctx, k8s, nil, nil)
 				if err != nil {
 					return err
@@ -64,7 +64,7 @@ func newImagesBuildCmd() *cobra.Command {
 				return usagef("%v", err)
 			}
 			p := clusters.NewProgress(os.Stderr)
-			ref, err := clusters.BuildNodeImage(ctx, p, clusters.NodeImageSpec{ControlPlane: strings.TrimPrefix(k8s, "v"), Kubelet: kl})
+			ref, err := clusters.BuildNodeImage(ctx, p, clusters.NodeImageSpec{ControlPlane: skew.BareVersion(k8s), Kubelet: kl})
 			if err != nil {
 				return err
 			}

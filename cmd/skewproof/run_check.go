@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/runner"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // check validates and completes the options of 'skewproof run' before
@@ -104,7 +104,7 @@ func checkKubeconfig(path string) error {
 
 // checkNewCluster checks the versions, name and gates of a new cluster.
 func (o *runOptions) checkNewCluster(ctx context.Context) error {
-	o.apiserver = strings.TrimPrefix(o.apiserver, "v")
+	o.apiserver = skew.BareVersion(o.apiserver)
 	if len(o.kubelets) == 0 {
 		o.kubelets = []string{o.apiserver}
 	}

@@ -44,7 +44,7 @@ func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, strings.TrimPrefix(f, "v"))
+			out = append(out, skew.BareVersion(f))
 		}
 	}
 	return out
@@ -66,7 +66,7 @@ func featureGates(values []string) (map[string]bool, error) {
 // kubelets) accepts the gates.
 func checkGates(gates map[string]bool, apiserver string, kubelets []string) error {
 	for _, v := range append([]string{apiserver}, kubelets...) {
-		ver, err := skew.ParseVersion(strings.TrimPrefix(v, "v"))
+		ver, err := skew.ParseVersion(skew.BareVersion(v))
 		if err != nil {
 			continue // reported by the version checks
 		}
@@ -87,7 +87,7 @@ func nodeImages(values []string) map[string]string {
 	m := map[string]string{}
 	for _, s := range values {
 		if k, v, ok := strings.Cut(s, "="); ok && !strings.Contains(k, "/") && !strings.Contains(k, ":") {
-			m[strings.TrimPrefix(k, "v")] = v
+			m[skew.BareVersion(k)] = v
 		} else {
 			m[""] = s
 		}
@@ -150,7 +150,7 @@ func parseWorkers(entries, ociArgs []string, matrixList string) (workerArgs, err
 		if err != nil {
 			return w, usagef("--kubelets %v", err)
 		}
-		w.kubelets = append(w.kubelets, strings.TrimPrefix(wk.Kubelet, "v"))
+		w.kubelets = append(w.kubelets, skew.BareVersion(wk.Kubelet))
 		w.runtimes = append(w.runtimes, wk.Runtime)
 		used[wk.Runtime.OCI] = true
 		custom = custom || !wk.Runtime.IsDefault()

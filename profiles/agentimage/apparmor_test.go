@@ -3,11 +3,12 @@ package agentimage
 import (
 	"context"
 	"errors"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 )
 
 // A build host without apt/dpkg cannot provide the package: the error says

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // Names of the files of a bundle.
@@ -336,5 +337,5 @@ func vprefix(s string) string {
 	if s == "" {
 		return "unknown"
 	}
-	return "v" + strings.TrimPrefix(s, "v")
+	return "v" + skew.BareVersion(s)
 }

@@ -27,16 +27,6 @@ type kubeletGroup struct {
 	nodes          []string
 }
 
-// cleanVersion parses a recorded version such as "v1.34.4" or
-// "v1.34.4+k3s1" as its release version.
-func cleanVersion(s string) (*version.Version, error) {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
-	if i := strings.IndexAny(s, "-+"); i >= 0 {
-		s = s[:i]
-	}
-	return skew.ParseVersion(s)
-}
-
 // kubeletGroups groups the record's worker nodes (all nodes when none is a
 // worker) by kubelet version and host facts.
 func kubeletGroups(rec reports.Record) []*kubeletGroup {
@@ -53,7 +43,7 @@ func kubeletGroups(rec reports.Record) []*kubeletGroup {
 	byKey := map[string]*kubeletGroup{}
 	for _, n := range nodes {
 		g := kubeletGroup{kubelet: n.Kubelet, host: skew.HostFacts{Seccomp: true, Runtime: "containerd"}}
-		g.version, _ = cleanVersion(n.Kubelet)
+		g.version, _ = skew.ParseReleaseVersion(n.Kubelet)
 		if rt, _, _ := strings.Cut(n.ContainerRuntime, "://"); rt != "" {
 			g.host.Runtime = rt
 		}
@@ -122,7 +112,7 @@ func writeOracle(w io.Writer, rec reports.Record) error {
 	fmt.Fprintln(w, "and host. A verdict in junit_01.xml compares what a spec observed with these expectations")
 	fmt.Fprintln(w, "(`pass`: as the KEP plans; `deviation`: as the upstream release does where it differs from the plan).")
 	fmt.Fprintln(w)
-	apiserver, aerr := cleanVersion(rec.APIServer)
+	apiserver, aerr := skew.ParseReleaseVersion(rec.APIServer)
 	groups := kubeletGroups(rec)
 	if aerr != nil {
 		fmt.Fprintf(w, "No rule evaluated: the kube-apiserver version of %s is not a release version: %v.\n\n", RecordFile, aerr)

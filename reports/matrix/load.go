@@ -12,11 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/onsi/ginkgo/v2/reporters"
 
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // PropRun names the run a test suite of a merged JUnit file came from; a
@@ -171,13 +171,11 @@ func uniqueNames(runs []Run) {
 func (r Run) apiserverOf() string {
 	for _, res := range r.Results {
 		if res.APIServer != "" {
-			return trimV(res.APIServer)
+			return skew.BareVersion(res.APIServer)
 		}
 	}
 	if r.Record != nil {
-		return trimV(r.Record.APIServer)
+		return skew.BareVersion(r.Record.APIServer)
 	}
 	return ""
 }
-
-func trimV(v string) string { return strings.TrimPrefix(strings.TrimSpace(v), "v") }

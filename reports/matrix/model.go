@@ -140,17 +140,17 @@ func Build(runs []Run) Report {
 		var kubelets []node
 		seen := map[node]bool{}
 		for _, r := range run.Results {
-			if k := (node{trimV(r.Kubelet), runtimeOf(r)}); k.kubelet != "" && !seen[k] {
+			if k := (node{skew.BareVersion(r.Kubelet), runtimeOf(r)}); k.kubelet != "" && !seen[k] {
 				seen[k] = true
 				kubelets = append(kubelets, k)
 			}
 		}
 		for _, r := range run.Results {
-			rapi := trimV(r.APIServer)
+			rapi := skew.BareVersion(r.APIServer)
 			if rapi == "" {
 				rapi = api
 			}
-			scope, ks := "kubelet", []node{{trimV(r.Kubelet), runtimeOf(r)}}
+			scope, ks := "kubelet", []node{{skew.BareVersion(r.Kubelet), runtimeOf(r)}}
 			if ks[0].kubelet == "" {
 				scope, ks = "apiserver", kubelets
 				if len(ks) == 0 {

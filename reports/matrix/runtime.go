@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/skewproof/skewproof/skew"
 )
 
 // RuntimeMatches says whether a pair's runtime ("containerd/1.7.24+runc/1.1.15")
@@ -27,7 +29,7 @@ func part(have, sel string) bool {
 	if sname == "" || !strings.EqualFold(name, sname) {
 		return false
 	}
-	sver = strings.TrimPrefix(sver, "v")
+	sver = skew.BareVersion(sver)
 	return sver == "" || ver == sver || strings.HasPrefix(ver, sver+".")
 }
 

@@ -67,7 +67,7 @@ func Summarize(rep Report) Summary {
 		}
 		seen := map[string]bool{}
 		for _, res := range r.Results {
-			if k := trimV(res.Kubelet); k != "" && !seen[k] {
+			if k := skew.BareVersion(res.Kubelet); k != "" && !seen[k] {
 				seen[k] = true
 				rs.Kubelets = append(rs.Kubelets, k)
 			}

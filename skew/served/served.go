@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,7 +18,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/cachedir"
+
 	"github.com/hashicorp/go-version"
+
 	"github.com/skewproof/skewproof/skew"
 )
 

@@ -3,11 +3,12 @@ package served
 import (
 	"context"
 	"errors"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 
 	"github.com/skewproof/skewproof/skew"
 )

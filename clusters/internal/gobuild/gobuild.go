@@ -7,7 +7,6 @@ package gobuild
 import (
 	"context"
 	"fmt"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"os"
 	"os/exec"
 	"path"
@@ -16,9 +15,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/skew"
+
+	"golang.org/x/mod/modfile"
+
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
-	"golang.org/x/mod/modfile"
 )
 
 // Progress reports the steps of a build (clusters.Progress).
@@ -285,7 +288,7 @@ func stagingDirectives(gomod []byte, v string) (replaces, requires map[string]st
 	if err != nil {
 		return nil, nil, err
 	}
-	staging := "v0." + strings.SplitN(trimV(v), ".", 2)[1]
+	staging := "v0." + strings.SplitN(skew.BareVersion(v), ".", 2)[1]
 	replaces, requires = map[string]string{}, map[string]string{}
 	for _, r := range f.Replace {
 		if strings.HasPrefix(r.New.Path, "./staging/") {
@@ -326,12 +329,12 @@ func ModuleDir(ctx context.Context, module, version string) (string, error) {
 // kubernetesLDFlags stamps the version into the binaries as the upstream
 // release build does; without it they report a placeholder version.
 func kubernetesLDFlags(v string) string {
-	parts := strings.SplitN(trimV(v), ".", 3)
+	parts := strings.SplitN(skew.BareVersion(v), ".", 3)
 	var b strings.Builder
 	b.WriteString("-s -w")
 	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
 		fmt.Fprintf(&b, " -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean -X %s.buildDate=1970-01-01T00:00:00Z",
-			pkg, "v"+trimV(v), pkg, parts[0], pkg, parts[1], pkg, pkg)
+			pkg, "v"+skew.BareVersion(v), pkg, parts[0], pkg, parts[1], pkg, pkg)
 	}
 	return b.String()
 }
@@ -339,7 +342,7 @@ func kubernetesLDFlags(v string) string {
 // KubernetesBinaries builds the named commands (kubelet, kubeadm, ...) of
 // k8s.io/kubernetes at version v and returns the directory holding them.
 func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...string) (string, error) {
-	reps, reqs, err := kubernetesStaging(ctx, "v"+trimV(v))
+	reps, reqs, err := kubernetesStaging(ctx, "v"+skew.BareVersion(v))
 	if err != nil {
 		return "", err
 	}
@@ -349,12 +352,10 @@ func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...stri
 	}
 	return Build(ctx, p, ProgramSet{
 		Module:   "k8s.io/kubernetes",
-		Version:  "v" + trimV(v),
+		Version:  "v" + skew.BareVersion(v),
 		Replaces: reps,
 		Requires: reqs,
 		Programs: progs,
 		LDFlags:  kubernetesLDFlags(v),
 	})
 }
-
-func trimV(v string) string { return strings.TrimPrefix(v, "v") }

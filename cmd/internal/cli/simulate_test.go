@@ -3,10 +3,11 @@ package cli
 import (
 	"bytes"
 	"errors"
-	"github.com/skewproof/skewproof/internal/cachedir"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/internal/cachedir"
 
 	"github.com/skewproof/skewproof/skew/served"
 )

@@ -100,22 +100,12 @@ func configureFramework(kubeconfig string) {
 	tc.CreateTestingNS = createTestingNS
 }
 
-// CleanVersion parses a Kubernetes version as nodes and /version report it
-// ("v1.37.2", "v1.37.2-rc.0+abc").
-func CleanVersion(s string) (*version.Version, error) {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
-	if i := strings.IndexAny(s, "-+"); i >= 0 {
-		s = s[:i]
-	}
-	return skew.ParseVersion(s)
-}
-
 func fakeEnv(apiserver, nodes string) error {
 	var err error
 	if apiserver == "" {
 		apiserver = "1.37.2"
 	}
-	if Env.APIServer, err = CleanVersion(apiserver); err != nil {
+	if Env.APIServer, err = skew.ParseReleaseVersion(apiserver); err != nil {
 		return err
 	}
 	for _, f := range strings.Split(nodes, ",") {
@@ -123,7 +113,7 @@ func fakeEnv(apiserver, nodes string) error {
 		if !ok {
 			return fmt.Errorf("%s: want name=version, got %q", senv.Nodes, f)
 		}
-		v, err := CleanVersion(ver)
+		v, err := skew.ParseReleaseVersion(ver)
 		if err != nil {
 			return err
 		}
@@ -173,7 +163,7 @@ func discover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("asking the API server its version: %w", err)
 	}
-	if Env.APIServer, err = CleanVersion(sv.GitVersion); err != nil {
+	if Env.APIServer, err = skew.ParseReleaseVersion(sv.GitVersion); err != nil {
 		return err
 	}
 	nl, err := Env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -190,7 +180,7 @@ func discover(ctx context.Context) error {
 		if l := n.Labels[clusters.KubeletVersionLabel]; l != "" && kv == "" {
 			kv = l
 		}
-		v, err := CleanVersion(kv)
+		v, err := skew.ParseReleaseVersion(kv)
 		if err != nil {
 			return fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
 		}
