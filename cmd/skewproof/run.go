@@ -64,7 +64,7 @@ func newRunCmd() *cobra.Command {
 	fs.BoolVar(&o.parallel, "parallel", true, "run the suites at the same time, each in concurrent processes (the API server rules in one, each worker's kubelet rules in others); false: one suite after the other")
 	fs.StringVar(&o.ids, "ids", "", "comma-separated catalogue ids to run, e.g. seccomp/kubelet/enforce,seccomp/failure/row-4 (ANDed with --label-filter)")
 	fs.StringVar(&o.rerun, "rerun-failed", "", "a JUnit file of an earlier run: run only the specs that failed there, on the nodes they failed on")
-	fs.StringVar(&o.suiteList, "suites", "seccomp,apparmor", "comma-separated suites to run one after the other: "+strings.Join(runner.Suites, ", "))
+	fs.StringVar(&o.suiteList, "suites", "seccomp,apparmor", "comma-separated suites to run (at the same time with --parallel, else one after the other): "+strings.Join(runner.Suites, ", "))
 	fs.StringVar(&o.suiteBinary, "suite-binary", "", "the e2e binary (default: "+runner.SuiteBinaryName+" beside this executable, as 'make build' puts it)")
 	fs.BoolVar(&o.buildSuites, "build-suites", false, "compile the e2e binary from the source tree with 'go test -c "+runner.SuitePackage+"' (development; needs Go)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "limit for the suite run")
