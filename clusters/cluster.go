@@ -41,16 +41,10 @@ type UpOptions struct {
 	// NodeImages maps a kubelet version ("" for the control plane) to a
 	// prebuilt node image; versions not in the map are built offline.
 	NodeImages map[string]string
-	// CgroupV1 patches the kubelet configuration (failCgroupV1: false) so
-	// kubelets from v1.35 on start on a cgroup v1 host.
-	CgroupV1 bool
 	// FeatureGates are set on every component of every node (kind's
 	// cluster-wide featureGates: kube-apiserver, controller-manager,
 	// scheduler and kubelets), e.g. AppArmor=false on a v1.30 cluster.
 	FeatureGates map[string]bool
-	// AppArmorHost makes the host's AppArmor visible to the nodes' runtimes
-	// (nodeAppArmorMounts); set it when the host kernel has AppArmor.
-	AppArmorHost bool
 	// AppArmorNode, when set, is the kubelet version of one more worker
 	// whose kernel is User-Mode Linux with AppArmor enabled (the worker
 	// image of that version on a UML kernel, joined with kubeadm), for hosts
@@ -255,8 +249,13 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	if len(o.FeatureGates) > 0 {
 		cfg.FeatureGates = o.FeatureGates
 	}
+	// The host's facts, read here once: on a cgroup v1 host the kubelets
+	// are configured with failCgroupV1: false (kubelets from v1.35 on
+	// refuse cgroup v1 otherwise); on a host with AppArmor the nodes'
+	// runtimes see it (nodeAppArmorMounts).
+	host := DetectHost()
 	var dropIn string
-	if o.AppArmorHost {
+	if host.AppArmor {
 		var err error
 		if dropIn, err = writeContainerdAppArmorDropIn(); err != nil {
 			return nil, err
@@ -268,13 +267,13 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	}
 	cfg.Nodes[0].ExtraMounts = append(cfg.Nodes[0].ExtraMounts, kubeadmPatchesMount(patches))
 	for i := range cfg.Nodes {
-		if o.AppArmorHost {
+		if host.AppArmor {
 			cfg.Nodes[i].ExtraMounts = append(cfg.Nodes[i].ExtraMounts, nodeAppArmorMounts(dropIn)...)
 		}
 		v1alpha4.SetDefaultsNode(&cfg.Nodes[i])
 	}
 	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, controllerManagerPatch, noCoreDNSPatch, kubeadmPatchesConfig)
-	if o.CgroupV1 {
+	if host.CgroupVersion == 1 {
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches,
 			"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\n")
 	}

@@ -34,8 +34,7 @@ func TestIntegrationContainerd2Worker(t *testing.T) {
 	p := clusters.NewProgress(os.Stderr)
 	_, err := clusters.Up(ctx, clusters.UpOptions{
 		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig,
-		Runtimes: []clusters.NodeRuntime{{CRI: clusters.CRIContainerd2}},
-		CgroupV1: clusters.DetectHost().CgroupVersion == 1, Progress: p,
+		Runtimes: []clusters.NodeRuntime{{CRI: clusters.CRIContainerd2}}, Progress: p,
 	})
 	if err != nil {
 		t.Fatalf("cluster up: %v", err)

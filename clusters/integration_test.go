@@ -45,8 +45,7 @@ func TestIntegrationMixedCluster(t *testing.T) {
 	kubeconfig := t.TempDir() + "/kubeconfig"
 	p := clusters.NewProgress(os.Stderr)
 	c, err := clusters.Up(ctx, clusters.UpOptions{
-		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig,
-		CgroupV1: clusters.DetectHost().CgroupVersion == 1, Progress: p,
+		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig, Progress: p,
 	})
 	if err != nil {
 		t.Fatalf("cluster up: %v", err)

@@ -71,7 +71,6 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 		}
 	})
 
-	cgroupV1 := DetectHost().CgroupVersion == 1
 	logs := make([]bytes.Buffer, len(names))
 	errs := make([]error, len(names))
 	start := time.Now()
@@ -81,8 +80,7 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			p := NewProgress(io.MultiWriter(&linePrefix{w: os.Stderr, prefix: name + ": "}, &logs[i]))
-			_, errs[i] = Up(ctx, UpOptions{Name: name, APIServer: "1.37.2", Kubeconfig: kubeconfigs[i],
-				CgroupV1: cgroupV1, Temporary: true, Progress: p})
+			_, errs[i] = Up(ctx, UpOptions{Name: name, APIServer: "1.37.2", Kubeconfig: kubeconfigs[i], Temporary: true, Progress: p})
 		}()
 	}
 	wg.Wait()

@@ -72,12 +72,11 @@ func newClusterUpCmd() *cobra.Command {
 			} else if err := clusters.CheckDiskFits(ctx, b); err != nil {
 				return usagef("%v", err)
 			}
-			host := clusters.DetectHost()
 			p := clusters.NewProgress(os.Stderr)
 			cl, err := clusters.Up(ctx, clusters.UpOptions{
 				Name: name, APIServer: apiserver, Kubelets: kl, Runtimes: runtimes, OCIRuntimes: ociRuntimes, Kubeconfig: kubeconfig,
-				NodeImages: images, CgroupV1: host.CgroupVersion == 1, ReadyTimeout: timeout, Progress: p,
-				FeatureGates: gates, AppArmorHost: host.AppArmor, AppArmorNode: aa.Kubelet, AppArmorNodeRuntime: aa.Runtime, UMLKernel: umlKernel,
+				NodeImages: images, ReadyTimeout: timeout, Progress: p,
+				FeatureGates: gates, AppArmorNode: aa.Kubelet, AppArmorNodeRuntime: aa.Runtime, UMLKernel: umlKernel,
 			})
 			if err != nil {
 				return err

@@ -102,9 +102,7 @@ func (o runOptions) run(ctx context.Context) error {
 			return err
 		}
 		ro.Mode = "new-cluster"
-		host := clusters.DetectHost()
-		ro.Up = clusters.UpOptions{APIServer: o.apiserver, Kubelets: o.kubelets, Runtimes: o.runtimes, OCIRuntimes: o.ociRuntimes, NodeImages: o.images,
-			CgroupV1: host.CgroupVersion == 1, FeatureGates: o.gates, AppArmorHost: host.AppArmor, AppArmorNode: o.appArmorWorker.Kubelet, AppArmorNodeRuntime: o.appArmorWorker.Runtime, UMLKernel: o.umlKernel}
+		ro.Up = clusters.UpOptions{APIServer: o.apiserver, Kubelets: o.kubelets, Runtimes: o.runtimes, OCIRuntimes: o.ociRuntimes, NodeImages: o.images, FeatureGates: o.gates, AppArmorNode: o.appArmorWorker.Kubelet, AppArmorNodeRuntime: o.appArmorWorker.Runtime, UMLKernel: o.umlKernel}
 	}
 	// The suite binary first: a compile error should not cost a cluster.
 	switch {
