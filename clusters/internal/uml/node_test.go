@@ -221,8 +221,17 @@ func TestRemove(t *testing.T) {
 	if n.Running() {
 		t.Error("the kernel still runs after Remove")
 	}
-	if out, _ := exec.Command("pgrep", "-s", strconv.Itoa(cmd.Process.Pid)).Output(); len(out) > 0 {
-		t.Errorf("processes of the kernel's session left: %s", out)
+	// The session's other processes were killed too; init reaps them a
+	// moment later.
+	var left []byte
+	for i := 0; i < 40; i++ {
+		if left, _ = exec.Command("pgrep", "-s", strconv.Itoa(cmd.Process.Pid)).Output(); len(left) == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Errorf("processes of the kernel's session left: %s", left)
 	}
 	if _, err := os.Stat(n.Dir); !os.IsNotExist(err) {
 		t.Errorf("state directory left: %v", err)
