@@ -40,7 +40,7 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 	_, err := docker(context.WithoutCancel(ctx), "run", "-d", "--name", name,
 		"--privileged", "--security-opt", "seccomp=unconfined", "--entrypoint=sleep", baseRef, "infinity")
 	// Removed with a fresh context: this must happen on interrupt too.
-	defer docker(context.Background(), "rm", "-f", "-v", name)
+	defer func() { _, _ = docker(context.Background(), "rm", "-f", "-v", name) }()
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 		return err
 	}
 	_, err = dockerIn(ctx, ft, "cp", "-", name+":/")
-	ft.Close()
+	_ = ft.Close()
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func importIntoContainerd(ctx context.Context, name, archive string, images []im
 		return err
 	}
 	_, err = dockerIn(ctx, af, "exec", "-i", name, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "--all-platforms", "-")
-	af.Close()
+	_ = af.Close()
 	if err != nil {
 		return err
 	}

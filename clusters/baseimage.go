@@ -166,7 +166,7 @@ func buildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 	root := filepath.Join(work, "rootfs")
 	if err := p.Timed("debootstrap "+debianSuite+" (base root file system)", func() error {
 		return command.Run(ctx, work, os.Environ(), "debootstrap", "--variant=minbase",
@@ -216,7 +216,7 @@ func buildBase(ctx context.Context, p *Progress) (*baseImage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("extracting tool layers from the base root file system: %w", err)
 	}
-	os.Remove(filepath.Join(root, ".busybox-applets"))
+	_ = os.Remove(filepath.Join(root, ".busybox-applets"))
 	if err := p.Timed("importing base image "+b.Ref, func() error {
 		lf, err := tarDir(ctx, root, filepath.Join(work, "rootfs.tar"))
 		if err != nil {
@@ -275,17 +275,17 @@ func copyFile(src, dst string, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }()
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	os.Remove(dst)
+	_ = os.Remove(dst)
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
+		_ = out.Close()
 		return err
 	}
 	return out.Close()

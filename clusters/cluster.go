@@ -325,14 +325,15 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 		// it has returned, in case it made more meanwhile.
 		cleanup("interrupted")
 		select {
-		case <-done:
+		case err := <-done:
+			_ = err // kind's create failing after the interrupt: the interrupt is what is reported
 		case <-time.After(2 * time.Minute):
 		}
 		cleanup("interrupted")
 		return nil, ctx.Err()
 	}
 	p.Step("kind create done in %.1fs (Docker network lock held %.2fs)", time.Since(start).Seconds(), networkLock.Seconds())
-	os.Chmod(o.Kubeconfig, 0o600)
+	_ = os.Chmod(o.Kubeconfig, 0o600)
 
 	c, err := finishUp(ctx, prov, o, images[Worker{Kubelet: o.AppArmorNode, Runtime: o.AppArmorNodeRuntime}])
 	if err != nil {

@@ -60,7 +60,7 @@ func dockerLoad(ctx context.Context, images ...image.Image) error {
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(image.Write(pw, images...)) }()
 	_, err := dockerIn(ctx, pr, "load", "-q")
-	pr.Close()
+	_ = pr.Close()
 	return err
 }
 

@@ -30,7 +30,7 @@ func ListImages(ctx context.Context) (string, error) {
 
 func dirSize(dir string) string {
 	var n int64
-	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+	_ = filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
 		if err == nil && info.Mode().IsRegular() {
 			n += info.Size()
 		}

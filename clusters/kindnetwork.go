@@ -46,16 +46,16 @@ func createOnNetwork(p *Progress, name, network string, opts ...cluster.CreateOp
 	release := func() {
 		once.Do(func() {
 			if hadPrev {
-				os.Setenv(kindNetworkEnv, prev)
+				_ = os.Setenv(kindNetworkEnv, prev)
 			} else {
-				os.Unsetenv(kindNetworkEnv)
+				_ = os.Unsetenv(kindNetworkEnv)
 			}
 			held = time.Since(start)
 			kindNetworkMu.Unlock()
 		})
 	}
 	defer release()
-	os.Setenv(kindNetworkEnv, network)
+	_ = os.Setenv(kindNetworkEnv, network)
 	prov := cluster.NewProvider(cluster.ProviderWithDocker(),
 		cluster.ProviderWithLogger(kindLogger{p: p, networkRead: release}))
 	err = prov.Create(name, opts...)

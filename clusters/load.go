@@ -22,7 +22,7 @@ func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoin
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	archive := filepath.Join(dir, "image.tar")
 	if err := WriteBinaryImage(archive, dir, ref, binary, inImage, entrypoint, extra...); err != nil {
 		return err
@@ -51,7 +51,7 @@ func importImage(ctx context.Context, node, archive, ref string) error {
 	if err != nil {
 		return err
 	}
-	defer af.Close()
+	defer func() { _ = af.Close() }()
 	if _, err := nodeExec(ctx, node, nil, "test", "-x", crioBinary); err == nil {
 		// A CRI-O node (crio.go): into containers-storage, which pins
 		// every image (pinned_images).

@@ -148,7 +148,7 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 
 	images, pause, err := componentImages(ctx, p, work, spec, cpBin, base)
 	if err != nil {

@@ -193,7 +193,7 @@ func resolveOCI(r NodeRuntime, vendor map[string]string) (ociRuntime, error) {
 	if err != nil {
 		return ociRuntime{}, fmt.Errorf("OCI runtime %s: %w", name, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return ociRuntime{}, fmt.Errorf("OCI runtime %s: reading %s: %w", name, host, err)

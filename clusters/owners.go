@@ -81,7 +81,7 @@ func claim(ctx context.Context, name string, temporary bool) error {
 
 func removeOwner(name string) {
 	if path, err := ownerPath(name); err == nil {
-		os.Remove(path)
+		_ = os.Remove(path)
 	}
 }
 

@@ -118,7 +118,7 @@ func Preflight(ctx context.Context) Report {
 	add(diskCheck("free disk (/var/lib/docker)", "/var/lib/docker"))
 	add(memoryCheck())
 	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err == nil {
-		f.Close()
+		_ = f.Close()
 		add(Check{"kvm", "/dev/kvm present", OK, ""})
 	} else {
 		add(Check{"kvm", "not available", Warn, "only needed for VM-based AppArmor hosts; not used by kind clusters"})
@@ -207,7 +207,7 @@ func privilegedProbe(ctx context.Context, missing []string) Check {
 		if err != nil {
 			return Check{name, "not tested: " + err.Error(), Warn, ""}
 		}
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }()
 		lf, err := image.NewLayer().File("/bin/busybox", bb, 0o755).Symlink("/bin/sh", "busybox").Symlink("/bin/sleep", "busybox").Symlink("/bin/true", "busybox").WriteTo(filepath.Join(dir, "layer.tar"))
 		if err == nil {
 			err = dockerLoad(ctx, image.Image{Tags: []string{probeImage}, Layers: []image.Layer{lf}, Labels: map[string]string{"io.skewproof.image": "probe"}})
@@ -217,7 +217,7 @@ func privilegedProbe(ctx context.Context, missing []string) Check {
 		}
 	}
 	cname := fmt.Sprintf("skewproof-probe-%d", time.Now().UnixNano())
-	defer docker(context.Background(), "rm", "-f", cname)
+	defer func() { _, _ = docker(context.Background(), "rm", "-f", cname) }()
 	if _, err := docker(ctx, "run", "-d", "--name", cname, "--privileged", probeImage, "sleep", "60"); err != nil {
 		return Check{name, "cannot start: " + errSummary(err.Error()), Fail, remedy}
 	}

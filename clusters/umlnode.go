@@ -147,7 +147,7 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 			}
 		}
 		if err != nil {
-			n.Remove()
+			_ = n.Remove()
 		}
 	}()
 	mctx, stop := context.WithCancel(ctx)

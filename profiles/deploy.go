@@ -161,7 +161,7 @@ func (c *Cluster) serverMinor() int {
 		return 0
 	}
 	var minor int
-	fmt.Sscanf(strings.TrimRight(v.Minor, "+"), "%d", &minor)
+	_, _ = fmt.Sscanf(strings.TrimRight(v.Minor, "+"), "%d", &minor)
 	return minor
 }
 

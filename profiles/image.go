@@ -26,7 +26,7 @@ func AgentImageRef(binary string, extra ...clusters.ExtraLayer) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err
@@ -100,9 +100,9 @@ func SaveAgentImage(ctx context.Context, binary, archive string) (AgentImage, er
 	if err != nil {
 		return img, err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 	if err := clusters.WriteBinaryImage(archive, work, img.Ref, binary, agent.BinaryInImage, []string{agent.BinaryInImage, "agent"}, extra...); err != nil {
-		os.Remove(archive)
+		_ = os.Remove(archive)
 		return img, fmt.Errorf("writing the agent image: %w", err)
 	}
 	return img, nil

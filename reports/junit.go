@@ -285,7 +285,7 @@ func WriteJUnitFile(path string, suites ...Suite) error {
 		return err
 	}
 	if err := WriteJUnit(f, suites...); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()
@@ -376,7 +376,7 @@ func ReadJUnitFiles(paths ...string) ([]Suite, error) {
 			return nil, err
 		}
 		s, err := ReadJUnit(f)
-		f.Close()
+		_ = f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}

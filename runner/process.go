@@ -292,7 +292,7 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 			merged.Results = append(merged.Results, s.Results...)
 		}
 		for _, f := range files {
-			os.Remove(f)
+			_ = os.Remove(f)
 		}
 		out = append(out, merged)
 	}
@@ -319,7 +319,7 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }()
 	cmd := exec.CommandContext(ctx, o.SuiteBinary, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
@@ -342,10 +342,10 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 				specsDone()
 			}
 		}
-		io.Copy(io.Discard, pr)
+		_, _ = io.Copy(io.Discard, pr)
 	}()
 	err = cmd.Run()
-	pw.Close()
+	_ = pw.Close()
 	<-done
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -123,13 +123,13 @@ func TempRoot() (remove func(), err error) {
 		return func() {}, err
 	}
 	old, had := os.LookupEnv("TMPDIR")
-	os.Setenv("TMPDIR", dir)
+	_ = os.Setenv("TMPDIR", dir)
 	return func() {
 		if had {
-			os.Setenv("TMPDIR", old)
+			_ = os.Setenv("TMPDIR", old)
 		} else {
-			os.Unsetenv("TMPDIR")
+			_ = os.Unsetenv("TMPDIR")
 		}
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 	}, nil
 }

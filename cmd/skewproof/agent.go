@@ -66,7 +66,7 @@ func (o agentOptions) run(ctx context.Context) error {
 		return err
 	}
 	dyn, core := c.Dynamic, c.Core
-	os.Remove(agent.ReadyFile)
+	_ = os.Remove(agent.ReadyFile)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	a, err := agent.New(agent.Config{Node: o.node, Namespace: o.ns, SeccompRoot: o.root, Dynamic: dyn, Core: core,
 		Resync: o.resync, Log: logger, NoAppArmorLoad: !o.loadAppArmor, StaticPodDir: o.staticPodDir, StaticPodPath: o.staticPodPath})

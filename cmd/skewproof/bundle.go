@@ -48,7 +48,7 @@ func newBundleCmd() *cobra.Command {
 			// Read back what was written: the summary says what the bundle holds.
 			s, err := bundle.Verify(out)
 			if err != nil {
-				os.Remove(out)
+				_ = os.Remove(out)
 				return fmt.Errorf("the bundle written does not verify (removed): %w", err)
 			}
 			fmt.Fprintf(bundleOut, "wrote %s: %s\n", out, s)

@@ -87,7 +87,7 @@ func newClusterUpCmd() *cobra.Command {
 			for _, n := range cl.Nodes {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.Name, n.Role, n.KubeletVersion, n.PodCIDR)
 			}
-			tw.Flush()
+			_ = tw.Flush()
 			fmt.Printf("kubeconfig: %s\n", cl.Kubeconfig)
 			return nil
 		},

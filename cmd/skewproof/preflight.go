@@ -31,7 +31,7 @@ func newPreflightCmd() *cobra.Command {
 				for _, c := range r.Checks {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, c.Status, c.Value, c.Remedy)
 				}
-				tw.Flush()
+				_ = tw.Flush()
 			}
 			if !r.CanRunClusters() {
 				return errors.New("this host cannot run clusters; apply the remedies above")

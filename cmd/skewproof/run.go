@@ -113,7 +113,7 @@ func (o runOptions) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(tmp)
+		defer func() { _ = os.RemoveAll(tmp) }()
 		if ro.SuiteBinary, err = runner.BuildSuiteBinary(ctx, p, tmp); err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func (o runOptions) run(ctx context.Context) error {
 	out, err := runner.Run(ctx, ro)
 	if err != nil {
 		for _, d := range made {
-			os.Remove(d) // only when empty
+			_ = os.Remove(d) // only when empty
 		}
 	}
 	if len(out.Results) > 0 || out.JUnit != "" {

@@ -157,7 +157,7 @@ func (a *Agent) recordAppArmor(name, policy string) error {
 		werr = os.Rename(tmp.Name(), filepath.Join(dir, name))
 	}
 	if werr != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 	}
 	return werr
 }

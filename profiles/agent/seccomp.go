@@ -50,7 +50,7 @@ func (a *Agent) writeSeccomp(p api.Profile) error {
 		werr = os.Rename(tmp.Name(), final)
 	}
 	if werr != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", a.nodePath(final), werr)
 	}
 	return nil
@@ -89,6 +89,6 @@ func (a *Agent) removeStale(want map[string]bool) error {
 // still have files there: then they stay).
 func (a *Agent) removeEmptyDirs() {
 	if os.Remove(a.Dir()) == nil {
-		os.Remove(filepath.Dir(a.Dir()))
+		_ = os.Remove(filepath.Dir(a.Dir()))
 	}
 }

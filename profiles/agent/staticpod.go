@@ -69,7 +69,7 @@ func (a *Agent) writeStaticPod(p api.Profile) (api.Status, string) {
 		werr = os.Rename(tmp.Name(), final)
 	}
 	if werr != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return api.Failed, fmt.Sprintf("writing %s: %v", a.staticPodNodePath(p.Name), werr)
 	}
 	return api.Installed, a.staticPodNodePath(p.Name)

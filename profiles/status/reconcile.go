@@ -173,7 +173,7 @@ func (c *Controller) init() {
 			res, _ := api.Resource(kind)
 			inf := c.factory.ForResource(res)
 			c.profiles[kind] = inf
-			inf.Informer().AddEventHandler(kick.Enqueue(c.queue, func(u *unstructured.Unstructured) []string {
+			_, _ = inf.Informer().AddEventHandler(kick.Enqueue(c.queue, func(u *unstructured.Unstructured) []string {
 				return []string{kick.ProfileKey(kind, u.GetName())}
 			}))
 		}
@@ -181,7 +181,7 @@ func (c *Controller) init() {
 		stFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dyn, interval, c.Namespace,
 			func(o *metav1.ListOptions) { o.LabelSelector = api.LabelProfile + "," + api.LabelKind })
 		c.statuses = stFactory.ForResource(api.ProfileNodeStatuses)
-		c.statuses.Informer().AddIndexers(cache.Indexers{byProfile: func(obj any) ([]string, error) {
+		_ = c.statuses.Informer().AddIndexers(cache.Indexers{byProfile: func(obj any) ([]string, error) {
 			u := kick.Object(obj)
 			if u == nil {
 				return nil, nil
@@ -189,7 +189,7 @@ func (c *Controller) init() {
 			l := u.GetLabels()
 			return []string{profileIndexKey(l[api.LabelKind], l[api.LabelProfile])}, nil
 		}})
-		c.statuses.Informer().AddEventHandler(kick.Enqueue(c.queue, kick.StatusProfileKeys))
+		_, _ = c.statuses.Informer().AddEventHandler(kick.Enqueue(c.queue, kick.StatusProfileKeys))
 		c.statusFactory = stFactory
 	})
 }

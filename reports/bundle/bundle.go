@@ -85,8 +85,8 @@ func Create(fromDir, outFile string, opts Options) error {
 	done := false
 	defer func() {
 		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
 		}
 	}()
 	if err := writeTarGz(tmp, files, mtime); err != nil {

@@ -60,7 +60,7 @@ func Verify(path string) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	gz, err := gzip.NewReader(f)
 	if err != nil {
 		return sum, fmt.Errorf("%s: not a gzip'd tar: %w", path, err)

@@ -85,7 +85,7 @@ func Generate(opts Options) (Generated, error) {
 	if err != nil {
 		return Generated{}, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	for _, name := range []string{JUnitFile, SummaryFile, MarkdownFile, HTMLFile} {
 		var b bytes.Buffer
 		if err := files[name](&b); err != nil {

@@ -75,7 +75,7 @@ func build(ctx context.Context, skewproof, e2e string, write func(work string, i
 	if err != nil {
 		return Image{}, err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 	img, extra, err := layers(ctx, work, skewproof, e2e)
 	if err != nil {
 		return img, err
@@ -87,7 +87,7 @@ func build(ctx context.Context, skewproof, e2e string, write func(work string, i
 func SaveImage(ctx context.Context, skewproof, e2e, archive string) (Image, error) {
 	return build(ctx, skewproof, e2e, func(work string, img Image, extra []clusters.ExtraLayer) error {
 		if err := clusters.WriteBinaryImage(archive, work, img.Ref, skewproof, agent.BinaryInImage, Entrypoint, extra...); err != nil {
-			os.Remove(archive)
+			_ = os.Remove(archive)
 			return fmt.Errorf("writing the conformance image: %w", err)
 		}
 		return nil

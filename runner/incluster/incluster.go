@@ -81,7 +81,7 @@ func Main(ctx context.Context) int {
 		fmt.Fprintf(os.Stderr, "skewproof: %v\n", err)
 		return 1
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }()
 	out := &output{w: io.MultiWriter(os.Stdout, logf), log: logf}
 	res, total, err := run(ctx, dir, out)
 	if err != nil {
@@ -192,7 +192,7 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 	if err != nil {
 		return nil, total, err
 	}
-	defer os.RemoveAll(filepath.Dir(kubeconfig))
+	defer func() { _ = os.RemoveAll(filepath.Dir(kubeconfig)) }()
 	if s.AgentImage == "" {
 		if s.AgentImage, err = ownImage(ctx, cs); err != nil {
 			return nil, total, fmt.Errorf("finding this pod's image for the node agent: %w (or pass --agent-image in %s)", err, EnvExtraArgs)

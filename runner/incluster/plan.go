@@ -22,7 +22,7 @@ func plan(ctx context.Context, bin string, s Settings, env []string, junit strin
 	if err != nil {
 		return 0, 0, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	report := filepath.Join(tmp, "report.json")
 	args := append(runner.SuiteArgs(strings.Join(s.Suites, " || "), s.LabelFilter, s.Focus, s.Skip),
 		"-ginkgo.dry-run", "-ginkgo.json-report", report)

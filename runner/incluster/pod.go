@@ -36,7 +36,7 @@ func inClusterKubeconfig() (string, kubernetes.Interface, error) {
 	cfg.CurrentContext = "in-cluster"
 	path := filepath.Join(dir, "kubeconfig")
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		return "", nil, err
 	}
 	return path, cs, os.Chmod(path, 0o600)

@@ -99,7 +99,7 @@ func addFile(tw *tar.Writer, dir, name string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	fi, err := f.Stat()
 	if err != nil {
 		return err
@@ -130,7 +130,7 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	defer t.Cleanup()
+	defer func() { _ = t.Cleanup() }()
 	if err := write(t); err != nil {
 		return err
 	}

@@ -81,11 +81,11 @@ func (p *Progress) Update(ctx context.Context, msg string, total, completed int,
 	if err != nil {
 		return fmt.Errorf("sonobuoy progress: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("sonobuoy progress: POST %s: %s %s", p.url, resp.Status, bytes.TrimSpace(b))
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 	return nil
 }

@@ -158,7 +158,7 @@ func listFromProxy(ctx context.Context) ([]string, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 
 	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-versions", "-json", KubernetesModule)
 	cmd.Dir = tmp // outside any module, so the project's go.mod plays no part
@@ -240,7 +240,7 @@ func zipServed(ctx context.Context, base, v string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("checking %s@%s on %s: %w", KubernetesModule, v, base, err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusPartialContent:
 		return true, nil

@@ -210,7 +210,7 @@ func deployAgent(ctx context.Context) error {
 			return err
 		}
 		if built {
-			defer os.Remove(bin)
+			defer func() { _ = os.Remove(bin) }()
 		}
 		img, err := profiles.LoadAgentImage(ctx, bin, nodeNames())
 		if err != nil {

@@ -89,7 +89,7 @@ func FillLocked(dst string, fill func(tmp string) error) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	if err := fill(tmp); err != nil {
 		return err
 	}

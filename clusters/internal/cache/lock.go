@@ -33,7 +33,7 @@ func Lock(ctx context.Context, path string, say func(format string, args ...any)
 			break
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
+			_ = f.Close()
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
 		if !said && say != nil {
@@ -43,7 +43,7 @@ func Lock(ctx context.Context, path string, say func(format string, args ...any)
 		}
 		select {
 		case <-ctx.Done():
-			f.Close()
+			_ = f.Close()
 			return nil, ctx.Err()
 		case <-time.After(300 * time.Millisecond):
 		}
@@ -52,6 +52,6 @@ func Lock(ctx context.Context, path string, say func(format string, args ...any)
 	_, _ = f.WriteAt([]byte(owner.Token()+"\n"), 0)
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		_ = f.Close()
 	}, nil
 }

@@ -310,7 +310,7 @@ func ModuleDir(ctx context.Context, module, version string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", module+"@"+version)
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=")

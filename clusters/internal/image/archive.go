@@ -117,8 +117,8 @@ func WriteFile(path string, images ...Image) error {
 		return err
 	}
 	if err := Write(f, images...); err != nil {
-		f.Close()
-		os.Remove(path)
+		_ = f.Close()
+		_ = os.Remove(path)
 		return err
 	}
 	return f.Close()

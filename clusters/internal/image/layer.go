@@ -168,7 +168,7 @@ func (l *LayerBuilder) WriteTo(dst string) (Layer, error) {
 	if err != nil {
 		return Layer{}, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h := sha256.New()
 	tw := tar.NewWriter(io.MultiWriter(f, h))
 	for _, n := range names {
@@ -201,7 +201,7 @@ func writeEntry(tw *tar.Writer, e entry) error {
 		if err != nil {
 			return err
 		}
-		defer src.Close()
+		defer func() { _ = src.Close() }()
 		fi, err := src.Stat()
 		if err != nil {
 			return err
@@ -230,7 +230,7 @@ func DigestFile(p string) (Layer, error) {
 	if err != nil {
 		return Layer{}, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return Layer{}, err

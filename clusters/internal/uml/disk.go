@@ -112,7 +112,7 @@ func Disk(ctx context.Context, cacheDir, image, imageID string, step func(string
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 	root := filepath.Join(work, "root")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		return "", err
@@ -143,7 +143,7 @@ func exportImage(ctx context.Context, image, root string) error {
 		return fmt.Errorf("docker create %s: %w", image, err)
 	}
 	cid := strings.TrimSpace(string(out))
-	defer exec.Command("docker", "rm", "-f", cid).Run()
+	defer func() { _ = exec.Command("docker", "rm", "-f", cid).Run() }()
 	export := exec.CommandContext(ctx, "docker", "export", cid)
 	untar := exec.CommandContext(ctx, "tar", "-x", "-p", "--numeric-owner", "-C", root)
 	pipe, err := export.StdoutPipe()
@@ -157,8 +157,8 @@ func exportImage(ctx context.Context, image, root string) error {
 		return err
 	}
 	if err := untar.Run(); err != nil {
-		export.Process.Kill()
-		export.Wait()
+		_ = export.Process.Kill()
+		_ = export.Wait()
 		return fmt.Errorf("unpacking %s: %v: %s", image, err, strings.TrimSpace(terr.String()))
 	}
 	if err := export.Wait(); err != nil {

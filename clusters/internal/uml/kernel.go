@@ -123,7 +123,7 @@ func Kernel(ctx context.Context, cacheDir string, step func(string, ...any)) (st
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 	step("AppArmor node kernel: looking up %s in Debian %s", SourcePackage, SourceSuite)
 	a := aptIn(work)
 	version, err := a.candidate(ctx)
@@ -223,7 +223,7 @@ func buildKernel(ctx context.Context, a apt, version, dst, logFile string, step 
 	if err := run(ctx, "", nil, "dpkg-deb", "-x", debs[0], pkg); err != nil {
 		return err
 	}
-	os.Remove(debs[0])
+	_ = os.Remove(debs[0])
 	tarballs, _ := filepath.Glob(filepath.Join(pkg, "usr/src/linux-source-*.tar.xz"))
 	if len(tarballs) != 1 {
 		return fmt.Errorf("%s %s holds no single usr/src/linux-source-*.tar.xz", SourcePackage, version)
@@ -232,20 +232,20 @@ func buildKernel(ctx context.Context, a apt, version, dst, logFile string, step 
 	if err := os.Mkdir(src, 0o755); err != nil {
 		return err
 	}
-	defer os.RemoveAll(src)
+	defer func() { _ = os.RemoveAll(src) }()
 	step("AppArmor node kernel: unpacking the source")
 	if err := run(ctx, "", nil, "tar", "-x", "-J", "--strip-components=1", "-C", src, "-f", tarballs[0]); err != nil {
 		return err
 	}
-	os.RemoveAll(pkg)
+	_ = os.RemoveAll(pkg)
 
 	log, err := os.Create(logFile)
 	if err != nil {
 		return err
 	}
-	defer log.Close()
+	defer func() { _ = log.Close() }()
 	fail := func(what string, err error) error {
-		log.Sync()
+		_ = log.Sync()
 		return fmt.Errorf("building the AppArmor node's kernel failed (%s): %s; log: %s", what, firstError(logFile, err), logFile)
 	}
 	frag := filepath.Join(dst, "skewproof-uml.config")
@@ -397,7 +397,7 @@ func firstError(logFile string, err error) string {
 		return err.Error()
 	}
 	if f, ferr := os.Open(logFile); ferr == nil {
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		s := bufio.NewScanner(f)
 		s.Buffer(make([]byte, 64<<10), 1<<20)
 		for s.Scan() {

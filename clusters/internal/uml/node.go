@@ -111,7 +111,7 @@ func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) 
 	}
 	defer func() {
 		if err != nil {
-			n.Remove()
+			_ = n.Remove()
 		}
 	}()
 	if err := n.save(); err != nil {
@@ -163,7 +163,7 @@ func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) 
 	if err != nil {
 		return n, err
 	}
-	defer console.Close()
+	defer func() { _ = console.Close() }()
 	cmd := exec.Command(c.Kernel, args...)
 	cmd.Stdout, cmd.Stderr = console, console
 	// UML backs the guest's memory with a file in TMPDIR (unlinked at once).
@@ -230,7 +230,7 @@ func (n *Node) Running() bool {
 func (n *Node) Remove() error {
 	var errs []error
 	if n.Running() {
-		syscall.Kill(-n.PID, syscall.SIGKILL)
+		_ = syscall.Kill(-n.PID, syscall.SIGKILL)
 		for i := 0; i < 100 && n.Running(); i++ {
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -264,7 +264,7 @@ func Nodes(stateRoot, cluster string) ([]*Node, error) {
 		dir := filepath.Join(stateRoot, e.Name())
 		n := &Node{Name: e.Name(), Dir: dir}
 		if b, err := os.ReadFile(filepath.Join(dir, "node.json")); err == nil {
-			json.Unmarshal(b, n)
+			_ = json.Unmarshal(b, n)
 			n.Dir = dir
 		}
 		if n.Tap == "" {
@@ -295,7 +295,7 @@ func (n *Node) Milestones(ctx context.Context, step func(string, ...any)) {
 	if err != nil {
 		return
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	r := bufio.NewReader(f)
 	var partial string
 	for {
@@ -359,7 +359,7 @@ func (n *Node) Exec(ctx context.Context, stdin io.Reader, args ...string) (strin
 	base := filepath.Join(n.execDir(), id)
 	defer func() {
 		for _, ext := range []string{".sh.tmp", ".sh", ".in", ".run", ".out", ".err", ".rc", ".rc.tmp"} {
-			os.Remove(base + ext)
+			_ = os.Remove(base + ext)
 		}
 	}()
 	if stdin != nil {
