@@ -55,17 +55,6 @@ func (c *cluster) names() []string {
 	return out
 }
 
-// workers are the nodes that are not control-plane nodes.
-func (c *cluster) workers() []string {
-	var out []string
-	for i := range c.nodes {
-		if !clusters.IsControlPlane(&c.nodes[i]) {
-			out = append(out, c.nodes[i].Name)
-		}
-	}
-	return out
-}
-
 // records describes the nodes for run.json; appArmor is the node agent's
 // report of whether AppArmor profiles load on each node.
 func (c *cluster) records(appArmor map[string]bool) []reports.NodeRecord {

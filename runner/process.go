@@ -23,43 +23,6 @@ import (
 // TestName is the Go test function of the e2e binary.
 const TestName = "TestE2E"
 
-// partitioned lists the suites whose specs are declared per node (API
-// rules once, kubelet rules per worker), so that each worker's specs run
-// in processes of their own.
-var partitioned = map[string]bool{"seccomp": true, "apparmor": true}
-
-// shard is one process's share of a worker's kubelet specs of a suite.
-type shard struct{ name, filter string }
-
-// shards split one worker's kubelet specs of a suite into processes that run
-// on that node at the same time: its specs are independent (each has a
-// namespace, pods and a profile name of its own) and most of their time is
-// spent waiting for the kubelet (pod start, back-off between restarts).
-// Each shard takes the specs its filter selects that no earlier shard took;
-// a last shard, "rest", takes every spec left, so that no spec is lost when
-// one is added. seccomp/failure/row-4 has a process of its own: it waits for
-// the garbage collector (its profile's node statuses), and the profiles
-// suite's scale spec starts only after it (see plan).
-var shards = map[string][]shard{
-	"seccomp": {
-		{name: "row-4", filter: "seccomp-failure-row-4"},
-		{name: "failure", filter: "failure || update"},
-	},
-}
-
-// gcBench is the label of the spec that hands the garbage collector
-// thousands of node statuses at once (profiles/node-status/scale). The
-// collector works its queue in order, so a spec that waits for it to remove
-// a few objects within a time limit must not run while that backlog
-// drains: the bench runs in a process of its own, after the specs of the
-// rest of the profiles suite and of seccomp/failure/row-4 (gcWaiters), not
-// for those processes' clean-up (the profiles suite's deletes its agent's
-// namespace and waits for it to go, ~20 s). That clean-up waits for the
-// collector too (its profiles' node statuses, within 2 minutes), but it is
-// over long before the bench deletes anything: the bench first writes its
-// node statuses, for tens of seconds.
-const gcBench = "profiles-node-status-scale"
-
 // job is one suite process: its suite, its name within the suite ("all",
 // "api", a worker, a worker's shard, "main", "scale"), the Ginkgo label
 // filter of its part, the jobs that must have finished before it starts
@@ -72,77 +35,6 @@ type job struct {
 }
 
 func (j job) key() string { return j.suite + "/" + j.name }
-
-// gcWaiter says whether a job runs specs that wait for the garbage
-// collector within a time limit (gcBench waits for them).
-func (j job) gcWaiter() bool {
-	return j.suite == "profiles" && j.name == "main" || j.suite == "seccomp" && strings.HasSuffix(j.name, ".row-4")
-}
-
-// plan lays out the suite processes of a run. Without parallel, every suite
-// runs in one process, one suite after the other. With it, the suites run
-// at the same time: the API server rules of the seccomp and AppArmor suites
-// in one process each, each worker's kubelet rules in processes of their
-// own (shards), and the profiles suite in two processes, the scale bench
-// after the other (gcBench). They share the nodes without touching each
-// other's objects: every spec has its own namespace, the seccomp and
-// AppArmor specs use the fixture profiles and static pods of the fixtures
-// namespace (row 4 a profile name per node), the profiles suite its own
-// agent, namespace and profile names, and its fault injection a directory
-// of its own namespace.
-func plan(suites []string, parallel bool, workers []string) []job {
-	var jobs []job
-	if !parallel || len(workers) == 0 {
-		// One after the other: within one process the specs of a suite run
-		// one at a time, so the scale bench never overlaps a wait for the
-		// garbage collector.
-		for i, s := range suites {
-			j := job{suite: s, name: "all"}
-			if i > 0 {
-				j.after = []string{jobs[i-1].key()}
-			}
-			jobs = append(jobs, j)
-		}
-		return jobs
-	}
-	for _, s := range suites {
-		switch {
-		case partitioned[s]:
-			jobs = append(jobs, job{suite: s, name: "api", filter: "api"})
-			for _, w := range workers {
-				node := "kubelet && node: containsAny " + w
-				if len(shards[s]) == 0 {
-					jobs = append(jobs, job{suite: s, name: w, filter: node})
-					continue
-				}
-				var taken []string
-				for _, sh := range shards[s] {
-					f := sh.filter
-					if len(taken) > 0 {
-						f = Select(f, "!("+strings.Join(taken, " || ")+")")
-					}
-					jobs = append(jobs, job{suite: s, name: w + "." + sh.name, filter: Select(node, f)})
-					taken = append(taken, "("+sh.filter+")")
-				}
-				jobs = append(jobs, job{suite: s, name: w + ".rest", filter: Select(node, "!("+strings.Join(taken, " || ")+")")})
-			}
-		case s == "profiles":
-			jobs = append(jobs, job{suite: s, name: "main", filter: "!" + gcBench}, job{suite: s, name: "scale", filter: gcBench})
-		default:
-			jobs = append(jobs, job{suite: s, name: "all"})
-		}
-	}
-	for i := range jobs {
-		if jobs[i].suite == "profiles" && jobs[i].name == "scale" {
-			for _, w := range jobs {
-				if w.gcWaiter() {
-					jobs[i].afterSpecs = append(jobs[i].afterSpecs, w.key())
-				}
-			}
-		}
-	}
-	return jobs
-}
 
 // Select joins Ginkgo label filters (the selections of a run) with &&,
 // leaving out empty ones.
@@ -189,8 +81,15 @@ type suiteRun struct {
 // as the jobs it waits for have finished, and returns one merged result per
 // suite that ran (in the order of o.Suites), the logs (a glob per suite)
 // and the processes' errors. On interrupt no further process starts.
-func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir string, workers, env []string) ([]reports.Suite, []string, error) {
-	jobs := plan(o.Suites, o.Parallel, workers)
+func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
+	var specs []SpecLabels
+	if o.Parallel {
+		var err error
+		if specs, err = o.discover(ctx, junitDir, env); err != nil {
+			return nil, nil, err
+		}
+	}
+	jobs := plan(o.Suites, o.Parallel, specs)
 	runs := map[string]*suiteRun{}
 	for _, j := range jobs {
 		r := runs[j.suite]
@@ -211,6 +110,9 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 	var wg sync.WaitGroup
 	for _, name := range o.Suites {
 		r := runs[name]
+		if r == nil {
+			continue // the run selects no spec of it
+		}
 		r.files, r.logs = make([]string, len(r.jobs)), make([]string, len(r.jobs))
 		r.started, r.errs, r.left = make([]bool, len(r.jobs)), make([]error, len(r.jobs)), len(r.jobs)
 		for i, j := range r.jobs {
@@ -266,6 +168,9 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 	var errs []error
 	for _, name := range o.Suites {
 		r := runs[name]
+		if r == nil {
+			continue
+		}
 		var files []string
 		for i := range r.jobs {
 			if r.started[i] {
@@ -351,17 +256,4 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 		return ctx.Err()
 	}
 	return err
-}
-
-// JobFilters are the Ginkgo label filters of the suite processes a run
-// starts (see plan), by process ("suite/name"): what each process is given
-// with -ginkgo.label-filter when the run selects nothing further. The
-// suites' tests check with them that the processes share out every spec
-// exactly once.
-func JobFilters(suites []string, parallel bool, workers []string) map[string]string {
-	out := map[string]string{}
-	for _, j := range plan(suites, parallel, workers) {
-		out[j.key()] = Select(j.suite, j.filter)
-	}
-	return out
 }

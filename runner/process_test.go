@@ -11,29 +11,46 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/reports"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// fakeSuite is a suite binary for runSuites: the profiles suite's main
-// part prints its specs-done line (when $1 says so), then takes 2 s to
-// clean up, then writes main.exited; the scale part records whether
-// main.exited was there when it started. Both write an empty JUnit file.
+// fakeSuite is a suite binary for runSuites. Its dry run lists two specs
+// of the profiles suite: one that waits for the garbage collector and one
+// that floods it. The process of the first prints its specs-done line
+// (when $dir/marker says so), then takes 2 s to clean up, then writes
+// rest.exited; the flood's process records whether rest.exited was there
+// when it started. Both write an empty JUnit file.
 const fakeSuite = `#!/bin/sh
 dir=$(dirname "$0")
 case "$*" in
-*"!profiles-node-status-scale"*)
+*-ginkgo.dry-run*)
+	report=
+	prev=
+	for a; do [ "$prev" = -ginkgo.json-report ] && report=$a; prev=$a; done
+	cat >"$report" <<'JSON'
+[{"SpecReports": [
+ {"LeafNodeType": "It", "State": "passed", "ContainerHierarchyLabels": [["profiles"]], "LeafNodeLabels": ["profiles-node-status-per-node", "` + senv.LabelWaitsForGC + `"]},
+ {"LeafNodeType": "It", "State": "passed", "ContainerHierarchyLabels": [["profiles"]], "LeafNodeLabels": ["profiles-node-status-scale", "` + senv.LabelFloodsGC + `"]},
+ {"LeafNodeType": "It", "State": "skipped", "ContainerHierarchyLabels": [["seccomp"]], "LeafNodeLabels": ["seccomp-api-types"]}
+]}]
+JSON
+	exit 0 ;;
+*"!(` + senv.LabelFloodsGC + `"*)
 	[ "$(cat "$dir/marker")" = yes ] && echo "  ` + reports.SpecsDoneLine + `"
 	sleep 2
-	touch "$dir/main.exited" ;;
-*profiles-node-status-scale*)
-	if [ -e "$dir/main.exited" ]; then echo after >"$dir/scale.started"; else echo before >"$dir/scale.started"; fi ;;
+	touch "$dir/rest.exited" ;;
+*` + senv.LabelFloodsGC + `*)
+	if [ -e "$dir/rest.exited" ]; then echo after >"$dir/flood.started"; else echo before >"$dir/flood.started"; fi ;;
 esac
 echo '<testsuites></testsuites>' >"$SKEWPROOF_JUNIT"
 `
 
-// The scale bench starts once the main part's specs are done, while its
-// clean-up still runs; a process that never says so (an older suite
-// binary, a crash) still lets it start when it ends.
-func TestScaleBenchWaitsForSpecsOnly(t *testing.T) {
+// A spec that floods the garbage collector starts once the specs of the
+// process that waits for it are done, while its clean-up still runs; a
+// process that never says so (an older suite binary, a crash) still lets
+// it start when it ends. The processes are planned from the binary's dry
+// run.
+func TestGCFloodWaitsForSpecsOnly(t *testing.T) {
 	for _, tc := range []struct{ marker, want string }{{"yes", "before"}, {"no", "after"}} {
 		dir := t.TempDir()
 		bin := filepath.Join(dir, "e2e.test")
@@ -43,12 +60,12 @@ func TestScaleBenchWaitsForSpecsOnly(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "marker"), []byte(tc.marker), 0o644)
 		o := Options{SuiteBinary: bin, Suites: []string{"profiles"}, Parallel: true, Timeout: time.Minute, OnSpec: func(reports.Result) {}}
 		var out bytes.Buffer
-		if _, _, err := o.runSuites(context.Background(), clusters.NewProgress(&out), t.TempDir(), []string{"w1"}, nil); err != nil {
+		if _, _, err := o.runSuites(context.Background(), clusters.NewProgress(&out), t.TempDir(), nil); err != nil {
 			t.Fatalf("marker %s: %v\n%s", tc.marker, err, out.String())
 		}
-		got, err := os.ReadFile(filepath.Join(dir, "scale.started"))
+		got, err := os.ReadFile(filepath.Join(dir, "flood.started"))
 		if err != nil || strings.TrimSpace(string(got)) != tc.want {
-			t.Errorf("specs-done line printed: %s; the scale bench started %q (%v), want %s the main part's process ended", tc.marker, got, err, tc.want)
+			t.Errorf("specs-done line printed: %s; the flood started %q (%v), want %s the waiting process ended\n%s", tc.marker, got, err, tc.want, out.String())
 		}
 	}
 }

@@ -280,7 +280,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if err != nil {
 		return out, err
 	}
-	suites, logs, suiteErr := o.runSuites(ctx, p, junitDir, c.workers(), env)
+	suites, logs, suiteErr := o.runSuites(ctx, p, junitDir, env)
 	out.Logs = append(out.Logs, logs...)
 	if o.Kubeconfig != "" && !o.Keep {
 		deleteRunNamespaces(c, runID, p)

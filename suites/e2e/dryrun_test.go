@@ -67,9 +67,9 @@ func TestProgressLinePerSpec(t *testing.T) {
 }
 
 // TestRunnerProcessesShareOutEverySpec checks that the suite processes the
-// runner starts at once (runner.JobFilters: API rules, each worker's
-// shards, the profiles suite and its scale bench apart) select every spec of
-// the binary exactly once, as one process per suite does.
+// runner plans from the specs' labels (runner.JobFilters: API rules, each
+// worker's parts, the spec that floods the garbage collector apart) select
+// every spec of the binary exactly once, as one process per suite does.
 func TestRunnerProcessesShareOutEverySpec(t *testing.T) {
 	const nodes = "w1=1.34.4,w2=1.37.2"
 	list := func(t *testing.T, filter string) []string {
@@ -92,8 +92,15 @@ func TestRunnerProcessesShareOutEverySpec(t *testing.T) {
 	if len(want) < 50 {
 		t.Fatalf("the suites list %d specs on two workers", len(want))
 	}
+	// The labels the runner plans from: its own dry run lists them so.
+	var specs []runner.SpecLabels
+	for _, s := range dryRun(t, nodes, "-ginkgo.label-filter", strings.Join(suites, " || ")).SpecReports {
+		if s.LeafNodeType == types.NodeTypeIt && s.State == types.SpecStatePassed {
+			specs = append(specs, s.Labels())
+		}
+	}
 	for _, parallel := range []bool{true, false} {
-		jobs := runner.JobFilters(suites, parallel, []string{"w1", "w2"})
+		jobs := runner.JobFilters(suites, parallel, specs)
 		if parallel && len(jobs) < 10 {
 			t.Errorf("parallel run in %d processes: %v", len(jobs), jobs)
 		}

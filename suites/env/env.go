@@ -66,3 +66,27 @@ const RunLabel = "skewproof.io/run"
 
 // Prefix is what every name above begins with.
 const Prefix = "SKEWPROOF_"
+
+// Scheduling labels: what a spec declares about how it must be run, as
+// Ginkgo labels. The runner plans its processes from these and from the
+// "node:<name>" label of kubelet rules, which it learns from a dry run of
+// the binary (runner/schedule.go), and from nothing else of a spec: a new
+// spec never edits the runner.
+const (
+	// LabelOwnProcess: the spec runs in a process apart from the other
+	// specs of its node (of its suite, for a spec of no node).
+	LabelOwnProcess = "schedule-own-process"
+	// LabelSlow: the spec spends its time waiting on the kubelet (back-off
+	// between restarts, retries); the slow specs of a node share a process
+	// apart from the node's other specs, so that they wait side by side
+	// (on a spec of no node it has no effect).
+	LabelSlow = "schedule-slow"
+	// LabelWaitsForGC: the spec waits for the garbage collector within a
+	// time limit, so no LabelFloodsGC spec may run meanwhile.
+	LabelWaitsForGC = "schedule-waits-for-gc"
+	// LabelFloodsGC: the spec hands the garbage collector a backlog. It runs
+	// in a process apart (with no other spec, so none of the others'
+	// set-up), after every process that holds a LabelWaitsForGC spec has
+	// finished its specs.
+	LabelFloodsGC = "schedule-floods-gc"
+)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	senv "github.com/skewproof/skewproof/suites/env"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -130,7 +132,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 	h.Specs(family)
 	withAgent()
 	It("[profiles/node-status/per-node] one status object per profile and node, named profile+node, labelled with the profile, owned by it and garbage-collected with it [LinuxOnly]",
-		Label("profiles-node-status-per-node"), func(ctx SpecContext) {
+		Label("profiles-node-status-per-node", senv.LabelWaitsForGC), func(ctx SpecContext) {
 			m := seccompManifest("per-node")
 			rep, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{})
 			Expect(err).NotTo(HaveOccurred())
@@ -333,11 +335,11 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 
 // The scale bench needs no agent (it writes the node statuses of simulated
 // nodes itself): a Describe of the same text without withAgent, so that the
-// runner's process of this spec alone deploys none (runner: gcBench).
+// runner's process of this spec alone deploys none (senv.LabelFloodsGC puts it in a process apart).
 var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), func() {
 	h.Specs(family)
 	It("[profiles/node-status/scale] thousands of simulated nodes: every object far below 1 MiB, listing by label works, the aggregate is right [LinuxOnly]",
-		Label("profiles-node-status-scale"), func(ctx SpecContext) {
+		Label("profiles-node-status-scale", senv.LabelFloodsGC), func(ctx SpecContext) {
 			n := env.ScaleNodes
 			r, err := status.Bench(ctx, env.Cluster.Dynamic, status.BenchOptions{
 				Namespace: fmt.Sprintf("skewproof-scale-%04d", rand.Intn(10000)), Nodes: n, Profiles: 3, Workers: 8,

@@ -20,6 +20,7 @@ import (
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/skew"
+	senv "github.com/skewproof/skewproof/suites/env"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
@@ -29,7 +30,7 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 // KEP §Design Details › Failure and Fallback Strategy, rows 1-4 (rows 5 and
 // 6 are API rules: seccomp/api/runtime-profile-invalid and
 // seccomp/api/localhost-path-invalid).
-var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), func() {
+var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure", senv.LabelSlow), func() {
 	h.SetUp(family)
 	h.KubeletRule("seccomp/failure/row-1", func(ctx context.Context, t *h.Scenario) {
 		obs := t.RunUnderHandler(ctx, "no-seccomp-runtime", clusters.NoSeccompHandler, false, fx.PodSeccomp(fx.Profile(runtimeDefault, "")))
@@ -128,7 +129,7 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure"), 
 			h.Sub{Name: "profile missing on the node", Obs: missing},
 			h.Sub{Name: "profile present on the node", Obs: present, Want: h.Nothing, Must: must},
 		)
-	}, Serial)
+	}, Serial, Label(senv.LabelOwnProcess, senv.LabelWaitsForGC))
 })
 
 // kernelLogPod reads the kernel log of the scenario's node for

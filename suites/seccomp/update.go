@@ -10,12 +10,13 @@ import (
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
+	senv "github.com/skewproof/skewproof/suites/env"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
 // KEP §Version Skew Strategy › Pod Update.
-var _ = Describe("[seccomp] pod update", Label("seccomp", "update"), func() {
+var _ = Describe("[seccomp] pod update", Label("seccomp", "update", senv.LabelSlow), func() {
 	h.SetUp(family)
 	h.APIRule("seccomp/update/field-immutable", func(ctx context.Context, t *h.Scenario) {
 		t.MustCreate(ctx, fx.Pod("immutable", fx.Unschedulable(),
