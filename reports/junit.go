@@ -129,53 +129,6 @@ func NotResearched(rs []Result) []Result {
 	return out
 }
 
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     float64      `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       float64         `xml:"time,attr"`
-	Timestamp  string          `xml:"timestamp,attr,omitempty"`
-	Properties *junitProps     `xml:"properties,omitempty"`
-	Cases      []junitTestCase `xml:"testcase"`
-}
-
-type junitProps struct {
-	Props []junitProp `xml:"property"`
-}
-
-type junitProp struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitTestCase struct {
-	Name       string        `xml:"name,attr"`
-	Classname  string        `xml:"classname,attr"`
-	Time       float64       `xml:"time,attr"`
-	Properties *junitProps   `xml:"properties,omitempty"`
-	Failure    *junitMessage `xml:"failure,omitempty"`
-	Skipped    *junitMessage `xml:"skipped,omitempty"`
-	// SystemErr of a flaky case the run tolerated holds the failure of
-	// the earlier attempt (a flaky case not tolerated has a <failure>).
-	SystemErr string `xml:"system-err,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
-}
-
 // propFields pairs each property name with the Result field it carries;
 // writing and reading a test case both go through it.
 func (r *Result) propFields() []struct {
@@ -194,11 +147,11 @@ func (r *Result) propFields() []struct {
 	}
 }
 
-func (r Result) props() *junitProps {
-	p := &junitProps{}
+func (r Result) props() *reporters.JUnitProperties {
+	p := &reporters.JUnitProperties{}
 	add := func(n, v string) {
 		if v != "" {
-			p.Props = append(p.Props, junitProp{n, v})
+			p.Properties = append(p.Properties, reporters.JUnitProperty{Name: n, Value: v})
 		}
 	}
 	fields := r.propFields()
@@ -210,52 +163,71 @@ func (r Result) props() *junitProps {
 	return p
 }
 
-// WriteJUnit writes suites as one JUnit document.
+// Status is the Ginkgo spec state (a JUnit test case's status attribute) a
+// result is reported with: a flaky result is "failed" unless the run
+// tolerated flakes (tolerated).
+func Status(r Result, tolerated bool) string {
+	switch {
+	case r.Verdict == skew.Fail, r.Verdict == skew.Flaky && !tolerated:
+		return "failed"
+	case r.Verdict == skew.Skip:
+		return "skipped"
+	}
+	return "passed"
+}
+
+// WriteJUnit writes suites as one JUnit document, in Ginkgo's JUnit types
+// (reporters), the same as Ginkgo's own and the merged report's.
 func WriteJUnit(w io.Writer, suites ...Suite) error {
-	doc := junitSuites{}
+	doc := reporters.JUnitTestSuites{}
 	for _, s := range suites {
-		js := junitSuite{Name: s.Name}
+		js := reporters.JUnitTestSuite{Name: s.Name}
 		if !s.Timestamp.IsZero() {
 			js.Timestamp = s.Timestamp.UTC().Format(time.RFC3339)
 		}
-		if s.Cluster != "" || s.FlakyTolerated {
-			js.Properties = &junitProps{}
-		}
 		if s.Cluster != "" {
-			js.Properties.Props = append(js.Properties.Props, junitProp{"cluster", s.Cluster})
+			js.Properties.Properties = append(js.Properties.Properties, reporters.JUnitProperty{Name: "cluster", Value: s.Cluster})
 		}
 		if s.FlakyTolerated {
-			js.Properties.Props = append(js.Properties.Props, junitProp{PropFlakyTolerated, "true"})
+			js.Properties.Properties = append(js.Properties.Properties, reporters.JUnitProperty{Name: PropFlakyTolerated, Value: "true"})
 		}
 		for _, r := range s.Results {
-			tc := junitTestCase{Name: r.Name, Classname: s.Name, Time: r.Duration.Seconds(), Properties: r.props()}
+			tc := reporters.JUnitTestCase{Name: r.Name, Classname: s.Name, Status: Status(r, s.FlakyTolerated), Time: r.Duration.Seconds(), Properties: r.props()}
 			switch r.Verdict {
 			case skew.Fail:
-				tc.Failure = &junitMessage{Message: FirstLine(r.Failure), Type: "Failure", Text: r.Failure}
+				tc.Failure = &reporters.JUnitFailure{Message: FirstLine(r.Failure), Type: "Failure", Description: r.Failure}
 				js.Failures++
 			case skew.Skip:
-				tc.Skipped = &junitMessage{Message: r.Reason}
+				tc.Skipped = &reporters.JUnitSkipped{Message: r.Reason}
 				js.Skipped++
 			case skew.Flaky:
 				if s.FlakyTolerated {
+					// The earlier attempt's failure, for the reader.
 					tc.SystemErr = r.Failure
 					break
 				}
 				// Not conformant: it failed once. JUnit readers that know
 				// only passed/failed/skipped must see a failure.
-				tc.Failure = &junitMessage{Message: FlakyMessage(r), Type: FlakyFailureType, Text: r.Failure}
+				tc.Failure = &reporters.JUnitFailure{Message: FlakyMessage(r), Type: FlakyFailureType, Description: r.Failure}
 				js.Failures++
 			}
 			js.Tests++
 			js.Time += r.Duration.Seconds()
-			js.Cases = append(js.Cases, tc)
+			js.TestCases = append(js.TestCases, tc)
 		}
 		doc.Tests += js.Tests
 		doc.Failures += js.Failures
-		doc.Skipped += js.Skipped
+		doc.Disabled += js.Skipped
 		doc.Time += js.Time
-		doc.Suites = append(doc.Suites, js)
+		doc.TestSuites = append(doc.TestSuites, js)
 	}
+	return EncodeJUnit(w, doc)
+}
+
+// EncodeJUnit writes doc as a JUnit file: the XML header, the document
+// indented, a final newline. Every JUnit file skewproof writes goes
+// through it.
+func EncodeJUnit(w io.Writer, doc reporters.JUnitTestSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -26,7 +26,8 @@ func TestJUnitRoundTrip(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{`<property name="verdict" value="deviation">`, `<property name="id" value="seccomp/kubelet/enforce">`,
-		`<failure message="boom"`, `<skipped message="no docker access">`, `tests="4" failures="1" skipped="1"`} {
+		`<failure message="boom"`, `<skipped message="no docker access">`, `<testsuite name="seccomp" package="" tests="4" disabled="0" skipped="1" errors="0" failures="1"`,
+		`<testsuites tests="4" disabled="1" errors="0" failures="1"`, `status="failed"`, `status="skipped"`, `status="passed"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("JUnit lacks %s:\n%s", want, out)
 		}

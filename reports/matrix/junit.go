@@ -1,14 +1,12 @@
 package matrix
 
 import (
-	"encoding/xml"
 	"io"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/reporters"
 
 	"github.com/skewproof/skewproof/reports"
-	"github.com/skewproof/skewproof/skew"
 )
 
 // JUnitFile is the merged JUnit file of a report.
@@ -34,11 +32,9 @@ func WriteJUnit(w io.Writer, runs []Run) error {
 			}
 			for _, tc := range s.TestCases {
 				if tc.Status == "" {
-					tc.Status = statusOf(reports.ResultOf(tc).Verdict)
-					if tc.Failure != nil {
-						// A flaky case its run did not tolerate.
-						tc.Status = "failed"
-					}
+					// A file written before test cases carried a status: a
+					// flaky case with a <failure> was not tolerated.
+					tc.Status = reports.Status(reports.ResultOf(tc), tc.Failure == nil)
 				}
 				switch {
 				case tc.Failure != nil:
@@ -68,28 +64,7 @@ func WriteJUnit(w io.Writer, runs []Run) error {
 		doc.Time += js.Time
 		doc.TestSuites = append(doc.TestSuites, js)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
-}
-
-// statusOf is the Ginkgo spec state a verdict corresponds to, for the
-// status attribute of a test case written without one.
-func statusOf(v skew.Verdict) string {
-	switch v {
-	case skew.Fail:
-		return "failed"
-	case skew.Skip:
-		return "skipped"
-	}
-	return "passed"
+	return reports.EncodeJUnit(w, doc)
 }
 
 // shortText is s cut to its first line.
