@@ -87,18 +87,6 @@ func kernelRelease() string {
 	return strings.TrimSpace(string(b))
 }
 
-func allDockerContainers(ctx context.Context, nodes []string) bool {
-	if len(nodes) == 0 {
-		return false
-	}
-	for _, n := range nodes {
-		if _, err := clusters.Docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", n); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // allLocal reports whether commands can run on every node from this host
 // (kind node containers and User-Mode Linux nodes).
 func allLocal(ctx context.Context, nodes []string) bool {

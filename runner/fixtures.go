@@ -7,17 +7,19 @@ import (
 	"sort"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
+
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles"
 )
 
 // agentImage is the node agent image: Options.AgentImage, or one built from
 // the static skewproof binary and loaded into local nodes.
-func (o Options) agentImage(ctx context.Context, p *clusters.Progress, nodes []string, nodeAccess string) (profiles.AgentImage, error) {
+func (o Options) agentImage(ctx context.Context, p *clusters.Progress, nodes []string, access nodeaccess.Access) (profiles.AgentImage, error) {
 	if o.AgentImage != "" {
 		return profiles.AgentImage{Ref: o.AgentImage, Note: o.AgentImageNote}, nil
 	}
-	if nodeAccess != "docker" && !allLocal(ctx, nodes) {
+	if access != nodeaccess.Docker && !allLocal(ctx, nodes) {
 		return profiles.AgentImage{}, fmt.Errorf("the nodes are not local containers: pass --agent-image with a skewproof agent image present on every node (see docs/vendor.md)")
 	}
 	var img profiles.AgentImage

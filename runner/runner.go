@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
+
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/skewproof/skewproof/clusters"
@@ -230,11 +232,9 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		p.Step("node %s is cordoned (unschedulable): tested anyway, the specs bind their pods to it by name as DaemonSets do; leave it out with --label-filter '!(node: containsAny %s)'", n, n)
 	}
 	rec.APIServer = c.apiserver
-	rec.NodeAccess = "none"
-	if allDockerContainers(ctx, c.names()) {
-		rec.NodeAccess = "docker"
-	}
-	image, err := o.agentImage(ctx, p, c.names(), rec.NodeAccess)
+	access := nodeaccess.Probe(ctx, c.names()...)
+	rec.NodeAccess = string(access)
+	image, err := o.agentImage(ctx, p, c.names(), access)
 	if err != nil {
 		return out, err
 	}

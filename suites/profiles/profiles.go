@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
+
 	senv "github.com/skewproof/skewproof/suites/env"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -157,7 +159,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			for _, n := range env.Nodes {
 				Expect(perNode).To(HaveKeyWithValue(n.Name, 1))
 			}
-			files := env.NodeAccess == "docker"
+			files := env.NodeAccess == nodeaccess.Docker
 			if files {
 				for _, n := range env.Nodes {
 					out, err := onNode(ctx, n.Name, `cat "$1"`, nodeFile(m))
@@ -301,7 +303,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			uninstallLater(m)
 			want := map[string]api.Status{}
 			var bad node
-			if env.NodeAccess == "docker" {
+			if env.NodeAccess == nodeaccess.Docker {
 				bad = victim()
 				breakSeccompDir(ctx, bad)
 				want[bad.Name] = api.Failed

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -48,7 +50,7 @@ var env struct {
 	Cluster    *profiles.Cluster
 	APIServer  string
 	Nodes      []node
-	NodeAccess string
+	NodeAccess nodeaccess.Access
 	ScaleNodes int
 	// NoParser says why the agent image has no apparmor_parser (empty: it
 	// has one; for an image from SKEWPROOF_AGENT_IMAGE the reason comes
@@ -102,15 +104,11 @@ func discover(ctx context.Context) error {
 		env.Nodes = append(env.Nodes, node{Name: n.Name, Kubelet: n.Status.NodeInfo.KubeletVersion, Worker: !cp})
 	}
 	sort.Slice(env.Nodes, func(i, j int) bool { return env.Nodes[i].Name < env.Nodes[j].Name })
-	env.NodeAccess = os.Getenv(senv.NodeAccess)
-	if env.NodeAccess == "" {
-		env.NodeAccess = "none"
-		if len(env.Nodes) > 0 {
-			if _, err := clusters.Docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", env.Nodes[0].Name); err == nil {
-				env.NodeAccess = "docker"
-			}
-		}
+	names := make([]string, len(env.Nodes))
+	for i, n := range env.Nodes {
+		names[i] = n.Name
 	}
+	env.NodeAccess = nodeaccess.FromEnv(ctx, os.Getenv(senv.NodeAccess), names...)
 	return nil
 }
 
@@ -202,7 +200,7 @@ func deployAgent(ctx context.Context) error {
 	// Set by the runner when the image it built has no apparmor_parser.
 	env.NoParser = os.Getenv(senv.AgentImageNote)
 	if image == "" {
-		if env.NodeAccess != "docker" {
+		if env.NodeAccess != nodeaccess.Docker {
 			return fmt.Errorf("without docker access to the nodes, set %s to an agent image present on every node", senv.AgentImage)
 		}
 		bin, built, err := agentBinary(ctx)
@@ -251,7 +249,7 @@ func onNode(ctx context.Context, nodeName, script string, args ...string) (strin
 }
 
 func needDocker() {
-	if env.NodeAccess != "docker" {
+	if env.NodeAccess != nodeaccess.Docker {
 		Skip("needs docker access to the node containers (SKEWPROOF_NODE_ACCESS=docker) to look at or break node files")
 	}
 }

@@ -56,9 +56,6 @@ var Env struct {
 	// (SKEWPROOF_OWN_CLUSTER): what it set up there must be there, so a
 	// missing part fails a spec instead of skipping it (SetUpMissing).
 	Own bool
-	// NodeAccess says whether node files can be read or changed directly
-	// ("docker": the nodes are local containers) or not ("none").
-	NodeAccess string
 }
 
 // configureFramework sets up k8s.io/kubernetes/test/e2e/framework. Its
@@ -119,7 +116,6 @@ func fakeEnv(apiserver, nodes string) error {
 		}
 		Env.Workers = append(Env.Workers, Node{Name: name, Kubelet: v, Host: hostFacts(name, "containerd", nil)})
 	}
-	Env.NodeAccess = "none"
 	// No API server: the specs are listed (--ginkgo.dry-run), or run and
 	// fail in the framework's set-up, which finds no kubeconfig. The host
 	// keeps the framework from looking for an in-cluster configuration
@@ -221,13 +217,6 @@ func discover(ctx context.Context) error {
 		}
 	}
 	Env.Own = os.Getenv(senv.OwnCluster) == "1"
-	Env.NodeAccess = os.Getenv(senv.NodeAccess)
-	if Env.NodeAccess == "" {
-		Env.NodeAccess = "none"
-		if _, err := clusters.Docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", workers[0].Name); err == nil {
-			Env.NodeAccess = "docker"
-		}
-	}
 	return nil
 }
 

@@ -1,0 +1,46 @@
+// Package nodeaccess says how skewproof reaches its nodes' files and
+// processes from the host: through Docker, when every node is a container
+// of the local Docker daemon (kind), or not at all (a cluster elsewhere:
+// the node agent does what needs the node). The runner decides once and
+// passes it to the suite processes (suites/env.NodeAccess); a suite process
+// run by hand probes for itself.
+package nodeaccess
+
+import (
+	"context"
+	"os/exec"
+)
+
+// Access is how the nodes are reached.
+type Access string
+
+const (
+	// Docker: every node is a local Docker container (docker exec, docker cp).
+	Docker Access = "docker"
+	// None: the nodes are not reachable from the host.
+	None Access = "none"
+)
+
+// Probe returns Docker when every node is a container of the local Docker
+// daemon, else None (also for no node).
+func Probe(ctx context.Context, nodes ...string) Access {
+	if len(nodes) == 0 {
+		return None
+	}
+	for _, n := range nodes {
+		if err := exec.CommandContext(ctx, "docker", "inspect", "--type", "container", "--format", "{{.Name}}", n).Run(); err != nil {
+			return None
+		}
+	}
+	return Docker
+}
+
+// FromEnv is the access value names (the runner's choice, "docker" or
+// "none"), or, when value is empty or unknown, what Probe finds for nodes.
+func FromEnv(ctx context.Context, value string, nodes ...string) Access {
+	switch a := Access(value); a {
+	case Docker, None:
+		return a
+	}
+	return Probe(ctx, nodes...)
+}
