@@ -125,6 +125,9 @@ type Outcome struct {
 	Results []reports.Result
 	// NotTested are the nodes whose kubelet rules could not run, with why.
 	NotTested map[string]string
+	// Record is the run record written to run.json (nil when the run
+	// ended before it was written).
+	Record *reports.Record
 }
 
 // Run runs the suites and returns their results. It fails when a spec
@@ -328,6 +331,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if err := reports.WriteRecord(junitDir, rec); err != nil {
 		return out, err
 	}
+	out.Record = &rec
 	counts := reports.Count(specs)
 	switch {
 	case ctx.Err() != nil:

@@ -249,8 +249,8 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 	}
 	// Hydrophone downloads e2e.log and junit_01.xml only: the run record
 	// goes into the log too, for 'skewproof bundle'.
-	if rec, rerr := reports.ReadRecord(dir); rerr == nil {
-		if line, rerr := reports.RecordLogLine(rec); rerr == nil {
+	if res.Record != nil {
+		if line, rerr := reports.RecordLogLine(*res.Record); rerr == nil {
 			out.printf("%s", line)
 		}
 	}
