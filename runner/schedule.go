@@ -50,30 +50,34 @@ func (o Options) discover(ctx context.Context, dir string, env []string) ([]Spec
 	if err != nil {
 		return nil, fmt.Errorf("listing the specs to run (a dry run of %s): %w: %s", o.SuiteBinary, err, tail(string(out), 5))
 	}
-	return readDryRun(report)
+	specs, _, err := ReadDryRun(report)
+	return specs, err
 }
 
-// readDryRun reads a dry run's Ginkgo JSON report: the labels of every spec
-// it selected.
-func readDryRun(path string) ([]SpecLabels, error) {
+// ReadDryRun reads a dry run's Ginkgo JSON report: the labels of every
+// spec it selected, and how many specs the binary has in all.
+func ReadDryRun(path string) (selected []SpecLabels, total int, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var rs []types.Report
 	if err := json.Unmarshal(b, &rs); err != nil {
-		return nil, fmt.Errorf("reading the dry run's report %s: %w", path, err)
+		return nil, 0, fmt.Errorf("reading the dry run's report %s: %w", path, err)
 	}
-	var specs []SpecLabels
 	for _, r := range rs {
 		for _, s := range r.SpecReports {
+			if s.LeafNodeType != types.NodeTypeIt {
+				continue
+			}
+			total++
 			// Specs the selection leaves out are listed as skipped.
-			if s.LeafNodeType == types.NodeTypeIt && s.State == types.SpecStatePassed {
-				specs = append(specs, s.Labels())
+			if s.State == types.SpecStatePassed {
+				selected = append(selected, s.Labels())
 			}
 		}
 	}
-	return specs, nil
+	return selected, total, nil
 }
 
 // part is one process's share of a group (the specs of one node, or of no

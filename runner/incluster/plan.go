@@ -2,7 +2,6 @@ package incluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/onsi/ginkgo/v2/types"
 	"github.com/skewproof/skewproof/runner"
 )
 
@@ -35,23 +33,11 @@ func plan(ctx context.Context, bin string, s Settings, env []string, junit strin
 	if err != nil {
 		return 0, 0, fmt.Errorf("listing the specs: %v\n%s", err, tail(string(b), 20))
 	}
-	rb, err := os.ReadFile(report)
+	selected, total, err := runner.ReadDryRun(report)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("reading the spec list: %w", err)
 	}
-	var rs []types.Report
-	if err := json.Unmarshal(rb, &rs); err != nil || len(rs) != 1 {
-		return 0, 0, fmt.Errorf("reading the spec list: %v", err)
-	}
-	for _, sp := range rs[0].SpecReports {
-		if sp.LeafNodeType != types.NodeTypeIt {
-			continue
-		}
-		total++
-		if sp.State == types.SpecStatePassed {
-			will++
-		}
-	}
+	will = len(selected)
 	return will, total, nil
 }
 
