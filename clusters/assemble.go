@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/image"
 	"github.com/skewproof/skewproof/clusters/owner"
-	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // stopContainerdScript stops the build container's containerd and waits
@@ -130,7 +131,7 @@ func removeDeadBuildContainers(ctx context.Context) {
 }
 
 // Labels of a node image: its CRI and OCI runtimes and the OCI runtime's
-// version (the node labels CRIRuntimeLabel, skew.OCIRuntimeLabel and
+// version (the node labels nodefacts.CRIRuntimeLabel, skew.OCIRuntimeLabel and
 // skew.OCIRuntimeVersionLabel are set from them).
 const (
 	imageCRILabel        = "io.skewproof.cri-runtime"

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
 	kindlog "sigs.k8s.io/kind/pkg/log"
@@ -21,9 +23,6 @@ import (
 	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/skew"
 )
-
-// KubeletVersionLabel is set on every node to the version of its kubelet.
-const KubeletVersionLabel = "skewproof.io/kubelet-version"
 
 // UpOptions describes a cluster: one control-plane node at the apiserver
 // version and one worker per kubelet version.
@@ -237,13 +236,13 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	cfg.Nodes = []v1alpha4.Node{{
 		Role:   v1alpha4.ControlPlaneRole,
 		Image:  images[Worker{}],
-		Labels: runtimeLabels(ctx, images[Worker{}], map[string]string{KubeletVersionLabel: cpVersion}),
+		Labels: runtimeLabels(ctx, images[Worker{}], map[string]string{nodefacts.KubeletVersionLabel: cpVersion}),
 	}}
 	for _, w := range o.workers() {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{
 			Role:   v1alpha4.WorkerRole,
 			Image:  images[w],
-			Labels: runtimeLabels(ctx, images[w], map[string]string{KubeletVersionLabel: "v" + skew.BareVersion(w.Kubelet)}),
+			Labels: runtimeLabels(ctx, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + skew.BareVersion(w.Kubelet)}),
 		})
 	}
 	if len(o.FeatureGates) > 0 {
@@ -253,7 +252,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	// are configured with failCgroupV1: false (kubelets from v1.35 on
 	// refuse cgroup v1 otherwise); on a host with AppArmor the nodes'
 	// runtimes see it (nodeAppArmorMounts).
-	host := DetectHost()
+	host := nodefacts.Host()
 	var dropIn string
 	if host.AppArmor {
 		var err error
@@ -438,7 +437,7 @@ func runtimeLabels(ctx context.Context, ref string, labels map[string]string) ma
 	if json.Unmarshal([]byte(strings.TrimSpace(out)), &il) != nil {
 		return labels
 	}
-	for from, to := range map[string]string{imageCRILabel: CRIRuntimeLabel, imageOCILabel: skew.OCIRuntimeLabel, imageOCIVersionLabel: skew.OCIRuntimeVersionLabel} {
+	for from, to := range map[string]string{imageCRILabel: nodefacts.CRIRuntimeLabel, imageOCILabel: skew.OCIRuntimeLabel, imageOCIVersionLabel: skew.OCIRuntimeVersionLabel} {
 		if v := il[from]; v != "" {
 			labels[to] = v
 		}

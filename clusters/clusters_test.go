@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	"github.com/skewproof/skewproof/internal/cachedir"
 )
 
@@ -40,11 +42,11 @@ func TestContainerdConfigNeverPullsAndClampsOOM(t *testing.T) {
 		`sandbox_image = "registry.k8s.io/pause:3.10.2"`,
 		"restrict_oom_score_adj = true",
 		`config_path = "/etc/containerd/certs.d"`,
-		"runtimes." + NoSeccompHandler + "]",
-		"runtimes." + NoSeccompHandler + ".options]",
+		"runtimes." + nodefacts.NoSeccompHandler + "]",
+		"runtimes." + nodefacts.NoSeccompHandler + ".options]",
 		`BinaryName = "/usr/local/sbin/runc-no-seccomp"`,
-		"runtimes." + NoAppArmorHandler + "]",
-		"runtimes." + NoAppArmorHandler + ".options]",
+		"runtimes." + nodefacts.NoAppArmorHandler + "]",
+		"runtimes." + nodefacts.NoAppArmorHandler + ".options]",
 		`BinaryName = "/usr/local/sbin/runc-no-apparmor"`,
 	} {
 		if !strings.Contains(c, want) {
@@ -128,8 +130,8 @@ func TestRestrictedRuntimesDropTheirFieldAndExecRunc(t *testing.T) {
 }
 
 func TestRestrictedRuntimesText(t *testing.T) {
-	if got := RestrictedRuntimeHandlers(); len(got) != 2 || got[0] != NoSeccompHandler || got[1] != NoAppArmorHandler {
-		t.Errorf("RestrictedRuntimeHandlers() = %v", got)
+	if got := nodefacts.RestrictedRuntimeHandlers(); len(got) != 2 || got[0] != nodefacts.NoSeccompHandler || got[1] != nodefacts.NoAppArmorHandler {
+		t.Errorf("nodefacts.RestrictedRuntimeHandlers() = %v", got)
 	}
 	for _, r := range restrictedRuntimes {
 		s := r.script("")

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew"
 
@@ -78,10 +80,6 @@ func e2eBusyBoxRef(ctx context.Context, v string) (string, error) {
 	}
 	return "registry.k8s.io/e2e-test-images/busybox:" + string(m[1]), nil
 }
-
-// BusyBoxImage is the name under which the busybox test image is also
-// preloaded, independent of the e2e framework's naming.
-const BusyBoxImage = "skewproof.local/busybox:1"
 
 // etcdBinary builds etcd for a kubeadm etcd image tag such as 3.7.0-0.
 func etcdBinary(ctx context.Context, p *Progress, tag string) (string, error) {
@@ -193,7 +191,7 @@ func componentImages(ctx context.Context, p *Progress, work string, spec NodeIma
 	if err != nil {
 		return nil, "", err
 	}
-	images = append(images, image.Image{Tags: []string{bbRef, BusyBoxImage}, Layers: []image.Layer{base.BusyBox}, Cmd: []string{"sh"},
+	images = append(images, image.Image{Tags: []string{bbRef, nodefacts.BusyBoxImage}, Layers: []image.Layer{base.BusyBox}, Cmd: []string{"sh"},
 		Labels: map[string]string{"io.skewproof.image": "test"}})
 	return images, pause, nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -84,7 +86,7 @@ func TestIntegrationContainerd2Worker(t *testing.T) {
 		t.Errorf("containerd --version in %s: %q, want v2.4.2", worker, out)
 	}
 
-	if _, err := clusters.EnsureRestrictedRuntimeClasses(ctx, cs, nil); err != nil {
+	if _, err := nodefacts.EnsureRestrictedRuntimeClasses(ctx, cs, nil); err != nil {
 		t.Fatal(err)
 	}
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "c2-seccomp-"}}, metav1.CreateOptions{})
@@ -98,7 +100,7 @@ func TestIntegrationContainerd2Worker(t *testing.T) {
 	}{
 		{corev1.SeccompProfileTypeRuntimeDefault, "", "2"},
 		{corev1.SeccompProfileTypeUnconfined, "", "0"},
-		{corev1.SeccompProfileTypeRuntimeDefault, clusters.NoSeccompHandler, "0"},
+		{corev1.SeccompProfileTypeRuntimeDefault, nodefacts.NoSeccompHandler, "0"},
 	} {
 		rc := tc.runtimeClass
 		if rc == "" {

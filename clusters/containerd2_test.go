@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	"github.com/BurntSushi/toml"
 )
 
@@ -82,7 +84,7 @@ func TestContainerd2ConfigParsesAndNamesEveryHandler(t *testing.T) {
 	for _, r := range restrictedRuntimes {
 		want[r.handler] = r.binary
 	}
-	for _, h := range RestrictedRuntimeHandlers() {
+	for _, h := range nodefacts.RestrictedRuntimeHandlers() {
 		if want[h] == "" {
 			t.Errorf("handler %s has no runtime", h)
 		}

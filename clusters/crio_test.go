@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	"github.com/BurntSushi/toml"
 )
 
@@ -65,7 +67,7 @@ func TestCRIOConfigParsesAndNamesEveryHandler(t *testing.T) {
 	// RuntimeClasses skewproof creates; each must be there, as in
 	// containerd's configuration.
 	want := []string{"runc", OCICrun, "test-handler"}
-	want = append(want, RestrictedRuntimeHandlers()...)
+	want = append(want, nodefacts.RestrictedRuntimeHandlers()...)
 	for _, h := range want {
 		r, ok := c.CRIO.Runtime.Runtimes[h]
 		if !ok {
@@ -81,7 +83,7 @@ func TestCRIOConfigParsesAndNamesEveryHandler(t *testing.T) {
 	}
 	// Every image skewproof puts on a node is pinned (a pattern with a
 	// lone "*" panics in CRI-O 1.34).
-	for _, img := range []string{pause, BusyBoxImage, "registry.k8s.io/kube-proxy:v1.37.2", "skewproof.local/skewproof-agent:0123"} {
+	for _, img := range []string{pause, nodefacts.BusyBoxImage, "registry.k8s.io/kube-proxy:v1.37.2", "skewproof.local/skewproof-agent:0123"} {
 		if !slices.ContainsFunc(c.CRIO.Image.PinnedImages, func(p string) bool {
 			return p != "*" && strings.HasSuffix(p, "*") && strings.HasPrefix(img, strings.TrimSuffix(p, "*"))
 		}) {
@@ -161,7 +163,7 @@ func TestCRIORuntimeWrapper(t *testing.T) {
 	if err := os.MkdirAll(bundle, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range []crioHandler{{name: "runc"}, {name: NoSeccompHandler, drop: ".linux.seccomp", lacks: "seccomp"}} {
+	for _, h := range []crioHandler{{name: "runc"}, {name: nodefacts.NoSeccompHandler, drop: ".linux.seccomp", lacks: "seccomp"}} {
 		if err := os.WriteFile(filepath.Join(bundle, "config.json"), []byte(spec), 0o644); err != nil {
 			t.Fatal(err)
 		}

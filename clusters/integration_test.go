@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -180,8 +182,8 @@ func TestIntegrationMixedCluster(t *testing.T) {
 		for _, n := range nodes.Items {
 			kv := n.Status.NodeInfo.KubeletVersion
 			got[kv]++
-			if lbl := n.Labels[clusters.KubeletVersionLabel]; lbl != kv {
-				t.Errorf("node %s: label %s=%q, kubelet reports %s", n.Name, clusters.KubeletVersionLabel, lbl, kv)
+			if lbl := n.Labels[nodefacts.KubeletVersionLabel]; lbl != kv {
+				t.Errorf("node %s: label %s=%q, kubelet reports %s", n.Name, nodefacts.KubeletVersionLabel, lbl, kv)
 			}
 		}
 		want := map[string]int{"v" + itAPIServer: 1, "v" + itKubelet: 1}
@@ -230,7 +232,7 @@ func seccompMode(ctx context.Context, cs kubernetes.Interface, ns, node string, 
 				SeccompProfile: &corev1.SeccompProfile{Type: profile},
 			},
 			Containers: []corev1.Container{{
-				Name: "c", Image: clusters.BusyBoxImage, ImagePullPolicy: corev1.PullNever,
+				Name: "c", Image: nodefacts.BusyBoxImage, ImagePullPolicy: corev1.PullNever,
 				Command: []string{"cat", "/proc/1/status"},
 			}},
 		},

@@ -36,12 +36,6 @@ const (
 	OCICrun       = "crun"
 )
 
-// CRIRuntimeLabel names a node's CRI runtime as skewproof built it
-// ("containerd"); the OCI runtime's labels are skew.OCIRuntimeLabel and
-// skew.OCIRuntimeVersionLabel (the oracle's inputs). skewproof sets them on
-// the nodes of the clusters it makes.
-const CRIRuntimeLabel = "skewproof.io/cri-runtime"
-
 // criRuntimes are the CRI runtimes a node image can have.
 var criRuntimes = []string{CRIContainerd, CRIContainerd2, CRICRIO}
 

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	"github.com/skewproof/skewproof/internal/cachedir"
 
 	"github.com/skewproof/skewproof/skew"
@@ -56,26 +58,11 @@ func (r Report) CanRunClusters() bool {
 // images are cached and where Docker keeps them.
 const minFreeDiskGiB = 20
 
-// DetectHost reads the host facts without Docker.
-func DetectHost() skew.HostFacts {
-	f := skew.HostFacts{CgroupVersion: 1}
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
-		f.CgroupVersion = 2
-	}
-	if b, err := os.ReadFile("/proc/self/status"); err == nil && strings.Contains(string(b), "\nSeccomp:") {
-		f.Seccomp = true
-	}
-	if b, err := os.ReadFile("/sys/module/apparmor/parameters/enabled"); err == nil && strings.TrimSpace(string(b)) == "Y" {
-		f.AppArmor = true
-	}
-	return f
-}
-
 // Preflight checks the host; probeImage, when true, starts a privileged
 // container to prove kind nodes can run (needs /bin/busybox for the probe).
 func Preflight(ctx context.Context) Report {
 	var r Report
-	r.Facts = DetectHost()
+	r.Facts = nodefacts.Host()
 	add := func(c Check) { r.Checks = append(r.Checks, c) }
 
 	dockerUp := false

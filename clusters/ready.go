@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -24,7 +26,7 @@ func nodeInfos(ctx context.Context, cs kubernetes.Interface) ([]NodeInfo, error)
 	var out []NodeInfo
 	for _, n := range nl.Items {
 		ni := NodeInfo{Name: n.Name, Role: "worker", KubeletVersion: n.Status.NodeInfo.KubeletVersion, PodCIDR: n.Spec.PodCIDR}
-		if IsControlPlane(&n) {
+		if nodefacts.IsControlPlane(&n) {
 			ni.Role = "control-plane"
 		}
 		for _, a := range n.Status.Addresses {

@@ -4,26 +4,9 @@ import (
 	"fmt"
 	"path"
 	"strings"
-)
 
-// Runtime handlers of every node image whose OCI runtime drops one
-// security setting from the container's OCI spec before runc sees it: the
-// "runtime without seccomp support" rows of KEP-135's failure table and the
-// "runtime without AppArmor support" row of KEP-24's. A RuntimeClass with
-// the handler's name selects one.
-const (
-	NoSeccompHandler  = "skewproof-noseccomp"
-	NoAppArmorHandler = "skewproof-noapparmor"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 )
-
-// RestrictedRuntimeHandlers are the handlers above, in a stable order.
-func RestrictedRuntimeHandlers() []string {
-	hs := make([]string, len(restrictedRuntimes))
-	for i, r := range restrictedRuntimes {
-		hs[i] = r.handler
-	}
-	return hs
-}
 
 // restrictedRuntime is one of those handlers: its containerd runtime is
 // binary, a wrapper around runc that deletes field (a jq path) from the
@@ -33,8 +16,8 @@ type restrictedRuntime struct {
 }
 
 var restrictedRuntimes = []restrictedRuntime{
-	{handler: NoSeccompHandler, binary: "/usr/local/sbin/runc-no-seccomp", field: ".linux.seccomp", lacks: "seccomp"},
-	{handler: NoAppArmorHandler, binary: "/usr/local/sbin/runc-no-apparmor", field: ".process.apparmorProfile", lacks: "AppArmor"},
+	{handler: nodefacts.NoSeccompHandler, binary: "/usr/local/sbin/runc-no-seccomp", field: ".linux.seccomp", lacks: "seccomp"},
+	{handler: nodefacts.NoAppArmorHandler, binary: "/usr/local/sbin/runc-no-apparmor", field: ".process.apparmorProfile", lacks: "AppArmor"},
 }
 
 // nodeRunc is the runc of the node images.

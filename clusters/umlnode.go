@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew"
 
@@ -20,10 +22,6 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/internal/uml"
 )
-
-// AppArmorKernelLabel is set to "true" on a node whose kernel enforces
-// AppArmor because skewproof made it so (the User-Mode Linux node).
-const AppArmorKernelLabel = "skewproof.io/apparmor-kernel"
 
 // AppArmorNodeName is the Kubernetes node name of a cluster's User-Mode
 // Linux node.
@@ -105,7 +103,7 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 	}
 	cfg := uml.Config{
 		Name: AppArmorNodeName(o.Name), Cluster: o.Name, Disk: disk, Kernel: kernel,
-		Labels: runtimeLabels(ctx, image, map[string]string{KubeletVersionLabel: "v" + skew.BareVersion(o.AppArmorNode), AppArmorKernelLabel: "true"}),
+		Labels: runtimeLabels(ctx, image, map[string]string{nodefacts.KubeletVersionLabel: "v" + skew.BareVersion(o.AppArmorNode), nodefacts.AppArmorKernelLabel: "true"}),
 		// Docker names a network's bridge br-<id> unless an option says.
 		Bridge: "br-" + nw.ID[:12],
 	}

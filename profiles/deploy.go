@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
 )
@@ -253,7 +254,7 @@ func (c *Cluster) notReadyNodesOfAgents(ctx context.Context) string {
 		if err != nil {
 			continue
 		}
-		if why := clusters.NotReady(node); why != "" {
+		if why := nodefacts.NotReady(node); why != "" {
 			out = append(out, strings.Replace(why, " is not Ready", " went not Ready", 1))
 		}
 	}

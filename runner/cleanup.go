@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -45,13 +47,13 @@ func deleteRunNamespaces(c *cluster, runID string, p *clusters.Progress) {
 // restricted runtime handlers (failure row 1 of both KEPs) that do not
 // exist yet and returns those it created.
 func ensureRuntimeClasses(ctx context.Context, c *cluster, runID string) ([]string, error) {
-	return clusters.EnsureRestrictedRuntimeClasses(ctx, c.cs, map[string]string{RunLabel: runID})
+	return nodefacts.EnsureRestrictedRuntimeClasses(ctx, c.cs, map[string]string{RunLabel: runID})
 }
 
 func deleteRuntimeClasses(c *cluster, names []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_ = clusters.DeleteRuntimeClasses(ctx, c.cs, names)
+	_ = nodefacts.DeleteRuntimeClasses(ctx, c.cs, names)
 }
 
 // reportOtherRuns names what other runs left on an existing cluster —

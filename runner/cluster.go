@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,7 +63,7 @@ func (c *cluster) records(appArmor map[string]bool) []reports.NodeRecord {
 	var out []reports.NodeRecord
 	for i := range c.nodes {
 		n := &c.nodes[i]
-		r := reports.NodeRecord{Name: n.Name, ControlPlane: clusters.IsControlPlane(n), Kubelet: n.Status.NodeInfo.KubeletVersion,
+		r := reports.NodeRecord{Name: n.Name, ControlPlane: nodefacts.IsControlPlane(n), Kubelet: n.Status.NodeInfo.KubeletVersion,
 			ContainerRuntime: n.Status.NodeInfo.ContainerRuntimeVersion, KernelVersion: n.Status.NodeInfo.KernelVersion,
 			OSImage: n.Status.NodeInfo.OSImage, Architecture: n.Status.NodeInfo.Architecture}
 		if on, ok := appArmor[n.Name]; ok {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/skewproof/skewproof/profiles/agentimage"
+
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 
 	"github.com/skewproof/skewproof/clusters"
@@ -15,16 +17,16 @@ import (
 
 // agentImage is the node agent image: Options.AgentImage, or one built from
 // the static skewproof binary and loaded into local nodes.
-func (o Options) agentImage(ctx context.Context, p *clusters.Progress, nodes []string, access nodeaccess.Access) (profiles.AgentImage, error) {
+func (o Options) agentImage(ctx context.Context, p *clusters.Progress, nodes []string, access nodeaccess.Access) (agentimage.Image, error) {
 	if o.AgentImage != "" {
-		return profiles.AgentImage{Ref: o.AgentImage, Note: o.AgentImageNote}, nil
+		return agentimage.Image{Ref: o.AgentImage, Note: o.AgentImageNote}, nil
 	}
 	if access != nodeaccess.Docker && !allLocal(ctx, nodes) {
-		return profiles.AgentImage{}, fmt.Errorf("the nodes are not local containers: pass --agent-image with a skewproof agent image present on every node (see docs/vendor.md)")
+		return agentimage.Image{}, fmt.Errorf("the nodes are not local containers: pass --agent-image with a skewproof agent image present on every node (see docs/vendor.md)")
 	}
-	var img profiles.AgentImage
+	var img agentimage.Image
 	err := p.Timed(fmt.Sprintf("loading the agent image into %d nodes", len(nodes)), func() (err error) {
-		img, err = profiles.LoadAgentImage(ctx, o.AgentBinary, nodes)
+		img, err = agentimage.Load(ctx, o.AgentBinary, nodes)
 		if err != nil {
 			return fmt.Errorf("%w (the skewproof binary must be static: build it with 'make build'); or pass --agent-image", err)
 		}

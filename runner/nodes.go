@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"sort"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 
-	"github.com/skewproof/skewproof/clusters"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // untestable returns, for each node the kubelet rules would run on that
@@ -18,7 +18,7 @@ import (
 func untestable(nodes []corev1.Node, own bool) (out map[string]string, cordoned []string) {
 	out = map[string]string{}
 	for _, n := range testedNodes(nodes) {
-		if why := clusters.NotReady(&n); why != "" {
+		if why := nodefacts.NotReady(&n); why != "" {
 			out[n.Name] = why
 			continue
 		}
@@ -38,7 +38,7 @@ func untestable(nodes []corev1.Node, own bool) (out map[string]string, cordoned 
 func testedNodes(nodes []corev1.Node) []corev1.Node {
 	var workers []corev1.Node
 	for i := range nodes {
-		if !clusters.IsControlPlane(&nodes[i]) {
+		if !nodefacts.IsControlPlane(&nodes[i]) {
 			workers = append(workers, nodes[i])
 		}
 	}

@@ -15,55 +15,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skewproof/skewproof/runner/schedule"
+
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/reports"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// TestName is the Go test function of the e2e binary.
-const TestName = "TestE2E"
-
-// job is one suite process: its suite, its name within the suite ("all",
-// "api", a worker, a worker's shard, "main", "scale"), the Ginkgo label
-// filter of its part, the jobs that must have finished before it starts
-// (keys), and the jobs whose specs must have finished (afterSpecs: their
-// process printed reports.SpecsDoneLine, or ended) — their clean-up may
-// still be running.
-type job struct {
-	suite, name, filter string
-	after, afterSpecs   []string
-}
-
-func (j job) key() string { return j.suite + "/" + j.name }
-
-// Select joins Ginkgo label filters (the selections of a run) with &&,
-// leaving out empty ones.
-func Select(filters ...string) string {
-	var parts []string
-	for _, f := range filters {
-		if f != "" {
-			parts = append(parts, "("+f+")")
-		}
-	}
-	if len(parts) == 1 {
-		return strings.TrimSuffix(strings.TrimPrefix(parts[0], "("), ")")
-	}
-	return strings.Join(parts, " && ")
-}
-
-// SuiteArgs are the e2e binary's arguments for the specs of one suite
-// (its family label) and a selection.
-func SuiteArgs(suite, labelFilter, focus, skip string) []string {
-	args := []string{"-test.run", "^" + TestName + "$", "-test.v", "-ginkgo.no-color", "-ginkgo.v",
-		"-ginkgo.label-filter", Select(suite, labelFilter)}
-	if focus != "" {
-		args = append(args, "-ginkgo.focus", focus)
-	}
-	if skip != "" {
-		args = append(args, "-ginkgo.skip", skip)
-	}
-	return args
-}
+// job is one suite process (schedule.Job).
+type job = schedule.Job
 
 // suiteRun is what the processes of one suite produced.
 type suiteRun struct {
@@ -82,20 +42,20 @@ type suiteRun struct {
 // suite that ran (in the order of o.Suites), the logs (a glob per suite)
 // and the processes' errors. On interrupt no further process starts.
 func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
-	var specs []SpecLabels
+	var specs []schedule.SpecLabels
 	if o.Parallel {
 		var err error
 		if specs, err = o.discover(ctx, junitDir, env); err != nil {
 			return nil, nil, err
 		}
 	}
-	jobs := plan(o.Suites, o.Parallel, specs)
+	jobs := schedule.Plan(o.Suites, o.Parallel, specs)
 	runs := map[string]*suiteRun{}
 	for _, j := range jobs {
-		r := runs[j.suite]
+		r := runs[j.Suite]
 		if r == nil {
-			r = &suiteRun{name: j.suite}
-			runs[j.suite] = r
+			r = &suiteRun{name: j.Suite}
+			runs[j.Suite] = r
 		}
 		r.jobs = append(r.jobs, j)
 	}
@@ -103,7 +63,7 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 	// specs are (markSpecsDone[k]: at its SpecsDoneLine, else as it ends).
 	done, specsDone, markSpecsDone := map[string]chan struct{}{}, map[string]chan struct{}{}, map[string]func(){}
 	for _, j := range jobs {
-		k, ch := j.key(), make(chan struct{})
+		k, ch := j.Key(), make(chan struct{})
 		done[k], specsDone[k], markSpecsDone[k] = make(chan struct{}), ch, sync.OnceFunc(func() { close(ch) })
 	}
 	var mu sync.Mutex
@@ -119,16 +79,16 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 			r.files[i] = filepath.Join(junitDir, fmt.Sprintf("junit-%s.%s.xml", o.Name, name))
 			r.logs[i] = filepath.Join(junitDir, name+"-"+o.Name+".log")
 			if len(r.jobs) > 1 {
-				r.files[i] = filepath.Join(junitDir, fmt.Sprintf("junit-%s.%s.part-%s.xml", o.Name, name, j.name))
-				r.logs[i] = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-%s.log", name, o.Name, j.name))
+				r.files[i] = filepath.Join(junitDir, fmt.Sprintf("junit-%s.%s.part-%s.xml", o.Name, name, j.Name))
+				r.logs[i] = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-%s.log", name, o.Name, j.Name))
 			}
 			_ = os.Remove(r.files[i])
 		}
-		if len(r.jobs) > 1 || r.jobs[0].after == nil && r.jobs[0].afterSpecs == nil {
+		if len(r.jobs) > 1 || r.jobs[0].After == nil && r.jobs[0].AfterSpecs == nil {
 			p.Step("running the %s suite in %d process(es)", name, len(r.jobs))
 		}
 		for i, j := range r.jobs {
-			args := append(SuiteArgs(name, Select(o.LabelFilter, j.filter), o.Focus, o.Skip), "-test.timeout", o.Timeout.String())
+			args := append(schedule.SuiteArgs(name, schedule.Select(o.LabelFilter, j.Filter), o.Focus, o.Skip), "-test.timeout", o.Timeout.String())
 			if o.FlakeAttempts > 1 {
 				// A failed spec runs again; a pass then is reported flaky.
 				args = append(args, "-ginkgo.flake-attempts", strconv.Itoa(o.FlakeAttempts))
@@ -136,15 +96,15 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 			wg.Add(1)
 			go func(r *suiteRun, i int, j job, args []string) {
 				defer wg.Done()
-				defer close(done[j.key()])
-				defer markSpecsDone[j.key()]()
-				waitFor(ctx, done, j.after)
-				waitFor(ctx, specsDone, j.afterSpecs)
+				defer close(done[j.Key()])
+				defer markSpecsDone[j.Key()]()
+				waitFor(ctx, done, j.After)
+				waitFor(ctx, specsDone, j.AfterSpecs)
 				if ctx.Err() != nil {
 					return
 				}
 				mu.Lock()
-				if len(r.jobs) == 1 && (j.after != nil || j.afterSpecs != nil) {
+				if len(r.jobs) == 1 && (j.After != nil || j.AfterSpecs != nil) {
 					p.Step("running the %s suite in 1 process(es)", name)
 				}
 				if r.start.IsZero() {
@@ -152,7 +112,7 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 				}
 				r.started[i] = true
 				mu.Unlock()
-				err := o.runProcess(ctx, r.logs[i], args, append([]string{senv.JUnit + "=" + r.files[i]}, env...), markSpecsDone[j.key()])
+				err := o.runProcess(ctx, r.logs[i], args, append([]string{senv.JUnit + "=" + r.files[i]}, env...), markSpecsDone[j.Key()])
 				mu.Lock()
 				defer mu.Unlock()
 				r.errs[i] = err

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
@@ -174,7 +175,7 @@ func ExplainedRules() []Rule {
 		// RuntimeClasses of failure row 1.
 		{rule([]string{"node.k8s.io"}, []string{"runtimeclasses"}, nil, "create"),
 			"the runner creates the RuntimeClasses of the restricted runtime handlers (failure row 1) that do not exist yet"},
-		{rule([]string{"node.k8s.io"}, []string{"runtimeclasses"}, clusters.RestrictedRuntimeHandlers(), "get", "delete"),
+		{rule([]string{"node.k8s.io"}, []string{"runtimeclasses"}, nodefacts.RestrictedRuntimeHandlers(), "get", "delete"),
 			"seccomp/failure/row-1 and apparmor/failure/row-1 read the RuntimeClass; the runner deletes those it created"},
 		// The profile API (node agent).
 		{rule([]string{api.Group}, []string{api.SeccompProfiles.Resource, api.AppArmorProfiles.Resource}, nil, "get", "list", "watch", "create", "patch", "delete"),

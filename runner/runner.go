@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -209,7 +211,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		if _, err := clusters.Up(ctx, up); err != nil {
 			return out, fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
 		}
-		h := clusters.DetectHost()
+		h := nodefacts.Host()
 		rec.Host = &reports.HostRecord{Kernel: kernelRelease(), Seccomp: h.Seccomp, AppArmor: h.AppArmor, CgroupVersion: h.CgroupVersion}
 	}
 	c, err := connect(ctx, kubeconfig)

@@ -72,7 +72,7 @@ type Rule struct {
 }
 
 // HostFacts describe the host a kubelet rule is observed on: what preflight
-// detects (clusters.DetectHost) and the node's container runtime. An empty
+// detects (nodefacts.Host) and the node's container runtime. An empty
 // runtime fact is one the node does not state: it matches every runtime
 // variant of a rule, and the oracle answers only where they all agree.
 type HostFacts struct {

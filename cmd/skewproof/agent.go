@@ -8,15 +8,16 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/skewproof/skewproof/profiles/agentimage"
+
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters/kubeclient"
-	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 )
 
 // The node agent and the aggregator run from the skewproof binary itself,
-// in the image that 'skewproof run' builds from it (profiles.LoadAgentImage):
+// in the image that 'skewproof run' builds from it (agentimage.Load):
 // hidden commands, with the argv of profiles/agent's DaemonSet and Deployment.
 func newAgentCmd() *cobra.Command {
 	var o agentOptions
@@ -94,12 +95,12 @@ func (o agentOptions) run(ctx context.Context) error {
 }
 
 // agentImageFromSelf builds the node agent image from this (static) binary
-// with build (profiles.LoadAgentImage or SaveAgentImage) and warns when the
+// with build (agentimage.Load or SaveAgentImage) and warns when the
 // image has no apparmor_parser.
-func agentImageFromSelf(build func(bin string) (profiles.AgentImage, error)) (profiles.AgentImage, error) {
+func agentImageFromSelf(build func(bin string) (agentimage.Image, error)) (agentimage.Image, error) {
 	bin, err := os.Executable()
 	if err != nil {
-		return profiles.AgentImage{}, err
+		return agentimage.Image{}, err
 	}
 	img, err := build(bin)
 	if err != nil {

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/skewproof/skewproof/profiles/agentimage"
+
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
-	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -124,8 +125,8 @@ func newImagesAgentCmd() *cobra.Command {
 			if len(args) > 0 {
 				return usagef("unexpected argument %q", args[0])
 			}
-			img, err := agentImageFromSelf(func(bin string) (profiles.AgentImage, error) {
-				return profiles.SaveAgentImage(cmd.Context(), bin, out)
+			img, err := agentImageFromSelf(func(bin string) (agentimage.Image, error) {
+				return agentimage.Save(cmd.Context(), bin, out)
 			})
 			if err != nil {
 				return err

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/profiles/agentimage"
+
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -89,7 +91,7 @@ func profilesDeploy(ctx context.Context, c *profiles.Cluster, image string, o ag
 			nodes = append(nodes, n.Name)
 		}
 		fmt.Fprintf(os.Stderr, "loading the agent image into %s\n", strings.Join(nodes, ", "))
-		img, err := agentImageFromSelf(func(bin string) (profiles.AgentImage, error) { return profiles.LoadAgentImage(ctx, bin, nodes) })
+		img, err := agentImageFromSelf(func(bin string) (agentimage.Image, error) { return agentimage.Load(ctx, bin, nodes) })
 		if err != nil {
 			return fmt.Errorf("%w; or pass --image", err)
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 
+	"github.com/skewproof/skewproof/runner/schedule"
+
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skewproof/skewproof/clusters"
@@ -40,7 +42,7 @@ func (o *runOptions) check(ctx context.Context) error {
 		}
 		rerunSel = f
 	}
-	o.labelFilter = runner.Select(idSel, rerunSel, o.labelFilter)
+	o.labelFilter = schedule.Select(idSel, rerunSel, o.labelFilter)
 	suites, err := runner.ParseSuites(o.suiteList)
 	if err != nil {
 		return usagef("--suites: %v", err)

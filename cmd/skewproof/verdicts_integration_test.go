@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -21,7 +22,7 @@ func checkVerdicts(t *testing.T, name, cluster string, rs []reports.Result) {
 	// The kind nodes share this host's kernel: with or without AppArmor,
 	// the enforcement rows are judged or skipped there. One table each.
 	host := "host-without-apparmor"
-	if clusters.DetectHost().AppArmor {
+	if nodefacts.Host().AppArmor {
 		host = "host-with-apparmor"
 	}
 	path := filepath.Join("testdata", "verdicts", name+"."+host+".txt")

@@ -7,8 +7,11 @@
 package nodeaccess
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
+	"strings"
 )
 
 // Access is how the nodes are reached.
@@ -43,4 +46,20 @@ func FromEnv(ctx context.Context, value string, nodes ...string) Access {
 		return a
 	}
 	return Probe(ctx, nodes...)
+}
+
+// Exec runs args in node, a local Docker container (Access Docker), and
+// returns its trimmed standard output; an error carries the command's
+// standard error.
+func Exec(ctx context.Context, node string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "docker", append([]string{"exec", node}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("docker exec %s %s: %v: %s", node, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
 }

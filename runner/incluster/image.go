@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters"
-	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/agentimage"
 	"github.com/skewproof/skewproof/runner"
@@ -59,7 +58,7 @@ func layers(ctx context.Context, work, skewproof, e2e string) (Image, []clusters
 		return img, nil, err
 	}
 	extra = append(extra, tools, suite)
-	ref, err := profiles.AgentImageRef(skewproof, extra...)
+	ref, err := agentimage.Ref(skewproof, extra...)
 	if err != nil {
 		return img, nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/skewproof/skewproof/runner"
+	"github.com/skewproof/skewproof/runner/schedule"
 )
 
 // plan lists the specs the settings select with a dry run of the e2e
@@ -22,7 +22,7 @@ func plan(ctx context.Context, bin string, s Settings, env []string, junit strin
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 	report := filepath.Join(tmp, "report.json")
-	args := append(runner.SuiteArgs(strings.Join(s.Suites, " || "), s.LabelFilter, s.Focus, s.Skip),
+	args := append(schedule.SuiteArgs(strings.Join(s.Suites, " || "), s.LabelFilter, s.Focus, s.Skip),
 		"-ginkgo.dry-run", "-ginkgo.json-report", report)
 	if s.DryRun {
 		args = append(args, "-ginkgo.junit-report", junit)
@@ -33,7 +33,7 @@ func plan(ctx context.Context, bin string, s Settings, env []string, junit strin
 	if err != nil {
 		return 0, 0, fmt.Errorf("listing the specs: %v\n%s", err, tail(string(b), 20))
 	}
-	selected, total, err := runner.ReadDryRun(report)
+	selected, total, err := schedule.ReadDryRun(report)
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading the spec list: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/runner/schedule"
+
 	"github.com/skewproof/skewproof/runner"
 )
 
@@ -61,7 +63,7 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 		case "skip":
 			s.Skip = join(s.Skip, val)
 		case "label-filter":
-			s.LabelFilter = runner.Select(s.LabelFilter, val)
+			s.LabelFilter = schedule.Select(s.LabelFilter, val)
 		case "dry-run", "dryRun":
 			s.DryRun = !hasVal || val == "true"
 		case "flake-attempts", "flakeAttempts":

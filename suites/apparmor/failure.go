@@ -4,9 +4,10 @@ import (
 	"context"
 	"strings"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/skewproof/skewproof/clusters"
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
@@ -33,9 +34,9 @@ func denyWriteMust(ctx context.Context, t *h.Scenario, pod string, c *observe.Co
 var _ = Describe("[apparmor] failure and fallback", Label("apparmor", "failure"), func() {
 	h.SetUp(family)
 	h.KubeletRule("apparmor/failure/row-1", func(ctx context.Context, t *h.Scenario) {
-		obs := t.RunUnderHandler(ctx, "no-apparmor-runtime", clusters.NoAppArmorHandler, false, fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
+		obs := t.RunUnderHandler(ctx, "no-apparmor-runtime", nodefacts.NoAppArmorHandler, false, fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
 		obs.Container.Behaviour = h.DescribeOutcome(t.Exp.Expected.AnyOf, obs.Container)
-		t.Judge(h.Sub{Name: "Localhost under runtime handler " + clusters.NoAppArmorHandler, Obs: obs})
+		t.Judge(h.Sub{Name: "Localhost under runtime handler " + nodefacts.NoAppArmorHandler, Obs: obs})
 	})
 
 	h.KubeletRule("apparmor/failure/row-2", func(ctx context.Context, t *h.Scenario) {

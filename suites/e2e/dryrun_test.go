@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skewproof/skewproof/runner/schedule"
+
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/skewproof/skewproof/runner"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -67,7 +68,7 @@ func TestProgressLinePerSpec(t *testing.T) {
 }
 
 // TestRunnerProcessesShareOutEverySpec checks that the suite processes the
-// runner plans from the specs' labels (runner.JobFilters: API rules, each
+// runner plans from the specs' labels (schedule.JobFilters: API rules, each
 // worker's parts, the spec that floods the garbage collector apart) select
 // every spec of the binary exactly once, as one process per suite does.
 func TestRunnerProcessesShareOutEverySpec(t *testing.T) {
@@ -93,14 +94,14 @@ func TestRunnerProcessesShareOutEverySpec(t *testing.T) {
 		t.Fatalf("the suites list %d specs on two workers", len(want))
 	}
 	// The labels the runner plans from: its own dry run lists them so.
-	var specs []runner.SpecLabels
+	var specs []schedule.SpecLabels
 	for _, s := range dryRun(t, nodes, "-ginkgo.label-filter", strings.Join(suites, " || ")).SpecReports {
 		if s.LeafNodeType == types.NodeTypeIt && s.State == types.SpecStatePassed {
 			specs = append(specs, s.Labels())
 		}
 	}
 	for _, parallel := range []bool{true, false} {
-		jobs := runner.JobFilters(suites, parallel, specs)
+		jobs := schedule.JobFilters(suites, parallel, specs)
 		if parallel && len(jobs) < 10 {
 			t.Errorf("parallel run in %d processes: %v", len(jobs), jobs)
 		}

@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/skewproof/skewproof/internal/nodefacts"
 
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 
@@ -26,7 +25,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
-	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
@@ -100,7 +98,7 @@ func discover(ctx context.Context) error {
 			GinkgoWriter.Printf("left out: %s\n", why)
 			continue
 		}
-		cp := clusters.IsControlPlane(&n)
+		cp := nodefacts.IsControlPlane(&n)
 		env.Nodes = append(env.Nodes, node{Name: n.Name, Kubelet: n.Status.NodeInfo.KubeletVersion, Worker: !cp})
 	}
 	sort.Slice(env.Nodes, func(i, j int) bool { return env.Nodes[i].Name < env.Nodes[j].Name })
@@ -118,28 +116,6 @@ func nodeNames() []string {
 		out = append(out, n.Name)
 	}
 	return out
-}
-
-// agentBinary returns a static skewproof binary for the agent image: the
-// one SKEWPROOF_BINARY names, or one built from the source tree (built
-// says so: the caller removes it).
-func agentBinary(ctx context.Context) (bin string, built bool, err error) {
-	if b := os.Getenv(senv.Binary); b != "" {
-		return b, false, nil
-	}
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
-		return "", false, fmt.Errorf("set %s to a static skewproof binary, or run from the source tree with Go installed (go env GOMOD: %v)", senv.Binary, err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	bin = filepath.Join(os.TempDir(), fmt.Sprintf("skewproof-agent-%d", os.Getpid()))
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/skewproof")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", false, fmt.Errorf("building the agent binary: %v: %s", err, b)
-	}
-	return bin, true, nil
 }
 
 // setUp runs before the suite's first spec: it discovers the cluster. The
@@ -200,27 +176,8 @@ func deployAgent(ctx context.Context) error {
 	// Set by the runner when the image it built has no apparmor_parser.
 	env.NoParser = os.Getenv(senv.AgentImageNote)
 	if image == "" {
-		if env.NodeAccess != nodeaccess.Docker {
-			return fmt.Errorf("without docker access to the nodes, set %s to an agent image present on every node", senv.AgentImage)
-		}
-		bin, built, err := agentBinary(ctx)
-		if err != nil {
-			return err
-		}
-		if built {
-			defer func() { _ = os.Remove(bin) }()
-		}
-		img, err := profiles.LoadAgentImage(ctx, bin, nodeNames())
-		if err != nil {
-			return err
-		}
-		image = img.Ref
-		if img.Note != "" {
-			GinkgoWriter.Printf("warning: %s\n", img.Note)
-			env.NoParser = img.Note
-		} else {
-			By("the agent image holds apparmor_parser from " + img.AppArmorParser)
-		}
+		// The runner builds the agent image and loads it into the nodes.
+		return fmt.Errorf("no agent image: run the profiles suite through 'skewproof run', which builds it and loads it into the nodes, or set %s to an agent image present on every node", senv.AgentImage)
 	}
 	By("deploying the agent image " + image)
 	agentDeployed = true
@@ -245,7 +202,7 @@ func record(id, node, kubelet, outcome string) {
 
 // onNode runs a shell command in a kind node container.
 func onNode(ctx context.Context, nodeName, script string, args ...string) (string, error) {
-	return clusters.Docker(ctx, append([]string{"exec", nodeName, "sh", "-c", script, "sh"}, args...)...)
+	return nodeaccess.Exec(ctx, nodeName, append([]string{"sh", "-c", script, "sh"}, args...)...)
 }
 
 func needDocker() {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -15,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/skewproof/skewproof/clusters"
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/api"
@@ -33,9 +34,9 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure", senv.LabelSlow), func() {
 	h.SetUp(family)
 	h.KubeletRule("seccomp/failure/row-1", func(ctx context.Context, t *h.Scenario) {
-		obs := t.RunUnderHandler(ctx, "no-seccomp-runtime", clusters.NoSeccompHandler, false, fx.PodSeccomp(fx.Profile(runtimeDefault, "")))
+		obs := t.RunUnderHandler(ctx, "no-seccomp-runtime", nodefacts.NoSeccompHandler, false, fx.PodSeccomp(fx.Profile(runtimeDefault, "")))
 		obs.Container.Behaviour = h.DescribeOutcome(t.Exp.Expected.AnyOf, obs.Container)
-		t.Judge(h.Sub{Name: "RuntimeDefault under runtime handler " + clusters.NoSeccompHandler, Obs: obs})
+		t.Judge(h.Sub{Name: "RuntimeDefault under runtime handler " + nodefacts.NoSeccompHandler, Obs: obs})
 	})
 
 	h.KubeletRule("seccomp/failure/row-2", func(ctx context.Context, t *h.Scenario) {

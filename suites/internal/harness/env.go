@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/hashicorp/go-version"
@@ -26,7 +28,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/test/e2e/framework"
 
-	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
@@ -36,7 +37,7 @@ type Node struct {
 	Name    string
 	Kubelet *version.Version
 	Host    skew.HostFacts
-	slow    bool // a User-Mode Linux node (clusters.AppArmorKernelLabel)
+	slow    bool // a User-Mode Linux node (nodefacts.AppArmorKernelLabel)
 	// Untestable says why the node's kubelet rules cannot run (not Ready;
 	// cordoned on an own cluster); they are reported fail on an own
 	// cluster, skip elsewhere. Empty: testable.
@@ -132,7 +133,7 @@ func fakeEnv(apiserver, nodes string) error {
 // the OCI runtime from the node's labels skew.OCIRuntimeLabel and
 // skew.OCIRuntimeVersionLabel, where present (empty otherwise).
 func hostFacts(node, containerRuntimeVersion string, labels map[string]string) skew.HostFacts {
-	f := clusters.DetectHost()
+	f := nodefacts.Host()
 	f.Runtime, f.RuntimeVersion = skew.ParseContainerRuntimeVersion(containerRuntimeVersion)
 	f.OCIRuntime = strings.TrimSpace(labels[skew.OCIRuntimeLabel])
 	f.OCIRuntimeVersion = strings.TrimSpace(labels[skew.OCIRuntimeVersionLabel])
@@ -173,19 +174,19 @@ func discover(ctx context.Context) error {
 	var all, workers []Node
 	for _, n := range nl.Items {
 		kv := n.Status.NodeInfo.KubeletVersion
-		if l := n.Labels[clusters.KubeletVersionLabel]; l != "" && kv == "" {
+		if l := n.Labels[nodefacts.KubeletVersionLabel]; l != "" && kv == "" {
 			kv = l
 		}
 		v, err := skew.ParseReleaseVersion(kv)
 		if err != nil {
 			return fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
 		}
-		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, n.Status.NodeInfo.ContainerRuntimeVersion, n.Labels), slow: n.Labels[clusters.AppArmorKernelLabel] == "true",
+		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, n.Status.NodeInfo.ContainerRuntimeVersion, n.Labels), slow: n.Labels[nodefacts.AppArmorKernelLabel] == "true",
 			Untestable: untestable[n.Name]}
 		all = append(all, nd)
 		// Every worker, Ready or not: a node that cannot be tested is in the
 		// report with its kubelet rules failed or skipped, saying why.
-		if !clusters.IsControlPlane(&n) {
+		if !nodefacts.IsControlPlane(&n) {
 			workers = append(workers, nd)
 		}
 	}
@@ -232,7 +233,7 @@ func untestableNodes(nodes []corev1.Node) (map[string]string, error) {
 		return out, nil
 	}
 	for i := range nodes {
-		if why := clusters.NotReady(&nodes[i]); why != "" {
+		if why := nodefacts.NotReady(&nodes[i]); why != "" {
 			out[nodes[i].Name] = why
 		}
 	}

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
+
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/skewproof/skewproof/clusters"
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
@@ -19,15 +20,15 @@ import (
 )
 
 // EnsureRuntimeClasses creates the RuntimeClasses of the node images'
-// restricted runtime handlers (clusters.RestrictedRuntimeHandlers: failure
+// restricted runtime handlers (nodefacts.RestrictedRuntimeHandlers: failure
 // row 1 of KEP-135 and KEP-24) that do not exist yet, and returns the
 // removal of those it created. The runner creates them before its suite
 // processes start, so this only creates them when a suite runs on its own.
 // Suites call it from their SetUp.
 func EnsureRuntimeClasses(ctx context.Context, family string) (func(context.Context) error, error) {
-	created, err := clusters.EnsureRestrictedRuntimeClasses(ctx, Env.Client,
+	created, err := nodefacts.EnsureRestrictedRuntimeClasses(ctx, Env.Client,
 		map[string]string{SuiteLabel: family, RunLabel: RunID()})
-	return func(ctx context.Context) error { return clusters.DeleteRuntimeClasses(ctx, Env.Client, created) }, err
+	return func(ctx context.Context) error { return nodefacts.DeleteRuntimeClasses(ctx, Env.Client, created) }, err
 }
 
 // SandboxFailed is the waiting reason ObserveContainer reports for a

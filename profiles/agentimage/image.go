@@ -2,7 +2,7 @@
 // layers (apparmor_parser when the build host can provide it), built offline
 // and loaded into kind nodes or saved as an archive for a registry.
 
-package profiles
+package agentimage
 
 import (
 	"context"
@@ -15,13 +15,12 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles/agent"
-	"github.com/skewproof/skewproof/profiles/agentimage"
 )
 
-// AgentImageRef is the agent image name for a skewproof binary and the
+// Ref is the agent image name for a skewproof binary and the
 // extra layers under it: its tag hashes both, so a changed binary or layer
 // is a new image.
-func AgentImageRef(binary string, extra ...clusters.ExtraLayer) (string, error) {
+func Ref(binary string, extra ...clusters.ExtraLayer) (string, error) {
 	f, err := os.Open(binary)
 	if err != nil {
 		return "", err
@@ -37,8 +36,8 @@ func AgentImageRef(binary string, extra ...clusters.ExtraLayer) (string, error) 
 	return "skewproof.local/skewproof-agent:" + hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// AgentImage is an agent image loaded into the nodes.
-type AgentImage struct {
+// Image is an agent image loaded into the nodes.
+type Image struct {
 	Ref string
 	// AppArmorParser is the package apparmor_parser comes from ("apparmor
 	// 3.0.8-3"), empty when the image has none.
@@ -50,33 +49,33 @@ type AgentImage struct {
 
 // agentImage names the agent image of a binary and gathers its extra
 // layers: apparmor_parser with its libraries when the build host's package
-// manager provides Debian's apparmor package (agentimage.AppArmorParserLayer);
+// manager provides Debian's apparmor package (AppArmorParserLayer);
 // without it the image still builds.
-func agentImage(ctx context.Context, binary string) (AgentImage, []clusters.ExtraLayer, error) {
+func agentImage(ctx context.Context, binary string) (Image, []clusters.ExtraLayer, error) {
 	var (
-		img   AgentImage
+		img   Image
 		extra []clusters.ExtraLayer
 	)
-	l, err := agentimage.AppArmorParserLayer(ctx)
+	l, err := AppArmorParserLayer(ctx)
 	switch {
 	case err == nil:
 		extra = append(extra, l)
 		img.AppArmorParser = l.Version
-	case errors.Is(err, agentimage.ErrNoAppArmorPackage):
+	case errors.Is(err, ErrNoAppArmorPackage):
 		img.Note = "the agent image has no apparmor_parser: " + err.Error()
 	default:
 		return img, nil, fmt.Errorf("adding apparmor_parser to the agent image: %w", err)
 	}
-	if img.Ref, err = AgentImageRef(binary, extra...); err != nil {
+	if img.Ref, err = Ref(binary, extra...); err != nil {
 		return img, nil, fmt.Errorf("hashing the agent binary: %w", err)
 	}
 	return img, extra, nil
 }
 
-// LoadAgentImage builds the agent image from a static skewproof binary
+// Load builds the agent image from a static skewproof binary
 // (CGO_ENABLED=0) offline and imports it into each named kind node
 // container.
-func LoadAgentImage(ctx context.Context, binary string, nodes []string) (AgentImage, error) {
+func Load(ctx context.Context, binary string, nodes []string) (Image, error) {
 	img, extra, err := agentImage(ctx, binary)
 	if err != nil {
 		return img, err
@@ -87,11 +86,11 @@ func LoadAgentImage(ctx context.Context, binary string, nodes []string) (AgentIm
 	return img, nil
 }
 
-// SaveAgentImage writes the agent image of LoadAgentImage as a "docker
+// Save writes the agent image of Load as a "docker
 // save" archive at archive, for clusters whose nodes pull from a registry:
 // load it (docker load, ctr images import), tag and push it, and pass the
 // reference to 'skewproof run --agent-image' or 'profiles deploy --image'.
-func SaveAgentImage(ctx context.Context, binary, archive string) (AgentImage, error) {
+func Save(ctx context.Context, binary, archive string) (Image, error) {
 	img, extra, err := agentImage(ctx, binary)
 	if err != nil {
 		return img, err

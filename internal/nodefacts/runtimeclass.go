@@ -1,0 +1,59 @@
+package nodefacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Runtime handlers of every node image whose OCI runtime drops one
+// security setting from the container's OCI spec before the OCI runtime
+// sees it: the "runtime without seccomp support" rows of KEP-135's failure
+// table and the "runtime without AppArmor support" row of KEP-24's. A
+// RuntimeClass with the handler's name selects one.
+const (
+	NoSeccompHandler  = "skewproof-noseccomp"
+	NoAppArmorHandler = "skewproof-noapparmor"
+)
+
+// RestrictedRuntimeHandlers are the handlers above, in a stable order.
+func RestrictedRuntimeHandlers() []string { return []string{NoSeccompHandler, NoAppArmorHandler} }
+
+// EnsureRestrictedRuntimeClasses creates a RuntimeClass, labelled with
+// labels, for each handler of RestrictedRuntimeHandlers that has none yet,
+// and returns the names of those it created (for
+// DeleteRuntimeClasses). A RuntimeClass that exists already is left as it is.
+func EnsureRestrictedRuntimeClasses(ctx context.Context, cs kubernetes.Interface, labels map[string]string) ([]string, error) {
+	var created []string
+	for _, h := range RestrictedRuntimeHandlers() {
+		_, err := cs.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
+			ObjectMeta: metav1.ObjectMeta{Name: h, Labels: labels},
+			Handler:    h,
+		}, metav1.CreateOptions{})
+		switch {
+		case err == nil:
+			created = append(created, h)
+		case apierrors.IsAlreadyExists(err):
+		default:
+			return created, fmt.Errorf("creating RuntimeClass %s: %w", h, err)
+		}
+	}
+	return created, nil
+}
+
+// DeleteRuntimeClasses deletes the named RuntimeClasses; one already gone
+// is no error.
+func DeleteRuntimeClasses(ctx context.Context, cs kubernetes.Interface, names []string) error {
+	var errs []error
+	for _, n := range names {
+		if err := cs.NodeV1().RuntimeClasses().Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting RuntimeClass %s: %w", n, err))
+		}
+	}
+	return errors.Join(errs...)
+}
