@@ -35,9 +35,6 @@ const (
 	// AgentImageNote says why AgentImage has no apparmor_parser (empty: it
 	// has one).
 	AgentImageNote = "SKEWPROOF_AGENT_IMAGE_NOTE"
-	// Binary is a static skewproof binary the profiles suite builds its
-	// agent image from when AgentImage is unset (nodes with docker access).
-	Binary = "SKEWPROOF_BINARY"
 	// Keep: set to keep what the suites created (namespaces, the profiles
 	// suite's agent).
 	Keep = "SKEWPROOF_KEEP"
