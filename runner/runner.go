@@ -117,6 +117,22 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// Complete fills in what o leaves to the defaults: progress on stderr,
+// one progress line per finished spec (OnSpec), the JUnit file's name
+// (junit-<name>.xml). Run completes the options it is given.
+func (o *Options) Complete() {
+	if o.Progress == nil {
+		o.Progress = clusters.NewProgress(os.Stderr)
+	}
+	if o.OnSpec == nil {
+		p := o.Progress
+		o.OnSpec = func(r reports.Result) { p.Step("%s", reports.ProgressLine(r)) }
+	}
+	if o.JUnitName == "" {
+		o.JUnitName = "junit-" + o.Name + ".xml"
+	}
+}
+
 // DefaultFlakeAttempts is one retry of a failed spec.
 const DefaultFlakeAttempts = 2
 
@@ -151,13 +167,8 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 			err = ie
 		}
 	}()
+	o.Complete()
 	p := o.Progress
-	if p == nil {
-		p = clusters.NewProgress(os.Stderr)
-	}
-	if o.OnSpec == nil {
-		o.OnSpec = func(r reports.Result) { p.Step("%s", reports.ProgressLine(r)) }
-	}
 	// The suite processes run concurrently; OnSpec sees one spec at a time.
 	var mu sync.Mutex
 	onSpec := o.OnSpec
@@ -258,9 +269,6 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	}
 	rec.Nodes = c.records(appArmorNodes)
 
-	if o.JUnitName == "" {
-		o.JUnitName = "junit-" + o.Name + ".xml"
-	}
 	out.JUnit = filepath.Join(junitDir, o.JUnitName)
 	_ = os.Remove(out.JUnit)
 	runID := rand.String(6)

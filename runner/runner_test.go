@@ -112,3 +112,18 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestOptionsComplete(t *testing.T) {
+	o := Options{Name: "c1"}
+	o.Complete()
+	if o.JUnitName != "junit-c1.xml" || o.Progress == nil || o.OnSpec == nil {
+		t.Errorf("completed %+v", o)
+	}
+	var seen []string
+	o = Options{Name: "c2", JUnitName: "mine.xml", OnSpec: func(r reports.Result) { seen = append(seen, r.ID) }}
+	o.Complete()
+	o.OnSpec(reports.Result{ID: "x"})
+	if o.JUnitName != "mine.xml" || len(seen) != 1 {
+		t.Errorf("given settings not kept: %q, %v", o.JUnitName, seen)
+	}
+}
