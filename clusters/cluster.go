@@ -170,35 +170,12 @@ func (e ExistsError) Error() string {
 	return fmt.Sprintf("cluster %q already exists%s; delete it with 'skewproof cluster down --name %s' or choose another --name", e.Name, state, e.Name)
 }
 
-// Up builds what is missing, creates the cluster through kind's Go packages,
-// brings pod networking up and waits until every node is Ready and every
-// kube-system pod is ready. On error or interrupt it deletes what it created.
-func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
+// nodeImages builds (or finds) the node images of the cluster, by worker:
+// the control plane's (Worker{}), then one per distinct worker (kubelet
+// version and runtime), the AppArmor node's included; a prebuilt image
+// (--node-image) must be in the local Docker daemon.
+func nodeImages(ctx context.Context, o UpOptions) (map[Worker]string, error) {
 	p := o.Progress
-	if o.Kubeconfig == "" {
-		o.Kubeconfig = DefaultKubeconfig(o.Name)
-	}
-	if o.ReadyTimeout == 0 {
-		o.ReadyTimeout = 5 * time.Minute
-	}
-	if err := claim(ctx, o.Name, o.Temporary); err != nil {
-		return nil, err
-	}
-	created := false
-	defer func() {
-		if err != nil && !created {
-			removeOwner(o.Name)
-		}
-	}()
-
-	if o.AppArmorNode != "" {
-		if err := AppArmorNodeReady(o.UMLKernel); err != nil {
-			return nil, err
-		}
-	}
-
-	// Node images: the control plane, then one per distinct worker
-	// (kubelet version and runtime).
 	images := map[Worker]string{}
 	need := append([]Worker{{}}, o.workers()...)
 	if o.AppArmorNode != "" {
@@ -227,6 +204,13 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 		images[w] = ref
 	}
 
+	return images, nil
+}
+
+// kindConfig is kind's configuration of the cluster: a control plane and
+// the workers on their node images, with their runtime labels, the
+// feature gates, the kubeadm patches, and what the host's facts ask for.
+func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string) (*v1alpha4.Cluster, error) {
 	cfg := &v1alpha4.Cluster{}
 	v1alpha4.SetDefaultsCluster(cfg)
 	cfg.Name = o.Name
@@ -276,6 +260,45 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches,
 			"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\n")
 	}
+	return cfg, nil
+}
+
+// Up builds what is missing, creates the cluster through kind's Go packages,
+// brings pod networking up and waits until every node is Ready and every
+// kube-system pod is ready. On error or interrupt it deletes what it created.
+func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
+	p := o.Progress
+	if o.Kubeconfig == "" {
+		o.Kubeconfig = DefaultKubeconfig(o.Name)
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 5 * time.Minute
+	}
+	if err := claim(ctx, o.Name, o.Temporary); err != nil {
+		return nil, err
+	}
+	created := false
+	defer func() {
+		if err != nil && !created {
+			removeOwner(o.Name)
+		}
+	}()
+
+	if o.AppArmorNode != "" {
+		if err := AppArmorNodeReady(o.UMLKernel); err != nil {
+			return nil, err
+		}
+	}
+
+	images, err := nodeImages(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := kindConfig(ctx, o, images)
+	if err != nil {
+		return nil, err
+	}
+	cpVersion := "v" + skew.BareVersion(o.APIServer)
 	if err := os.MkdirAll(filepath.Dir(o.Kubeconfig), 0o700); err != nil {
 		return nil, err
 	}
