@@ -11,6 +11,18 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
+// containerdRuntime is one runtime handler's table, the same in
+// containerd 1.7's configuration version 2 and 2.4's version 4 (the
+// runc shim's options: api v1.12.0 types/runc/options/oci.pb.go, Options).
+type containerdRuntime struct {
+	Type            string `toml:"runtime_type"`
+	BaseRuntimeSpec string `toml:"base_runtime_spec"`
+	Options         struct {
+		SystemdCgroup bool   `toml:"SystemdCgroup"`
+		BinaryName    string `toml:"BinaryName"`
+	} `toml:"options"`
+}
+
 // containerd2File mirrors what containerd2Config may set of containerd
 // v2.4.2's configuration, with the keys of its structures: the file's
 // (cmd/containerd/server/config/config.go, Config), the CRI image
@@ -32,16 +44,8 @@ type containerd2File struct {
 			TolerateMissingHugetlbController bool `toml:"tolerate_missing_hugetlb_controller"`
 			RestrictOOMScoreAdj              bool `toml:"restrict_oom_score_adj"`
 			Containerd                       struct {
-				DefaultRuntimeName string `toml:"default_runtime_name"`
-				Runtimes           map[string]struct {
-					Type            string `toml:"runtime_type"`
-					BaseRuntimeSpec string `toml:"base_runtime_spec"`
-					Options         struct {
-						// api v1.12.0 types/runc/options/oci.pb.go, Options
-						SystemdCgroup bool   `toml:"SystemdCgroup"`
-						BinaryName    string `toml:"BinaryName"`
-					} `toml:"options"`
-				} `toml:"runtimes"`
+				DefaultRuntimeName string                       `toml:"default_runtime_name"`
+				Runtimes           map[string]containerdRuntime `toml:"runtimes"`
 			} `toml:"containerd"`
 			CNI struct {
 				BinDirs []string `toml:"bin_dirs"`
@@ -179,17 +183,10 @@ type containerd1File struct {
 			TolerateMissingHugetlbController bool   `toml:"tolerate_missing_hugetlb_controller"`
 			RestrictOOMScoreAdj              bool   `toml:"restrict_oom_score_adj"`
 			Containerd                       struct {
-				DiscardUnpackedLayers bool   `toml:"discard_unpacked_layers"`
-				Snapshotter           string `toml:"snapshotter"`
-				DefaultRuntimeName    string `toml:"default_runtime_name"`
-				Runtimes              map[string]struct {
-					Type            string `toml:"runtime_type"`
-					BaseRuntimeSpec string `toml:"base_runtime_spec"`
-					Options         struct {
-						SystemdCgroup bool   `toml:"SystemdCgroup"`
-						BinaryName    string `toml:"BinaryName"`
-					} `toml:"options"`
-				} `toml:"runtimes"`
+				DiscardUnpackedLayers bool                         `toml:"discard_unpacked_layers"`
+				Snapshotter           string                       `toml:"snapshotter"`
+				DefaultRuntimeName    string                       `toml:"default_runtime_name"`
+				Runtimes              map[string]containerdRuntime `toml:"runtimes"`
 			} `toml:"containerd"`
 			CNI struct {
 				BinDir  string `toml:"bin_dir"`
