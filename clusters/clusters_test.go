@@ -90,7 +90,7 @@ func TestRestrictedRuntimesDropTheirFieldAndExecRunc(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(bundle, "config.json"), []byte(spec), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				if out, err := exec.Command("sh", append([]string{wrapper}, args...)...).CombinedOutput(); err != nil {
+				if out, err := exec.Command("bash", append([]string{wrapper}, args...)...).CombinedOutput(); err != nil {
 					t.Fatalf("%v: %v: %s", args, err, out)
 				}
 				gotArgs, _ := os.ReadFile(filepath.Join(dir, "args"))
@@ -119,7 +119,7 @@ func TestRestrictedRuntimesDropTheirFieldAndExecRunc(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(bundle, "config.json"), []byte(spec), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if out, err := exec.Command("sh", wrapper, "state", "ctr1").CombinedOutput(); err != nil {
+			if out, err := exec.Command("bash", wrapper, "state", "ctr1").CombinedOutput(); err != nil {
 				t.Fatalf("state: %v: %s", err, out)
 			}
 			if raw, _ := os.ReadFile(filepath.Join(bundle, "config.json")); string(raw) != spec {
@@ -135,7 +135,7 @@ func TestRestrictedRuntimesText(t *testing.T) {
 	}
 	for _, r := range restrictedRuntimes {
 		s := r.script("")
-		for _, want := range []string{"#!/bin/sh\n", "jq 'del(" + r.field + ")'", "exec " + nodeRunc + ` "$@"`} {
+		for _, want := range []string{"#!/bin/bash\n", `edit "$bundle/config.json" 'del(` + r.field + `)'`, "exec " + nodeRunc + ` "$@"`} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s: runtime lacks %q", r.handler, want)
 			}

@@ -205,42 +205,12 @@ func crioRuntimeWrapper(h crioHandler) string {
 	spec := `(.process.capabilities |= (if . == null then . else ` + capFilter + ` end))
 	| (if (.process.oomScoreAdj // $min) < $min then .process.oomScoreAdj = $min else . end)
 	| (if $v1 then del(.linux.resources.hugepageLimits) else . end)`
-	what := "what this host cannot grant taken out of the OCI spec"
+	what := filepath.Base(h.runtime) + " for CRI-O, what this host cannot grant taken out of the OCI spec"
 	if h.drop != "" {
 		spec += "\n\t| del(" + h.drop + ")"
 		what += ", without " + h.lacks + " support (deletes " + h.drop + ")"
 	}
-	return `#!/bin/bash
-# written by skewproof: ` + filepath.Base(h.runtime) + ` for CRI-O, ` + what + `
-caps=(` + strings.Join(capNames, " ") + `)
-bnd=$((16#$(awk '/^CapBnd:/{print $2}' /proc/self/status)))
-missing=()
-for ((i = 0; i < ${#caps[@]}; i++)); do
-	(((bnd >> i) & 1)) || missing+=("\"${caps[$i]}\"")
-done
-m="[$(IFS=,; echo "${missing[*]}")]"
-v1=false
-[ -f /sys/fs/cgroup/cgroup.controllers ] || v1=true
-edit() { # file filter
-	jq --argjson m "$m" --argjson min "$(cat /proc/self/oom_score_adj)" --argjson v1 "$v1" "$2" "$1" >"$1.skewproof" && mv "$1.skewproof" "$1"
-}
-sub= bundle=. process=
-args=("$@")
-for ((i = 0; i < ${#args[@]}; i++)); do
-	case "${args[$i]}" in
-	--bundle | -b) bundle=${args[$((i + 1))]} ;;
-	--bundle=*) bundle=${args[$i]#--bundle=} ;;
-	--process | -p) process=${args[$((i + 1))]} ;;
-	--process=*) process=${args[$i]#--process=} ;;
-	create | run | exec) [ -z "$sub" ] && sub=${args[$i]} ;;
-	esac
-done
-case "$sub" in
-create | run) [ -f "$bundle/config.json" ] && edit "$bundle/config.json" '` + spec + `' ;;
-exec) [ -n "$process" ] && [ -f "$process" ] && edit "$process" '.capabilities |= (if . == null then . else ` + capFilter + ` end)' ;;
-esac
-exec ` + h.runtime + ` "$@"
-`
+	return specEditingRuntime(what, spec, `.capabilities |= (if . == null then . else `+capFilter+` end)`, h.runtime)
 }
 
 // capFilter keeps, in every list of an OCI capabilities object, the

@@ -36,20 +36,50 @@ func (r restrictedRuntime) script(oci string) string {
 // deletes field from the bundle's config.json and then execs the OCI
 // runtime at runc with the same arguments.
 func fieldDroppingRuntime(field, lacks, runc string) string {
-	return `#!/bin/sh
-# written by skewproof: ` + path.Base(runc) + ` without ` + lacks + ` support (deletes ` + field + ` from the OCI spec)
-bundle=.
-sub=
-prev=
-for a in "$@"; do
-	case "$prev" in --bundle|-b) bundle=$a ;; esac
-	case "$a" in --bundle=*) bundle=${a#--bundle=} ;; create|run) [ -z "$sub" ] && sub=$a ;; esac
-	prev=$a
+	return specEditingRuntime(path.Base(runc)+" without "+lacks+" support (deletes "+field+" from the OCI spec)", "del("+field+")", "", runc)
+}
+
+// specEditingRuntime is an OCI runtime, a bash script described by what,
+// that edits the OCI spec with jq and then execs the OCI runtime at
+// runtime with the same arguments: on "create" and "run" the bundle's
+// config.json with createFilter, on "exec" the --process file with
+// execFilter (nothing when ""). The filters may use $m (the capabilities
+// outside the script's own bounding set), $min (its own oom_score_adj)
+// and $v1 (whether the host has cgroup v1).
+func specEditingRuntime(what, createFilter, execFilter, runtime string) string {
+	execLine := ""
+	if execFilter != "" {
+		execLine = "exec) [ -n \"$process\" ] && [ -f \"$process\" ] && edit \"$process\" '" + execFilter + "' ;;\n"
+	}
+	return `#!/bin/bash
+# written by skewproof: ` + what + `
+caps=(` + strings.Join(capNames, " ") + `)
+bnd=$((16#$(awk '/^CapBnd:/{print $2}' /proc/self/status)))
+missing=()
+for ((i = 0; i < ${#caps[@]}; i++)); do
+	(((bnd >> i) & 1)) || missing+=("\"${caps[$i]}\"")
 done
-if [ -n "$sub" ] && [ -f "$bundle/config.json" ]; then
-	jq 'del(` + field + `)' "$bundle/config.json" > "$bundle/config.json.skewproof" && mv "$bundle/config.json.skewproof" "$bundle/config.json"
-fi
-exec ` + runc + ` "$@"
+m="[$(IFS=,; echo "${missing[*]}")]"
+v1=false
+[ -f /sys/fs/cgroup/cgroup.controllers ] || v1=true
+edit() { # file filter
+	jq --argjson m "$m" --argjson min "$(cat /proc/self/oom_score_adj)" --argjson v1 "$v1" "$2" "$1" >"$1.skewproof" && mv "$1.skewproof" "$1"
+}
+sub= bundle=. process=
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+	case "${args[$i]}" in
+	--bundle | -b) bundle=${args[$((i + 1))]} ;;
+	--bundle=*) bundle=${args[$i]#--bundle=} ;;
+	--process | -p) process=${args[$((i + 1))]} ;;
+	--process=*) process=${args[$i]#--process=} ;;
+	create | run | exec) [ -z "$sub" ] && sub=${args[$i]} ;;
+	esac
+done
+case "$sub" in
+create | run) [ -f "$bundle/config.json" ] && edit "$bundle/config.json" '` + createFilter + `' ;;
+` + execLine + `esac
+exec ` + runtime + ` "$@"
 `
 }
 
