@@ -127,3 +127,12 @@ func TestOptionsComplete(t *testing.T) {
 		t.Errorf("given settings not kept: %q, %v", o.JUnitName, seen)
 	}
 }
+
+func TestTail(t *testing.T) {
+	if got := Tail("a\nb\nc\n", 2); got != "b\nc" {
+		t.Errorf("Tail = %q", got)
+	}
+	if got := Tail("a", 5); got != "a" {
+		t.Errorf("Tail of one line = %q", got)
+	}
+}

@@ -25,15 +25,16 @@ func (o Options) discover(ctx context.Context, dir string, env []string) ([]sche
 	cmd.Env = append(append(os.Environ(), env...), senv.JUnit+"="+os.DevNull)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("listing the specs to run (a dry run of %s): %w: %s", o.SuiteBinary, err, tail(string(out), 5))
+		return nil, fmt.Errorf("listing the specs to run (a dry run of %s): %w: %s", o.SuiteBinary, err, Tail(string(out), 5))
 	}
 	specs, _, err := schedule.ReadDryRun(report)
 	return specs, err
 }
 
-// tail is the last n lines of s.
-func tail(s string, n int) string {
-	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+// Tail is the last n lines of s (trimmed), for error messages that quote
+// a command's output.
+func Tail(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
 	if len(l) > n {
 		l = l[len(l)-n:]
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/skewproof/skewproof/runner"
+
 	"github.com/skewproof/skewproof/runner/schedule"
 )
 
@@ -31,7 +33,7 @@ func plan(ctx context.Context, bin string, s Settings, env []string, junit strin
 	cmd.Env = env
 	b, err := cmd.CombinedOutput()
 	if err != nil {
-		return 0, 0, fmt.Errorf("listing the specs: %v\n%s", err, tail(string(b), 20))
+		return 0, 0, fmt.Errorf("listing the specs: %v\n%s", err, runner.Tail(string(b), 20))
 	}
 	selected, total, err := schedule.ReadDryRun(report)
 	if err != nil {
@@ -39,14 +41,6 @@ func plan(ctx context.Context, bin string, s Settings, env []string, junit strin
 	}
 	will = len(selected)
 	return will, total, nil
-}
-
-func tail(s string, n int) string {
-	l := strings.Split(strings.TrimSpace(s), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
 }
 
 // dryRunDone checks that the dry run wrote its JUnit report (Ginkgo's,

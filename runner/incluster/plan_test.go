@@ -83,12 +83,3 @@ func TestE2EEnvRecordsTheSettings(t *testing.T) {
 		t.Errorf("e2eEnv = %q", got)
 	}
 }
-
-func TestTail(t *testing.T) {
-	if got := tail("a\nb\nc\n", 2); got != "b\nc" {
-		t.Errorf("tail = %q", got)
-	}
-	if got := tail("a", 5); got != "a" {
-		t.Errorf("tail of one line = %q", got)
-	}
-}

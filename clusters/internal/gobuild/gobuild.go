@@ -202,10 +202,10 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 			return "", err
 		}
 	}
-	env := env(s.CGO)
+	buildEnv := env(s.CGO)
 	if err := p.Timed(fmt.Sprintf("resolving %s %s (go mod tidy)", s.Module, s.Version), func() error {
 		// -e: tools.go imports main packages, which tidy reports but resolves.
-		return command.Run(ctx, src, env, "go", "mod", "tidy", "-e")
+		return command.Run(ctx, src, buildEnv, "go", "mod", "tidy", "-e")
 	}); err != nil {
 		return "", fmt.Errorf("resolving %s %s through the Go module proxy: %w", s.Module, s.Version, err)
 	}
@@ -215,7 +215,7 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 			// runs beside the compiler instead of after it, binary by binary.
 			return p.Timed(fmt.Sprintf("go build %s (%s)", strings.Join(names, ", "), s.Version), func() error {
 				args := append(append(s.buildArgs(), "-o", tmp+string(filepath.Separator)), pkgs...)
-				if err := command.Run(ctx, src, env, "go", args...); err != nil {
+				if err := command.Run(ctx, src, buildEnv, "go", args...); err != nil {
 					return fmt.Errorf("building %s %s: %w", strings.Join(names, ", "), s.Version, err)
 				}
 				return nil
@@ -224,7 +224,7 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 		for _, n := range sortedKeys(s.Programs) {
 			pkg := s.Programs[n]
 			if err := p.Timed(fmt.Sprintf("go build %s (%s)", n, s.Version), func() error {
-				return command.Run(ctx, src, env, "go", append(s.buildArgs(), "-o", filepath.Join(tmp, n), pkg)...)
+				return command.Run(ctx, src, buildEnv, "go", append(s.buildArgs(), "-o", filepath.Join(tmp, n), pkg)...)
 			}); err != nil {
 				return fmt.Errorf("building %s %s: %w", n, s.Version, err)
 			}
