@@ -6,21 +6,14 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
+
 	"github.com/skewproof/skewproof/skew"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // EntryName is the name of the Ginkgo report entry in which a spec records
 // its Result (as JSON).
 const EntryName = "skewproof"
-
-// ProgressPrefix starts the line a suite prints for each finished spec,
-// followed by the Result as JSON; runners parse it for live progress.
-const ProgressPrefix = "SKEWPROOF-RESULT "
-
-// SpecsDoneLine is the line a suite process prints once its last spec has
-// finished, before its suite-level clean-up (the agent's namespace, leftover
-// namespaces): a runner may start what waited only for the specs.
-const SpecsDoneLine = "SKEWPROOF-SPECS-DONE"
 
 // EntryJSON returns the JSON of a spec's Result entry, in-process or after
 // the report crossed a process boundary (Ginkgo parallel runs).
@@ -183,14 +176,15 @@ func ProgressLine(r Result) string {
 	return line
 }
 
-// ParseProgress parses a line printed with ProgressPrefix.
+// ParseProgress parses a result line of a suite process
+// (senv.ResultLinePrefix).
 func ParseProgress(line string) (Result, bool) {
-	i := strings.Index(line, ProgressPrefix)
+	i := strings.Index(line, senv.ResultLinePrefix)
 	if i < 0 {
 		return Result{}, false
 	}
 	var r Result
-	if err := json.Unmarshal([]byte(line[i+len(ProgressPrefix):]), &r); err != nil {
+	if err := json.Unmarshal([]byte(line[i+len(senv.ResultLinePrefix):]), &r); err != nil {
 		return Result{}, false
 	}
 	return r, true
@@ -199,5 +193,5 @@ func ParseProgress(line string) (Result, bool) {
 // FormatProgress renders a Result as a progress line for ParseProgress.
 func FormatProgress(r Result) string {
 	b, _ := json.Marshal(r)
-	return ProgressPrefix + string(b)
+	return senv.ResultLinePrefix + string(b)
 }

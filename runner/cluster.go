@@ -75,15 +75,6 @@ func (c *cluster) records(appArmor map[string]bool) []reports.NodeRecord {
 	return out
 }
 
-func joinFacts(m map[string]bool) string {
-	var kv []string
-	for n, on := range m {
-		kv = append(kv, fmt.Sprintf("%s=%v", n, on))
-	}
-	sort.Strings(kv)
-	return strings.Join(kv, ",")
-}
-
 func kernelRelease() string {
 	b, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	return strings.TrimSpace(string(b))

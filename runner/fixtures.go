@@ -13,6 +13,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles"
+	"github.com/skewproof/skewproof/skew"
 )
 
 // agentImage is the node agent image: Options.AgentImage, or one built from
@@ -38,21 +39,30 @@ func (o Options) agentImage(ctx context.Context, p *clusters.Progress, nodes []s
 	return img, err
 }
 
-// installFixtures deploys the agent of the fixtures namespace and installs
-// the seccomp fixtures and, when the AppArmor suite runs, the AppArmor ones;
-// it returns their removal and per node whether AppArmor profiles load
-// there (the agent reports Unsupported on a node without AppArmor). The
-// removal takes the CRDs too when they were not there before.
-func (o Options) installFixtures(ctx context.Context, p *clusters.Progress, kubeconfig, image string, nodes int, exclude []string) (func() error, map[string]bool, error) {
+// installed is what installFixtures did: how to remove it, whether
+// AppArmor profiles load on each node (the agent reports Unsupported on a
+// node without AppArmor; nil when the AppArmor suite does not run) and the
+// kernel facts the agent read on each node.
+type installed struct {
+	remove   func() error
+	appArmor map[string]bool
+	host     map[string]skew.HostFacts
+}
+
+// installFixtures deploys the agent of the fixtures namespace, installs the
+// seccomp fixtures and, when the AppArmor suite runs, the AppArmor ones,
+// and asks the agent for each node's kernel facts. The removal takes the
+// CRDs too when they were not there before.
+func (o Options) installFixtures(ctx context.Context, p *clusters.Progress, kubeconfig, image string, nodes int, exclude []string) (f installed, err error) {
 	c, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
 	if err != nil {
-		return nil, nil, err
+		return f, err
 	}
 	hadCRDs, err := c.CRDsInstalled(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("looking for the profile CRDs: %w", err)
+		return f, fmt.Errorf("looking for the profile CRDs: %w", err)
 	}
-	remove := func() error {
+	f.remove = func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		what := "removing the fixture profiles and their agent"
@@ -70,23 +80,29 @@ func (o Options) installFixtures(ctx context.Context, p *clusters.Progress, kube
 		_, err := profiles.InstallFixtures(ctx, c, image, exclude, timeout)
 		return err
 	})
-	if err != nil || !slices.Contains(o.Suites, "apparmor") {
-		return remove, nil, err
+	if err != nil {
+		return f, err
 	}
-	var loaded map[string]bool
+	err = p.Timed(fmt.Sprintf("reading the kernel facts of %d nodes from their agents", nodes), func() (err error) {
+		f.host, err = c.HostFacts(ctx)
+		return err
+	})
+	if err != nil || !slices.Contains(o.Suites, "apparmor") {
+		return f, err
+	}
 	err = p.Timed(fmt.Sprintf("installing %d AppArmor profiles through the agent on %d nodes", len(profiles.AppArmor()), nodes), func() (err error) {
-		loaded, err = profiles.InstallAppArmorFixtures(ctx, c, timeout)
+		f.appArmor, err = profiles.InstallAppArmorFixtures(ctx, c, timeout)
 		return err
 	})
 	if err == nil {
 		var on []string
-		for n, l := range loaded {
+		for n, l := range f.appArmor {
 			if l {
 				on = append(on, n)
 			}
 		}
 		sort.Strings(on)
-		p.Step("nodes with AppArmor (profiles loaded): %d of %d %v", len(on), len(loaded), on)
+		p.Step("nodes with AppArmor (profiles loaded): %d of %d %v", len(on), len(f.appArmor), on)
 	}
-	return remove, loaded, err
+	return f, err
 }

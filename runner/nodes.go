@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"sort"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
@@ -54,12 +53,6 @@ func untestableRemedy(own bool) string {
 		return "skewproof brought this cluster up and one of its workers is not usable: the set-up broke; see the node's kubelet log (docker exec NODE journalctl -u kubelet) or run again"
 	}
 	return "make the node Ready (start its kubelet, fix its runtime or network) or remove it from the cluster; to judge the other nodes and still exit 0, allow it with --allowed-not-ready-nodes N"
-}
-
-// untestableEnv is the suites' view of untestable nodes (senv.UntestableNodes).
-func untestableEnv(m map[string]string) string {
-	b, _ := json.Marshal(m)
-	return string(b)
 }
 
 // DescribeNotTested lists the reasons of the nodes a run could not test

@@ -29,7 +29,7 @@ type job = schedule.Job
 type suiteRun struct {
 	name    string
 	jobs    []job
-	files   []string // per-process JUnit files
+	results [][]reports.Result // per process, as its result lines came
 	logs    []string
 	started []bool
 	errs    []error
@@ -73,16 +73,13 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 		if r == nil {
 			continue // the run selects no spec of it
 		}
-		r.files, r.logs = make([]string, len(r.jobs)), make([]string, len(r.jobs))
+		r.results, r.logs = make([][]reports.Result, len(r.jobs)), make([]string, len(r.jobs))
 		r.started, r.errs, r.left = make([]bool, len(r.jobs)), make([]error, len(r.jobs)), len(r.jobs)
 		for i, j := range r.jobs {
-			r.files[i] = filepath.Join(junitDir, fmt.Sprintf("junit-%s.%s.xml", o.Name, name))
 			r.logs[i] = filepath.Join(junitDir, name+"-"+o.Name+".log")
 			if len(r.jobs) > 1 {
-				r.files[i] = filepath.Join(junitDir, fmt.Sprintf("junit-%s.%s.part-%s.xml", o.Name, name, j.Name))
 				r.logs[i] = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-%s.log", name, o.Name, j.Name))
 			}
-			_ = os.Remove(r.files[i])
 		}
 		if len(r.jobs) > 1 || r.jobs[0].After == nil && r.jobs[0].AfterSpecs == nil {
 			p.Step("running the %s suite in %d process(es)", name, len(r.jobs))
@@ -112,10 +109,10 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 				}
 				r.started[i] = true
 				mu.Unlock()
-				err := o.runProcess(ctx, r.logs[i], args, append([]string{senv.JUnit + "=" + r.files[i]}, env...), markSpecsDone[j.Key()])
+				results, err := o.runProcess(ctx, r.logs[i], args, env, markSpecsDone[j.Key()])
 				mu.Lock()
 				defer mu.Unlock()
-				r.errs[i] = err
+				r.results[i], r.errs[i] = results, err
 				if r.left--; r.left == 0 {
 					p.Step("%s suite finished in %.1fs", r.name, time.Since(r.start).Seconds())
 				}
@@ -131,13 +128,13 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 		if r == nil {
 			continue
 		}
-		var files []string
+		started := false
+		merged := reports.Suite{Name: name, Cluster: o.Name, Timestamp: r.start}
 		for i := range r.jobs {
-			if r.started[i] {
-				files = append(files, r.files[i])
-			}
+			started = started || r.started[i]
+			merged.Results = append(merged.Results, r.results[i]...)
 		}
-		if len(files) == 0 {
+		if !started {
 			continue // interrupted before it started
 		}
 		logGlob := r.logs[0]
@@ -145,20 +142,7 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 			logGlob = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-*.log", name, o.Name))
 		}
 		logs = append(logs, logGlob)
-		suiteErr := errors.Join(r.errs...)
-		read, err := reports.ReadJUnitFiles(files...)
-		if err != nil {
-			errs = append(errs, suiteErr, fmt.Errorf("the %s suite wrote no report (log: %s): %w", name, logGlob, err))
-			continue
-		}
-		errs = append(errs, suiteErr)
-		merged := reports.Suite{Name: name, Cluster: o.Name, Timestamp: r.start}
-		for _, s := range read {
-			merged.Results = append(merged.Results, s.Results...)
-		}
-		for _, f := range files {
-			_ = os.Remove(f)
-		}
+		errs = append(errs, r.errs...)
 		out = append(out, merged)
 	}
 	return out, logs, errors.Join(errs...)
@@ -174,15 +158,16 @@ func waitFor(ctx context.Context, chs map[string]chan struct{}, keys []string) {
 	}
 }
 
-// runProcess runs the e2e binary, reports each finished spec to OnSpec,
-// calls specsDone when the process says its specs are done
-// (reports.SpecsDoneLine), and keeps the full output in logPath. On
-// interrupt the process gets SIGINT, so that Ginkgo runs its cleanup
-// (namespaces).
-func (o Options) runProcess(ctx context.Context, logPath string, args, env []string, specsDone func()) error {
+// runProcess runs the e2e binary and returns the results of its specs,
+// read from its result lines (suites/env.ResultLinePrefix), the one
+// channel of its results: it reports each to OnSpec as it comes, calls
+// specsDone when the process says its specs are done (senv.SpecsDoneLine),
+// and keeps the full output in logPath. On interrupt the process gets
+// SIGINT, so that Ginkgo runs its cleanup (namespaces).
+func (o Options) runProcess(ctx context.Context, logPath string, args, env []string, specsDone func()) ([]reports.Result, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { _ = logf.Close() }()
 	cmd := exec.CommandContext(ctx, o.SuiteBinary, args...)
@@ -194,6 +179,7 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	done := make(chan struct{})
+	var results []reports.Result
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(pr)
@@ -202,8 +188,9 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 			line := sc.Text()
 			fmt.Fprintln(logf, line)
 			if r, ok := reports.ParseProgress(line); ok {
+				results = append(results, r)
 				o.OnSpec(r)
-			} else if strings.Contains(line, reports.SpecsDoneLine) {
+			} else if strings.Contains(line, senv.SpecsDoneLine) {
 				specsDone()
 			}
 		}
@@ -213,7 +200,7 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 	_ = pw.Close()
 	<-done
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return results, ctx.Err()
 	}
-	return err
+	return results, err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ import (
 // that floods it. The process of the first prints its specs-done line
 // (when $dir/marker says so), then takes 2 s to clean up, then writes
 // rest.exited; the flood's process records whether rest.exited was there
-// when it started. Both write an empty JUnit file.
+// when it started. Each prints the result line of its spec.
 const fakeSuite = `#!/bin/sh
 dir=$(dirname "$0")
 case "$*" in
@@ -36,13 +37,14 @@ case "$*" in
 JSON
 	exit 0 ;;
 *"!(` + senv.LabelFloodsGC + `"*)
-	[ "$(cat "$dir/marker")" = yes ] && echo "  ` + reports.SpecsDoneLine + `"
+	echo '` + senv.ResultLinePrefix + `{"id":"profiles/node-status/per-node","verdict":"pass"}'
+	[ "$(cat "$dir/marker")" = yes ] && echo "  ` + senv.SpecsDoneLine + `"
 	sleep 2
 	touch "$dir/rest.exited" ;;
 *` + senv.LabelFloodsGC + `*)
-	if [ -e "$dir/rest.exited" ]; then echo after >"$dir/flood.started"; else echo before >"$dir/flood.started"; fi ;;
+	if [ -e "$dir/rest.exited" ]; then echo after >"$dir/flood.started"; else echo before >"$dir/flood.started"; fi
+	echo '` + senv.ResultLinePrefix + `{"id":"profiles/node-status/scale","verdict":"pass"}' ;;
 esac
-echo '<testsuites></testsuites>' >"$SKEWPROOF_JUNIT"
 `
 
 // A spec that floods the garbage collector starts once the specs of the
@@ -58,10 +60,24 @@ func TestGCFloodWaitsForSpecsOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.WriteFile(filepath.Join(dir, "marker"), []byte(tc.marker), 0o644)
-		o := Options{SuiteBinary: bin, Suites: []string{"profiles"}, Parallel: true, Timeout: time.Minute, OnSpec: func(reports.Result) {}}
+		var seen []string
+		o := Options{SuiteBinary: bin, Suites: []string{"profiles"}, Parallel: true, Timeout: time.Minute, OnSpec: func(r reports.Result) { seen = append(seen, r.ID) }}
 		var out bytes.Buffer
-		if _, _, err := o.runSuites(context.Background(), clusters.NewProgress(&out), t.TempDir(), nil); err != nil {
+		suites, _, err := o.runSuites(context.Background(), clusters.NewProgress(&out), t.TempDir(), nil)
+		if err != nil {
 			t.Fatalf("marker %s: %v\n%s", tc.marker, err, out.String())
+		}
+		// The results come from the processes' result lines, the one
+		// channel: each process's spec once.
+		var ids []string
+		for _, s := range suites {
+			for _, r := range s.Results {
+				ids = append(ids, r.ID)
+			}
+		}
+		slices.Sort(ids)
+		if len(suites) != 1 || !slices.Equal(ids, []string{"profiles/node-status/per-node", "profiles/node-status/scale"}) || len(seen) != 2 {
+			t.Errorf("results %+v, progress %v", suites, seen)
 		}
 		got, err := os.ReadFile(filepath.Join(dir, "flood.started"))
 		if err != nil || strings.TrimSpace(string(got)) != tc.want {

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/profiles/agentimage"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
@@ -151,11 +152,17 @@ type Outcome struct {
 // Run runs the suites and returns their results. It fails when a spec
 // failed, when a suite failed outside its specs, when no spec ran, and on
 // interrupt (ctx cancelled), after cleaning up in every case.
+//
+// Its steps: bring the cluster up (or connect to the given one), find the
+// nodes that cannot be tested, get the agent image onto the nodes, install
+// the fixture profiles, make the run plan (suites/env.Plan) and hand it to
+// the suite processes, then report.
 func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	if err := o.Validate(); err != nil {
 		return out, err
 	}
-	var cleanupErr error
+	o.Complete()
+	r := &run{o: o, p: o.Progress, out: &out}
 	// Registered first, so it runs last, after the clean-up: whatever
 	// failed once the run was interrupted (a terminal's Ctrl-C reaches the
 	// commands it runs too) is the interrupt.
@@ -163,210 +170,316 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		if err != nil && ctx.Err() != nil && !errors.As(err, new(clusters.ExistsError)) {
 			ie := InterruptedError{Report: out.JUnit, Kept: o.Keep}
 			errors.As(err, &ie)
-			ie.Cleanup = errors.Join(ie.Cleanup, cleanupErr)
+			ie.Cleanup = errors.Join(ie.Cleanup, r.cleanupErr)
 			err = ie
 		}
 	}()
-	o.Complete()
-	p := o.Progress
+	// Each step's clean-up, run in reverse order whatever happens.
+	defer func() {
+		for i := len(r.cleanups) - 1; i >= 0; i-- {
+			err = r.cleanups[i](err)
+		}
+	}()
+	steps := []func(context.Context) error{r.start, r.bringUp, r.connect, r.findUntestable, r.agentImage, r.fixtures, r.makePlan, r.runtimeClasses}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return out, err
+		}
+	}
+	suites, suiteErr := r.runSuites(ctx)
+	if err := r.report(suites); err != nil {
+		return out, err
+	}
+	return out, r.verdict(ctx, suiteErr)
+}
+
+// run is one Run in progress: what its steps found, for the next ones.
+type run struct {
+	o        Options
+	p        *clusters.Progress
+	out      *Outcome
+	junitDir string
+	rec      reports.Record
+	// cleanups undo the steps, last first; each gets the run's error and
+	// returns it with its own joined.
+	cleanups   []func(error) error
+	cleanupErr error // the cluster's deletion failed
+	kubeconfig string
+	own        bool // the run brought the cluster up
+	c          *cluster
+	notTested  map[string]string
+	specs      []reports.Result // the suites' results
+	plan       senv.Plan
+	planFile   string
+	image      agentimage.Image
+	access     nodeaccess.Access
+	appArmor   map[string]bool           // whether AppArmor profiles load, per node (the agent's report)
+	host       map[string]skew.HostFacts // the kernel facts the agent read on each node
+}
+
+// start makes the results directory and begins the run record; it names
+// what killed runs left behind (SIGKILL cannot be caught), with the command
+// that removes it.
+func (r *run) start(ctx context.Context) error {
+	o := r.o
 	// The suite processes run concurrently; OnSpec sees one spec at a time.
 	var mu sync.Mutex
 	onSpec := o.OnSpec
-	o.OnSpec = func(r reports.Result) { mu.Lock(); defer mu.Unlock(); onSpec(r) }
+	r.o.OnSpec = func(res reports.Result) { mu.Lock(); defer mu.Unlock(); onSpec(res) }
 	if err := os.MkdirAll(o.JUnitDir, 0o755); err != nil {
-		return out, fmt.Errorf("creating the results directory: %w", err)
+		return fmt.Errorf("creating the results directory: %w", err)
 	}
-	junitDir, _ := filepath.Abs(o.JUnitDir)
-	rec := reports.Record{Command: o.Command, Skewproof: reports.ToolVersion(), Mode: o.Mode, Cluster: o.Name, Suites: o.Suites,
+	r.junitDir, _ = filepath.Abs(o.JUnitDir)
+	r.rec = reports.Record{Command: o.Command, Skewproof: reports.ToolVersion(), Mode: o.Mode, Cluster: o.Name, Suites: o.Suites,
 		LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip, Started: time.Now().UTC(),
 		AllowFlaky: o.AllowFlaky, AllowedNotReadyNodes: o.AllowedNotReadyNodes}
-
-	// What killed runs left (SIGKILL cannot be caught) is named, with the
-	// command that removes it.
 	if left, err := clusters.ListOwned(ctx); err == nil {
 		for _, l := range left {
 			if l.Left {
-				p.Step("cluster %s was %s", l.Name, l.State)
+				r.p.Step("cluster %s was %s", l.Name, l.State)
 			}
 		}
 	}
-	kubeconfig := o.Kubeconfig
-	if kubeconfig == "" {
-		kubeconfig = clusters.DefaultKubeconfig(o.Name)
-		// Deleted on success, failure and interrupt (ctx is cancelled on
-		// SIGINT/SIGTERM), unless Keep.
-		defer func() {
-			if errors.As(err, new(clusters.ExistsError)) {
-				// Refused: the cluster of that name is someone else's.
-				return
-			}
-			if o.Keep {
-				p.Step("keeping cluster %s (--keep); delete it with 'skewproof cluster down --name %s'", o.Name, o.Name)
-				return
-			}
-			if err != nil {
-				for _, f := range clusters.SaveAppArmorNodeConsoles(o.Name, junitDir) {
-					p.Step("AppArmor node console log kept: %s", f)
-				}
-			}
-			dctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			if derr := p.Timed("deleting cluster "+o.Name, func() error { return clusters.Down(dctx, o.Name, kubeconfig, p) }); derr != nil {
-				cleanupErr = fmt.Errorf("deleting cluster %s: %v; remove it with 'skewproof cluster down --name %s'", o.Name, reports.FirstLine(derr.Error()), o.Name)
-				err = errors.Join(err, cleanupErr)
-			}
-		}()
-		up := o.Up
-		up.Name, up.Kubeconfig, up.Progress, up.ArtifactsDir = o.Name, kubeconfig, p, junitDir
-		up.Temporary = !o.Keep
-		if _, err := clusters.Up(ctx, up); err != nil {
-			return out, fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
+	r.kubeconfig, r.own = o.Kubeconfig, o.Kubeconfig == ""
+	return nil
+}
+
+// bringUp brings up the new cluster (no Options.Kubeconfig), to be deleted
+// on success, failure and interrupt (ctx is cancelled on SIGINT/SIGTERM),
+// unless Keep.
+func (r *run) bringUp(ctx context.Context) error {
+	if !r.own {
+		return nil
+	}
+	o, p := r.o, r.p
+	r.kubeconfig = clusters.DefaultKubeconfig(o.Name)
+	r.cleanups = append(r.cleanups, func(err error) error {
+		if errors.As(err, new(clusters.ExistsError)) {
+			return err // refused: the cluster of that name is someone else's
 		}
-		h := nodefacts.Host()
-		rec.Host = &reports.HostRecord{Kernel: kernelRelease(), Seccomp: h.Seccomp, AppArmor: h.AppArmor, CgroupVersion: h.CgroupVersion}
-	}
-	c, err := connect(ctx, kubeconfig)
-	if err != nil {
-		return out, err
-	}
-	if o.Kubeconfig != "" {
-		reportOtherRuns(ctx, c, p)
-	}
-	// The nodes to test, before anything is deployed: a node that cannot be
-	// tested is named now, not after the agent's time-out.
-	own := o.Kubeconfig == ""
-	notTested, cordoned := untestable(c.nodes, own)
-	out.NotTested, rec.NotTested = notTested, notTested
-	reported := skew.Skip
-	if own {
-		reported = skew.Fail
-	}
-	for _, why := range DescribeNotTested(notTested) {
-		p.Step("cannot test %s; its kubelet rules are reported %s; %s", why, reported, untestableRemedy(own))
-	}
-	for _, n := range cordoned {
-		p.Step("node %s is cordoned (unschedulable): tested anyway, the specs bind their pods to it by name as DaemonSets do; leave it out with --label-filter '!(node: containsAny %s)'", n, n)
-	}
-	rec.APIServer = c.apiserver
-	access := nodeaccess.Probe(ctx, c.names()...)
-	rec.NodeAccess = string(access)
-	image, err := o.agentImage(ctx, p, c.names(), access)
-	if err != nil {
-		return out, err
-	}
-	var appArmorNodes map[string]bool
-	if slices.Contains(o.Suites, "seccomp") || slices.Contains(o.Suites, "apparmor") {
-		remove, loaded, err := o.installFixtures(ctx, p, kubeconfig, image.Ref, len(c.nodes)-len(notTested), slices.Sorted(maps.Keys(notTested)))
-		if remove != nil && !o.Keep && o.Kubeconfig != "" {
-			// A new cluster goes as a whole; on an existing one the agent
-			// removes the files when their profiles go.
-			defer func() { err = errors.Join(err, remove()) }()
+		if o.Keep {
+			p.Step("keeping cluster %s (--keep); delete it with 'skewproof cluster down --name %s'", o.Name, o.Name)
+			return err
 		}
 		if err != nil {
-			return out, err
+			for _, f := range clusters.SaveAppArmorNodeConsoles(o.Name, r.junitDir) {
+				p.Step("AppArmor node console log kept: %s", f)
+			}
 		}
-		appArmorNodes = loaded
+		dctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if derr := p.Timed("deleting cluster "+o.Name, func() error { return clusters.Down(dctx, o.Name, r.kubeconfig, p) }); derr != nil {
+			r.cleanupErr = fmt.Errorf("deleting cluster %s: %v; remove it with 'skewproof cluster down --name %s'", o.Name, reports.FirstLine(derr.Error()), o.Name)
+			err = errors.Join(err, r.cleanupErr)
+		}
+		return err
+	})
+	up := o.Up
+	up.Name, up.Kubeconfig, up.Progress, up.ArtifactsDir = o.Name, r.kubeconfig, p, r.junitDir
+	up.Temporary = !o.Keep
+	if _, err := clusters.Up(ctx, up); err != nil {
+		return fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
 	}
-	rec.Nodes = c.records(appArmorNodes)
+	h := nodefacts.Host()
+	r.rec.Host = &reports.HostRecord{Kernel: kernelRelease(), Seccomp: h.Seccomp, AppArmor: h.AppArmor, CgroupVersion: h.CgroupVersion}
+	return nil
+}
 
-	out.JUnit = filepath.Join(junitDir, o.JUnitName)
-	_ = os.Remove(out.JUnit)
-	runID := rand.String(6)
-	env := []string{senv.Kubeconfig + "=" + kubeconfig, senv.Cluster + "=" + o.Name, senv.NodeAccess + "=" + rec.NodeAccess,
-		senv.RunID + "=" + runID, senv.AgentImage + "=" + image.Ref, senv.AgentImageNote + "=" + image.Note}
-	if o.Keep {
-		env = append(env, senv.Keep+"=1")
+// connect asks the API server its version and nodes, once for the run.
+func (r *run) connect(ctx context.Context) (err error) {
+	if r.c, err = connect(ctx, r.kubeconfig); err != nil {
+		return err
 	}
-	if own {
-		env = append(env, senv.OwnCluster+"=1")
+	if !r.own {
+		reportOtherRuns(ctx, r.c, r.p)
 	}
-	env = append(env, senv.UntestableNodes+"="+untestableEnv(notTested))
-	if len(appArmorNodes) > 0 {
-		env = append(env, senv.AppArmorNodes+"="+joinFacts(appArmorNodes))
+	r.rec.APIServer = r.c.apiserver
+	return nil
+}
+
+// findUntestable names the nodes that cannot be tested before anything is
+// deployed, not after the agent's time-out.
+func (r *run) findUntestable(context.Context) error {
+	var cordoned []string
+	r.notTested, cordoned = untestable(r.c.nodes, r.own)
+	r.out.NotTested, r.rec.NotTested = r.notTested, r.notTested
+	reported := skew.Skip
+	if r.own {
+		reported = skew.Fail
 	}
-	// The RuntimeClasses of failure row 1, shared by the processes: created
-	// here, so no process deletes them while another still uses them.
-	created, err := ensureRuntimeClasses(ctx, c, runID)
-	if len(created) > 0 {
-		defer deleteRuntimeClasses(c, created)
+	for _, why := range DescribeNotTested(r.notTested) {
+		r.p.Step("cannot test %s; its kubelet rules are reported %s; %s", why, reported, untestableRemedy(r.own))
 	}
+	for _, n := range cordoned {
+		r.p.Step("node %s is cordoned (unschedulable): tested anyway, the specs bind their pods to it by name as DaemonSets do; leave it out with --label-filter '!(node: containsAny %s)'", n, n)
+	}
+	return nil
+}
+
+// agentImage decides the node access and gets the agent image onto the
+// nodes.
+func (r *run) agentImage(ctx context.Context) (err error) {
+	r.access = nodeaccess.Probe(ctx, r.c.names()...)
+	r.rec.NodeAccess = string(r.access)
+	r.image, err = r.o.agentImage(ctx, r.p, r.c.names(), r.access)
+	return err
+}
+
+// fixtures installs the fixture profiles through the node agent, when a
+// suite that uses them runs, and reads each node's kernel facts from the
+// agent.
+func (r *run) fixtures(ctx context.Context) error {
+	o := r.o
+	if !slices.Contains(o.Suites, "seccomp") && !slices.Contains(o.Suites, "apparmor") {
+		return nil
+	}
+	f, err := o.installFixtures(ctx, r.p, r.kubeconfig, r.image.Ref, len(r.c.nodes)-len(r.notTested), slices.Sorted(maps.Keys(r.notTested)))
+	if f.remove != nil && !o.Keep && !r.own {
+		// A new cluster goes as a whole; on an existing one the agent
+		// removes the files when their profiles go.
+		r.cleanups = append(r.cleanups, func(err error) error { return errors.Join(err, f.remove()) })
+	}
+	r.appArmor, r.host = f.appArmor, f.host
+	return err
+}
+
+// makePlan writes the run plan the suite processes read (senv.PlanFile):
+// the nodes with their facts, read once here.
+func (r *run) makePlan(context.Context) error {
+	o := r.o
+	nodes, err := senv.NodesOf(r.c.nodes, nodefacts.Host(), senv.HostFromLocal, r.notTested)
 	if err != nil {
-		return out, err
+		return err
 	}
-	suites, logs, suiteErr := o.runSuites(ctx, p, junitDir, env)
-	out.Logs = append(out.Logs, logs...)
-	if o.Kubeconfig != "" && !o.Keep {
-		deleteRunNamespaces(c, runID, p)
+	for i := range nodes {
+		n := &nodes[i]
+		if f, ok := r.host[n.Name]; ok {
+			// Read on the node itself, by its agent.
+			n.Host.CgroupVersion, n.Host.Seccomp, n.Host.AppArmor, n.HostFrom = f.CgroupVersion, f.Seccomp, f.AppArmor, senv.HostFromAgent
+		}
+		if on, ok := r.appArmor[n.Name]; ok {
+			// Whether AppArmor profiles load there, as the agent found.
+			n.Host.AppArmor = on
+		}
 	}
-	// A suite the focus selected no spec of is left out of the report:
-	// JUnit readers such as Sonobuoy's count an empty <testsuite> as one
-	// passed test.
+	r.rec.Nodes = r.c.records(r.appArmor)
+	r.plan = senv.Plan{Cluster: o.Name, Kubeconfig: r.kubeconfig, RunID: rand.String(6), Own: r.own, Keep: o.Keep,
+		APIServer: r.c.apiserver, NodeAccess: string(r.access), AgentImage: r.image.Ref, AgentImageNote: r.image.Note, Nodes: nodes}
+	r.planFile = filepath.Join(r.junitDir, ".plan-"+o.Name+".json")
+	if !o.Keep {
+		// Kept with the cluster: a suite process can be run by hand on it
+		// with the same plan (SKEWPROOF_PLAN).
+		r.cleanups = append(r.cleanups, func(err error) error { _ = os.Remove(r.planFile); return err })
+	}
+	return senv.WritePlan(r.planFile, r.plan)
+}
+
+// runtimeClasses creates the RuntimeClasses of failure row 1, shared by the
+// processes: here, so that no process deletes them while another still
+// uses them.
+func (r *run) runtimeClasses(ctx context.Context) error {
+	created, err := ensureRuntimeClasses(ctx, r.c, r.plan.RunID)
+	if len(created) > 0 {
+		r.cleanups = append(r.cleanups, func(err error) error { deleteRuntimeClasses(r.c, created); return err })
+	}
+	return err
+}
+
+// runSuites runs the suite processes and, on an existing cluster, removes
+// the namespaces they left.
+func (r *run) runSuites(ctx context.Context) ([]reports.Suite, error) {
+	r.out.JUnit = filepath.Join(r.junitDir, r.o.JUnitName)
+	_ = os.Remove(r.out.JUnit)
+	suites, logs, err := r.o.runSuites(ctx, r.p, r.junitDir, []string{senv.PlanFile + "=" + r.planFile})
+	r.out.Logs = append(r.out.Logs, logs...)
+	if !r.own && !r.o.Keep {
+		deleteRunNamespaces(r.c, r.plan.RunID, r.p)
+	}
+	return suites, err
+}
+
+// report writes the JUnit file and the run record. A suite the focus
+// selected no spec of is left out of the report: JUnit readers such as
+// Sonobuoy's count an empty <testsuite> as one passed test.
+func (r *run) report(suites []reports.Suite) error {
+	o, out := r.o, r.out
 	var report []reports.Suite
-	var specs []reports.Result
 	for _, s := range suites {
 		if len(s.Results) > 0 {
 			s.FlakyTolerated = o.AllowFlaky
 			report = append(report, s)
-			specs = append(specs, s.Results...)
+			r.specs = append(r.specs, s.Results...)
 		}
 	}
-	nodesFail := len(notTested) > 0 && (own || len(notTested) > o.AllowedNotReadyNodes)
-	if nodesFail {
+	if r.nodesFail() {
 		// Skipped kubelet rules alone would look green to a reader of the
 		// JUnit file only (Sonobuoy, Hydrophone, testgrid): the nodes that
 		// could not be tested are a failed test case of their own.
 		report = append(report, reports.RunFailure(o.Name, NodesTestedID, "every requested node tested",
-			fmt.Sprintf("%d node(s) could not be tested: %s\n%s", len(notTested), strings.Join(DescribeNotTested(notTested), "\n"), untestableRemedy(own))))
+			fmt.Sprintf("%d node(s) could not be tested: %s\n%s", len(r.notTested), strings.Join(DescribeNotTested(r.notTested), "\n"), untestableRemedy(r.own))))
 	}
-	unread := reports.NotResearched(specs)
-	if len(unread) > 0 {
+	if unread := reports.NotResearched(r.specs); len(unread) > 0 {
 		// Skips a JUnit reader would count as green: nothing was judged
 		// there, for want of skewproof's own reading of those releases.
 		report = append(report, reports.RunFailure(o.Name, NotResearchedID, "every rule researched at the cluster's versions", notResearchedFailure(unread)))
 	}
 	if len(report) > 0 {
 		if err := reports.WriteJUnitFile(out.JUnit, report...); err != nil {
-			return out, err
+			return err
 		}
 	}
 	for _, s := range report {
 		out.Results = append(out.Results, s.Results...)
 	}
+	rec := &r.rec
 	rec.Finished = time.Now().UTC()
-	rec.RuntimeNotResearched = reports.RuntimeUnread(specs)
+	rec.RuntimeNotResearched = reports.RuntimeUnread(r.specs)
 	rec.JUnit = filepath.Base(out.JUnit)
 	for _, l := range out.Logs {
 		rec.Logs = append(rec.Logs, filepath.Base(l))
 	}
-	if err := reports.WriteRecord(junitDir, rec); err != nil {
-		return out, err
+	if err := reports.WriteRecord(r.junitDir, *rec); err != nil {
+		return err
 	}
-	out.Record = &rec
+	out.Record = rec
+	return nil
+}
+
+// nodesFail says whether the nodes that could not be tested fail the run.
+func (r *run) nodesFail() bool {
+	return len(r.notTested) > 0 && (r.own || len(r.notTested) > r.o.AllowedNotReadyNodes)
+}
+
+// verdict is the run's error: nil only when every requested spec was
+// judged pass or deviation or skipped for a fact of the cluster.
+func (r *run) verdict(ctx context.Context, suiteErr error) error {
+	o, out, specs := r.o, r.out, r.specs
 	counts := reports.Count(specs)
+	unread := reports.NotResearched(specs)
 	switch {
 	case ctx.Err() != nil:
-		return out, InterruptedError{Report: out.JUnit, Kept: o.Keep}
-	case nodesFail:
-		msg := fmt.Sprintf("%d node(s) could not be tested: %s", len(notTested), strings.Join(DescribeNotTested(notTested), "; "))
+		return InterruptedError{Report: out.JUnit, Kept: o.Keep}
+	case r.nodesFail():
+		msg := fmt.Sprintf("%d node(s) could not be tested: %s", len(r.notTested), strings.Join(DescribeNotTested(r.notTested), "; "))
 		if counts[skew.Fail] > 0 {
 			msg += fmt.Sprintf("; %d of %d specs failed", counts[skew.Fail], len(specs))
 		}
-		if !own {
+		if !r.own {
 			msg += fmt.Sprintf(" (--allowed-not-ready-nodes %d)", o.AllowedNotReadyNodes)
 		}
-		return out, fmt.Errorf("%s; see %s", msg, out.JUnit)
+		return fmt.Errorf("%s; see %s", msg, out.JUnit)
 	case counts[skew.Fail] > 0:
-		return out, fmt.Errorf("%d of %d specs failed; see %s", counts[skew.Fail], len(specs), out.JUnit)
+		return fmt.Errorf("%d of %d specs failed; see %s", counts[skew.Fail], len(specs), out.JUnit)
 	case len(unread) > 0:
-		return out, fmt.Errorf("%s; see %s", reports.FirstLine(notResearchedFailure(unread)), out.JUnit)
+		return fmt.Errorf("%s; see %s", reports.FirstLine(notResearchedFailure(unread)), out.JUnit)
 	case !reports.Green(specs, o.AllowFlaky):
-		return out, fmt.Errorf("%d of %d specs were flaky (failed, then passed on a retry): not conformant; see %s (--allow-flaky tolerates them)", counts[skew.Flaky], len(specs), out.JUnit)
+		return fmt.Errorf("%d of %d specs were flaky (failed, then passed on a retry): not conformant; see %s (--allow-flaky tolerates them)", counts[skew.Flaky], len(specs), out.JUnit)
 	case suiteErr != nil:
-		return out, fmt.Errorf("a suite failed outside the specs: %w (logs: %s)", suiteErr, strings.Join(out.Logs, " "))
+		return fmt.Errorf("a suite failed outside the specs: %w (logs: %s)", suiteErr, strings.Join(out.Logs, " "))
 	case len(out.Results) == 0:
-		return out, fmt.Errorf("no spec ran (label filter %q, focus %q, skip %q)", o.LabelFilter, o.Focus, o.Skip)
+		return fmt.Errorf("no spec ran (label filter %q, focus %q, skip %q)", o.LabelFilter, o.Focus, o.Skip)
 	}
-	return out, nil
+	return nil
 }
 
 // NodesTestedID is the id of the failed test case that stands for the nodes

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/profiles/agentimage"
 
 	"github.com/spf13/cobra"
@@ -37,6 +39,13 @@ func newAgentCmd() *cobra.Command {
 	fs.StringVar(&o.staticPodDir, "static-pod-dir", "", "the node's static pod directory as mounted in the agent (empty: StaticPods of this node fail)")
 	fs.StringVar(&o.staticPodPath, "static-pod-path", agent.DefaultStaticPodPath, "that directory's path on the node (the kubelet's staticPodPath), for the status")
 	c.AddCommand(newAgentAggregateCmd(), &cobra.Command{
+		Use:   "host-facts",
+		Short: "print the facts of this node's kernel the oracle asks about (cgroup version, seccomp, AppArmor) as JSON",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(nodefacts.Host())
+		},
+	}, &cobra.Command{
 		Use:                "probe",
 		Short:              "startup probe of the node agent (ready once its first sync is done)",
 		DisableFlagParsing: true,

@@ -205,7 +205,7 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 		out.printf("note: ignoring %s %q (the runner plans its own processes)", EnvExtraGinkgoArgs, s.Ignored)
 	}
 	// The plan first: Hydrophone reads e2e.log for "Will run X of Y specs".
-	env := append(os.Environ(), senv.Kubeconfig+"="+kubeconfig, senv.Cluster+"="+s.Name)
+	env := append(os.Environ(), senv.Kubeconfig+"="+kubeconfig)
 	junit := filepath.Join(dir, JUnitFile)
 	var will int
 	will, total, err = plan(ctx, suiteBin, s, env, junit)

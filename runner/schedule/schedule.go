@@ -37,7 +37,7 @@ const TestName = "TestE2E"
 // "api", a worker, a worker's shard, "main", "scale"), the Ginkgo label
 // filter of its part, the jobs that must have finished before it starts
 // (keys), and the jobs whose specs must have finished (afterSpecs: their
-// process printed reports.SpecsDoneLine, or ended) — their clean-up may
+// process printed senv.SpecsDoneLine, or ended) — their clean-up may
 // still be running.
 type Job struct {
 	Suite, Name, Filter string

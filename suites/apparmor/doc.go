@@ -9,9 +9,8 @@
 // deviation, fail, skip with reason) in the JUnit properties.
 //
 // The specs register themselves with the harness when suites/e2e imports
-// the package; they run against a real cluster only when
-// SKEWPROOF_KUBECONFIG names its kubeconfig (package suites/env names the
-// environment), plus
-// SKEWPROOF_APPARMOR_NODES (node=true|false,…) to state a node's AppArmor
-// host fact when this process cannot see that node's kernel.
+// the package; they run against a real cluster only with a run plan
+// (SKEWPROOF_PLAN, package suites/env), whose nodes carry their AppArmor
+// host fact as the node agent found it, or with SKEWPROOF_KUBECONFIG by
+// hand (this machine's kernel facts then stand for every node's).
 package apparmor

@@ -1,60 +1,52 @@
-// Package env names the environment through which the runner ('skewproof
-// run', the in-cluster entrypoint) configures a suite process
-// (bin/skewproof-e2e.test). It is the one place these names are spelled;
-// the runner sets them and the suites read them.
+// Package env is the contract between the runner ('skewproof run', the
+// in-cluster entrypoint) and a suite process (bin/skewproof-e2e.test), in
+// one place: what goes in (the run plan, a file named by PlanFile, and the
+// -ginkgo.* flags), what comes out (a result line per spec on standard
+// output), and what a spec declares about how it must be scheduled (the
+// Label* constants). The runner writes and reads it; the suites read and
+// write it; neither knows the other otherwise.
 package env
 
 const (
-	// Kubeconfig is the kubeconfig of the cluster under test (required to
-	// run specs; without it and without Nodes the binary skips).
+	// PlanFile names the run plan (Plan, a JSON file) the runner wrote:
+	// the cluster, its nodes and their facts, the node access, the agent
+	// image, the run's id. Everything a suite process needs to know of the
+	// run comes from it.
+	PlanFile = "SKEWPROOF_PLAN"
+	// Kubeconfig is, without PlanFile, the kubeconfig of a cluster for a
+	// suite process run by hand: it makes the plan itself, as the runner
+	// would, with this host's kernel facts for every node (without either,
+	// and without Nodes, the binary skips).
 	Kubeconfig = "SKEWPROOF_KUBECONFIG"
-	// JUnit is the path of the JUnit file the process writes (optional).
+	// JUnit is the path of a JUnit file the process writes (optional, for
+	// runs by hand: the runner reads the result lines instead).
 	JUnit = "SKEWPROOF_JUNIT"
-	// Cluster is the cluster name recorded in the JUnit file (optional).
-	Cluster = "SKEWPROOF_CLUSTER"
-	// NodeAccess is "docker" (the nodes are local containers: node files
-	// can be read and changed directly) or "none"; guessed when unset.
-	NodeAccess = "SKEWPROOF_NODE_ACCESS"
-	// RunID labels every namespace and object the run creates
-	// (skewproof.io/run), so that leftovers can be found and removed.
-	RunID = "SKEWPROOF_RUN_ID"
 	// Workers is node,… : run kubelet rules on these nodes only (default:
-	// every Ready, schedulable node that is not a control plane).
+	// every node of the plan that is not a control plane).
 	Workers = "SKEWPROOF_WORKERS"
-	// Nodes is name=version,… : a made-up cluster instead of asking the API
-	// server (with APIServer), to list the specs without a cluster.
+	// Nodes is name=version,… : a made-up cluster instead of a plan (with
+	// APIServer), to list the specs without a cluster.
 	Nodes = "SKEWPROOF_NODES"
 	// APIServer is the API server version of the made-up cluster of Nodes.
 	APIServer = "SKEWPROOF_APISERVER"
-	// AppArmorNodes overrides the AppArmor host fact per node
-	// (node=true|false,…), as the node agent reported it.
-	AppArmorNodes = "SKEWPROOF_APPARMOR_NODES"
-	// AgentImage is the node agent image present on every node (the
-	// profiles suite deploys it).
-	AgentImage = "SKEWPROOF_AGENT_IMAGE"
-	// AgentImageNote says why AgentImage has no apparmor_parser (empty: it
-	// has one).
-	AgentImageNote = "SKEWPROOF_AGENT_IMAGE_NOTE"
-	// Keep: set to keep what the suites created (namespaces, the profiles
-	// suite's agent).
-	Keep = "SKEWPROOF_KEEP"
 	// ScaleNodes is the number of simulated nodes of profiles/node-status/scale
 	// (default 500).
 	ScaleNodes = "SKEWPROOF_SCALE_NODES"
 	// ProfilesDeleteCRDs: set to delete the profile CRDs after the profiles
 	// suite.
 	ProfilesDeleteCRDs = "SKEWPROOF_PROFILES_DELETE_CRDS"
-	// OwnCluster is "1" when the runner brought the cluster up itself (not
-	// --kubeconfig): what skewproof set up there (RuntimeClasses, runtime
-	// handlers, the node agent, readable metrics) is never a reason to skip
-	// a spec; its absence fails the spec.
-	OwnCluster = "SKEWPROOF_OWN_CLUSTER"
-	// UntestableNodes is a JSON object {"node": "why", …}: nodes whose
-	// kubelet rules cannot run (not Ready; on an own cluster also
-	// cordoned), as the runner found them before deploying anything. Their
-	// kubelet specs are reported fail (OwnCluster) or skip with the reason.
-	// Unset: the suites check the nodes' Ready condition themselves.
-	UntestableNodes = "SKEWPROOF_UNTESTABLE_NODES"
+)
+
+// What a suite process prints on its standard output for the runner, the
+// one channel of its results: a line ResultLinePrefix + the JSON of a
+// reports.Result per finished spec (reports.FormatProgress), and
+// SpecsDoneLine once its last spec has finished, before its suite-level
+// clean-up (the agent's namespace, leftover namespaces), so that the
+// runner may start what waited only for the specs. Its exit status says
+// whether the process itself (set-up, clean-up) went well.
+const (
+	ResultLinePrefix = "SKEWPROOF-RESULT "
+	SpecsDoneLine    = "SKEWPROOF-SPECS-DONE"
 )
 
 // RunLabel is the label every namespace and object of a run carries, with

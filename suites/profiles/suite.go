@@ -3,7 +3,6 @@ package profiles
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -51,8 +50,7 @@ var env struct {
 	NodeAccess nodeaccess.Access
 	ScaleNodes int
 	// NoParser says why the agent image has no apparmor_parser (empty: it
-	// has one; for an image from SKEWPROOF_AGENT_IMAGE the reason comes
-	// from SKEWPROOF_AGENT_IMAGE_NOTE).
+	// has one; the reason comes from the run plan).
 	NoParser string
 	// Excluded are the nodes left out (SKEWPROOF_UNTESTABLE_NODES).
 	Excluded []string
@@ -86,12 +84,7 @@ func discover(ctx context.Context) error {
 	// Nodes the runner could not test (not Ready) get no agent: the
 	// suite's profiles are judged on the others, and the run reports those
 	// nodes itself.
-	untestable := map[string]string{}
-	if v := os.Getenv(senv.UntestableNodes); v != "" {
-		if err := json.Unmarshal([]byte(v), &untestable); err != nil {
-			return fmt.Errorf("%s: %w", senv.UntestableNodes, err)
-		}
-	}
+	untestable := h.Env.Plan.Untestable()
 	for _, n := range nl.Items {
 		if why, ok := untestable[n.Name]; ok {
 			env.Excluded = append(env.Excluded, n.Name)
@@ -106,7 +99,7 @@ func discover(ctx context.Context) error {
 	for i, n := range env.Nodes {
 		names[i] = n.Name
 	}
-	env.NodeAccess = nodeaccess.FromEnv(ctx, os.Getenv(senv.NodeAccess), names...)
+	env.NodeAccess = nodeaccess.FromEnv(ctx, h.Env.Plan.NodeAccess, names...)
 	return nil
 }
 
@@ -123,7 +116,7 @@ func nodeNames() []string {
 // process that runs only the scale bench, which writes node statuses
 // itself, deploys none. The cleanup removes the agent when one was deployed.
 func setUp(ctx context.Context) (func(context.Context) error, error) {
-	env.Kubeconfig = os.Getenv(senv.Kubeconfig)
+	env.Kubeconfig = h.Env.Kubeconfig
 	env.ScaleNodes = 500
 	if s := os.Getenv(senv.ScaleNodes); s != "" {
 		n, err := strconv.Atoi(s)
@@ -172,12 +165,12 @@ func withAgent() {
 }
 
 func deployAgent(ctx context.Context) error {
-	image := os.Getenv(senv.AgentImage)
+	image := h.Env.Plan.AgentImage
 	// Set by the runner when the image it built has no apparmor_parser.
-	env.NoParser = os.Getenv(senv.AgentImageNote)
+	env.NoParser = h.Env.Plan.AgentImageNote
 	if image == "" {
 		// The runner builds the agent image and loads it into the nodes.
-		return fmt.Errorf("no agent image: run the profiles suite through 'skewproof run', which builds it and loads it into the nodes, or set %s to an agent image present on every node", senv.AgentImage)
+		return fmt.Errorf("no agent image: run the profiles suite through 'skewproof run', which builds it and loads it into the nodes, or give it a run plan (%s) naming an agent image present on every node", senv.PlanFile)
 	}
 	By("deploying the agent image " + image)
 	agentDeployed = true
@@ -207,7 +200,7 @@ func onNode(ctx context.Context, nodeName, script string, args ...string) (strin
 
 func needDocker() {
 	if env.NodeAccess != nodeaccess.Docker {
-		Skip("needs docker access to the node containers (SKEWPROOF_NODE_ACCESS=docker) to look at or break node files")
+		Skip("needs docker access to the node containers (the run plan's nodeAccess: docker) to look at or break node files")
 	}
 }
 

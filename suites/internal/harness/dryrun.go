@@ -39,7 +39,7 @@ func CheckDryRunListsTheCatalogue(t *testing.T, family, testFunc string) {
 	if err != nil {
 		t.Fatalf("dry run: %v\n%s", err, out)
 	}
-	if strings.Contains(out, reports.ProgressPrefix) {
+	if strings.Contains(out, senv.ResultLinePrefix) {
 		t.Errorf("a dry run must not report results:\n%s", out)
 	}
 	b, err := os.ReadFile(report)

@@ -10,24 +10,24 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 
-	"github.com/skewproof/skewproof/internal/nodefacts"
-
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/hashicorp/go-version"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
@@ -44,9 +44,12 @@ type Node struct {
 	Untestable string
 }
 
-// Env is the cluster under test, discovered before the spec tree is built
-// (kubelet specs are generated per worker).
+// Env is the cluster under test, from the run plan, known before the spec
+// tree is built (kubelet specs are generated per worker).
 var Env struct {
+	// Plan is the run plan (suites/env.Plan): the runner's, or made by
+	// this process when it runs by hand, or made up for a dry run.
+	Plan       senv.Plan
 	Kubeconfig string
 	Cluster    string
 	Config     *rest.Config
@@ -54,8 +57,8 @@ var Env struct {
 	APIServer  *version.Version
 	Workers    []Node
 	// Own says whether skewproof brought this cluster up itself
-	// (SKEWPROOF_OWN_CLUSTER): what it set up there must be there, so a
-	// missing part fails a spec instead of skipping it (SetUpMissing).
+	// (Plan.Own): what it set up there must be there, so a missing part
+	// fails a spec instead of skipping it (SetUpMissing).
 	Own bool
 }
 
@@ -98,24 +101,24 @@ func configureFramework(kubeconfig string) {
 	tc.CreateTestingNS = createTestingNS
 }
 
+// fakeEnv is a made-up cluster (SKEWPROOF_NODES, SKEWPROOF_APISERVER), to
+// list the specs without one.
 func fakeEnv(apiserver, nodes string) error {
-	var err error
 	if apiserver == "" {
 		apiserver = "1.37.2"
 	}
-	if Env.APIServer, err = skew.ParseReleaseVersion(apiserver); err != nil {
-		return err
-	}
+	p := senv.Plan{Cluster: "cluster", APIServer: apiserver, RunID: rand.String(6)}
 	for _, f := range strings.Split(nodes, ",") {
 		name, ver, ok := strings.Cut(strings.TrimSpace(f), "=")
 		if !ok {
 			return fmt.Errorf("%s: want name=version, got %q", senv.Nodes, f)
 		}
-		v, err := skew.ParseReleaseVersion(ver)
-		if err != nil {
-			return err
-		}
-		Env.Workers = append(Env.Workers, Node{Name: name, Kubelet: v, Host: hostFacts(name, "containerd", nil)})
+		host := nodefacts.Host()
+		host.Runtime = "containerd"
+		p.Nodes = append(p.Nodes, senv.PlanNode{Name: name, Kubelet: ver, Host: host, HostFrom: senv.HostFromLocal})
+	}
+	if err := usePlan(p, ""); err != nil {
+		return err
 	}
 	// No API server: the specs are listed (--ginkgo.dry-run), or run and
 	// fail in the framework's set-up, which finds no kubeconfig. The host
@@ -126,80 +129,55 @@ func fakeEnv(apiserver, nodes string) error {
 	return nil
 }
 
-// hostFacts are the facts of a node's host: the kernel this process runs
-// on (kind nodes share it), unless SKEWPROOF_APPARMOR_NODES says otherwise
-// for the node; the container runtime from node.status.nodeInfo.
-// containerRuntimeVersion ("containerd://1.7.24": name and version) and
-// the OCI runtime from the node's labels skew.OCIRuntimeLabel and
-// skew.OCIRuntimeVersionLabel, where present (empty otherwise).
-func hostFacts(node, containerRuntimeVersion string, labels map[string]string) skew.HostFacts {
-	f := nodefacts.Host()
-	f.Runtime, f.RuntimeVersion = skew.ParseContainerRuntimeVersion(containerRuntimeVersion)
-	f.OCIRuntime = strings.TrimSpace(labels[skew.OCIRuntimeLabel])
-	f.OCIRuntimeVersion = strings.TrimSpace(labels[skew.OCIRuntimeVersionLabel])
-	for _, kv := range strings.Split(os.Getenv(senv.AppArmorNodes), ",") {
-		if n, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && n == node {
-			f.AppArmor = v == "true"
-		}
+// planByHand is the plan of a suite process run by hand on a cluster
+// (SKEWPROOF_KUBECONFIG, no SKEWPROOF_PLAN): the runner's discovery, with
+// this host's kernel facts for every node and no agent image.
+func planByHand(ctx context.Context, kubeconfig string) (senv.Plan, error) {
+	p := senv.Plan{Cluster: "cluster", Kubeconfig: kubeconfig, RunID: rand.String(6)}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return p, err
 	}
-	return f
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return p, err
+	}
+	sv, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		return p, fmt.Errorf("asking the API server its version: %w", err)
+	}
+	p.APIServer = sv.GitVersion
+	nl, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return p, fmt.Errorf("listing nodes: %w", err)
+	}
+	if p.Nodes, err = senv.NodesOf(nl.Items, nodefacts.Host(), senv.HostFromLocal, nil); err != nil {
+		return p, err
+	}
+	p.NodeAccess = string(nodeaccess.Probe(ctx, p.NodeNames()...))
+	return p, nil
 }
 
-func discover(ctx context.Context) error {
-	configureFramework(Env.Kubeconfig)
-	cfg, err := framework.LoadConfig()
-	if err != nil {
-		return err
+// usePlan sets Env from the plan: the API server, the workers the kubelet
+// rules run on (SKEWPROOF_WORKERS narrows them), and, with a kubeconfig,
+// the framework and the clients.
+func usePlan(p senv.Plan, kubeconfig string) error {
+	var err error
+	Env.Plan, Env.Cluster, Env.Kubeconfig, Env.Own = p, p.Cluster, kubeconfig, p.Own
+	if Env.Cluster == "" {
+		Env.Cluster = "cluster"
 	}
-	cfg.QPS, cfg.Burst = 50, 100
-	Env.Config = cfg
-	if Env.Client, err = kubernetes.NewForConfig(cfg); err != nil {
-		return err
+	if Env.APIServer, err = skew.ParseReleaseVersion(p.APIServer); err != nil {
+		return fmt.Errorf("the API server's version: %w", err)
 	}
-	sv, err := Env.Client.Discovery().ServerVersion()
-	if err != nil {
-		return fmt.Errorf("asking the API server its version: %w", err)
-	}
-	if Env.APIServer, err = skew.ParseReleaseVersion(sv.GitVersion); err != nil {
-		return err
-	}
-	nl, err := Env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("listing nodes: %w", err)
-	}
-	untestable, err := untestableNodes(nl.Items)
-	if err != nil {
-		return err
-	}
-	var all, workers []Node
-	for _, n := range nl.Items {
-		kv := n.Status.NodeInfo.KubeletVersion
-		if l := n.Labels[nodefacts.KubeletVersionLabel]; l != "" && kv == "" {
-			kv = l
-		}
-		v, err := skew.ParseReleaseVersion(kv)
-		if err != nil {
-			return fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
-		}
-		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, n.Status.NodeInfo.ContainerRuntimeVersion, n.Labels), slow: n.Labels[nodefacts.AppArmorKernelLabel] == "true",
-			Untestable: untestable[n.Name]}
-		all = append(all, nd)
-		// Every worker, Ready or not: a node that cannot be tested is in the
-		// report with its kubelet rules failed or skipped, saying why.
-		if !nodefacts.IsControlPlane(&n) {
-			workers = append(workers, nd)
-		}
-	}
-	if len(workers) == 0 {
-		workers = all
-	}
+	workers := p.Workers()
 	if only := os.Getenv(senv.Workers); only != "" {
 		want := map[string]bool{}
 		for _, n := range strings.Split(only, ",") {
 			want[strings.TrimSpace(n)] = true
 		}
 		workers = nil
-		for _, n := range all {
+		for _, n := range p.Nodes {
 			if want[n.Name] {
 				workers = append(workers, n)
 			}
@@ -208,36 +186,32 @@ func discover(ctx context.Context) error {
 			return fmt.Errorf("%s=%s names no node of the cluster", senv.Workers, only)
 		}
 	}
-	sort.Slice(workers, func(i, j int) bool { return workers[i].Name < workers[j].Name })
-	Env.Workers = workers
-	for _, w := range workers {
-		if w.slow {
+	Env.Workers = nil
+	for _, n := range workers {
+		v, err := skew.ParseReleaseVersion(n.Kubelet)
+		if err != nil {
+			return fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
+		}
+		Env.Workers = append(Env.Workers, Node{Name: n.Name, Kubelet: v, Host: n.Host, slow: n.AppArmorKernel, Untestable: n.Untestable})
+		if n.AppArmorKernel {
 			// A User-Mode Linux node (one slow virtual CPU) starts a pod in
 			// tens of seconds, minutes on a busy host.
 			PodTimeout = slowPodTimeout
 		}
 	}
-	Env.Own = os.Getenv(senv.OwnCluster) == "1"
-	return nil
-}
-
-// untestableNodes are the nodes whose kubelet rules cannot run, with why:
-// as the runner found them (SKEWPROOF_UNTESTABLE_NODES), else every node
-// whose Ready condition is not True.
-func untestableNodes(nodes []corev1.Node) (map[string]string, error) {
-	out := map[string]string{}
-	if v, ok := os.LookupEnv(senv.UntestableNodes); ok {
-		if err := json.Unmarshal([]byte(v), &out); err != nil {
-			return nil, fmt.Errorf("%s: %w", senv.UntestableNodes, err)
-		}
-		return out, nil
+	sort.Slice(Env.Workers, func(i, j int) bool { return Env.Workers[i].Name < Env.Workers[j].Name })
+	if kubeconfig == "" {
+		return nil
 	}
-	for i := range nodes {
-		if why := nodefacts.NotReady(&nodes[i]); why != "" {
-			out[nodes[i].Name] = why
-		}
+	configureFramework(kubeconfig)
+	cfg, err := framework.LoadConfig()
+	if err != nil {
+		return err
 	}
-	return out, nil
+	cfg.QPS, cfg.Burst = 50, 100
+	Env.Config = cfg
+	Env.Client, err = kubernetes.NewForConfig(cfg)
+	return err
 }
 
 // DryRun says whether specs are only being listed: with --ginkgo.dry-run,

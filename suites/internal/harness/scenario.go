@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
@@ -22,17 +21,9 @@ import (
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
-// runID marks the namespaces of this run, so leftovers can be found (the
-// runner passes its own in SKEWPROOF_RUN_ID).
-var runID = func() string {
-	if id := os.Getenv(senv.RunID); id != "" {
-		return id
-	}
-	return rand.String(6)
-}()
-
-// RunID is the id of this run (namespaces and objects carry it as RunLabel).
-func RunID() string { return runID }
+// RunID is the id of this run (namespaces and objects carry it as
+// RunLabel), so that leftovers can be found: the plan's.
+func RunID() string { return Env.Plan.RunID }
 
 // processID marks the namespaces of this process: several suite processes
 // of one run (same runID) must not delete each other's namespaces.
@@ -97,7 +88,7 @@ func createTestingNS(ctx context.Context, baseName string, c kubernetes.Interfac
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[SuiteLabel], labels[RunLabel], labels[ProcessLabel] = strings.TrimPrefix(baseName, "skewproof-"), runID, processID
+	labels[SuiteLabel], labels[RunLabel], labels[ProcessLabel] = strings.TrimPrefix(baseName, "skewproof-"), RunID(), processID
 	return framework.CreateTestingNS(ctx, baseName, c, labels)
 }
 

@@ -119,22 +119,25 @@ func Specs(name string) {
 // spec tree and runs the specs of every registered suite that the Ginkgo
 // filters select.
 func RunE2E(t *testing.T) {
-	Env.Kubeconfig = os.Getenv(senv.Kubeconfig)
-	Env.Cluster = os.Getenv(senv.Cluster)
-	switch {
+	var err error
+	switch plan, kubeconfig := os.Getenv(senv.PlanFile), os.Getenv(senv.Kubeconfig); {
+	case plan != "":
+		var p senv.Plan
+		if p, err = senv.ReadPlan(plan); err == nil {
+			err = usePlan(p, p.Kubeconfig)
+		}
 	case os.Getenv(senv.Nodes) != "":
-		if err := fakeEnv(os.Getenv(senv.APIServer), os.Getenv(senv.Nodes)); err != nil {
-			t.Fatal(err)
+		err = fakeEnv(os.Getenv(senv.APIServer), os.Getenv(senv.Nodes))
+	case kubeconfig != "":
+		var p senv.Plan
+		if p, err = planByHand(context.Background(), kubeconfig); err == nil {
+			err = usePlan(p, kubeconfig)
 		}
-	case Env.Kubeconfig == "":
-		t.Skipf("%s is not set: the suites need a cluster (see 'skewproof run')", senv.Kubeconfig)
 	default:
-		if err := discover(context.Background()); err != nil {
-			t.Fatalf("discovering the cluster of %s: %v", Env.Kubeconfig, err)
-		}
+		t.Skipf("neither %s nor %s is set: the suites need a cluster (see 'skewproof run')", senv.PlanFile, senv.Kubeconfig)
 	}
-	if Env.Cluster == "" {
-		Env.Cluster = "cluster"
+	if err != nil {
+		t.Fatalf("the cluster under test: %v", err)
 	}
 	// Builds the spec tree (framework.AfterReadingAllFlags previews it to
 	// validate the spec texts), so the workers must be known by now.
@@ -147,14 +150,14 @@ func RunE2E(t *testing.T) {
 // set up and the namespaces this process left behind, then the
 // runner-facing JUnit report (one test suite per family).
 var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
-	fmt.Fprintln(os.Stdout, reports.SpecsDoneLine)
+	fmt.Fprintln(os.Stdout, senv.SpecsDoneLine)
 	if !Connected() {
 		return
 	}
 	var errs []string
 	for _, name := range Families() {
 		f := suiteOf(name)
-		if f.cleanup != nil && os.Getenv(senv.Keep) == "" {
+		if f.cleanup != nil && !Env.Plan.Keep {
 			if err := f.cleanup(ctx); err != nil {
 				errs = append(errs, fmt.Sprintf("%s: %v", name, err))
 			}
