@@ -37,11 +37,23 @@ type suiteRun struct {
 	start   time.Time
 }
 
-// runSuites runs the suites' processes as plan lays them out, each as soon
-// as the jobs it waits for have finished, and returns one merged result per
-// suite that ran (in the order of o.Suites), the logs (a glob per suite)
-// and the processes' errors. On interrupt no further process starts.
+// runSuites runs the suites' processes as the schedule lays them out, each
+// as soon as the jobs it waits for have finished, and returns one merged
+// result per suite that ran (in the order of o.Suites), the logs (a glob
+// per suite) and the processes' errors. On interrupt no further process
+// starts.
 func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
+	runs, jobs, err := o.planSuites(ctx, junitDir, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.startSuites(ctx, p, runs, jobs, env)
+	return o.mergeSuites(runs, junitDir)
+}
+
+// planSuites lays out the processes of each suite (runner/schedule, from
+// the labels of the specs a dry run lists) and names their logs.
+func (o Options) planSuites(ctx context.Context, junitDir string, env []string) (map[string]*suiteRun, []job, error) {
 	var specs []schedule.SpecLabels
 	if o.Parallel {
 		var err error
@@ -59,6 +71,22 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 		}
 		r.jobs = append(r.jobs, j)
 	}
+	for name, r := range runs {
+		r.results, r.logs = make([][]reports.Result, len(r.jobs)), make([]string, len(r.jobs))
+		r.started, r.errs, r.left = make([]bool, len(r.jobs)), make([]error, len(r.jobs)), len(r.jobs)
+		for i, j := range r.jobs {
+			r.logs[i] = filepath.Join(junitDir, name+"-"+o.Name+".log")
+			if len(r.jobs) > 1 {
+				r.logs[i] = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-%s.log", name, o.Name, j.Name))
+			}
+		}
+	}
+	return runs, jobs, nil
+}
+
+// startSuites runs every job's process, each once the jobs it waits for
+// are done, and returns when all have ended.
+func (o Options) startSuites(ctx context.Context, p *clusters.Progress, runs map[string]*suiteRun, jobs []job, env []string) {
 	// done[k] closes when job k's process has ended; specsDone[k] when its
 	// specs are (markSpecsDone[k]: at its SpecsDoneLine, else as it ends).
 	done, specsDone, markSpecsDone := map[string]chan struct{}{}, map[string]chan struct{}{}, map[string]func(){}
@@ -73,14 +101,6 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 		if r == nil {
 			continue // the run selects no spec of it
 		}
-		r.results, r.logs = make([][]reports.Result, len(r.jobs)), make([]string, len(r.jobs))
-		r.started, r.errs, r.left = make([]bool, len(r.jobs)), make([]error, len(r.jobs)), len(r.jobs)
-		for i, j := range r.jobs {
-			r.logs[i] = filepath.Join(junitDir, name+"-"+o.Name+".log")
-			if len(r.jobs) > 1 {
-				r.logs[i] = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-%s.log", name, o.Name, j.Name))
-			}
-		}
 		if len(r.jobs) > 1 || r.jobs[0].After == nil && r.jobs[0].AfterSpecs == nil {
 			p.Step("running the %s suite in %d process(es)", name, len(r.jobs))
 		}
@@ -91,7 +111,7 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 				args = append(args, "-ginkgo.flake-attempts", strconv.Itoa(o.FlakeAttempts))
 			}
 			wg.Add(1)
-			go func(r *suiteRun, i int, j job, args []string) {
+			go func() {
 				defer wg.Done()
 				defer close(done[j.Key()])
 				defer markSpecsDone[j.Key()]()
@@ -116,10 +136,14 @@ func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir s
 				if r.left--; r.left == 0 {
 					p.Step("%s suite finished in %.1fs", r.name, time.Since(r.start).Seconds())
 				}
-			}(r, i, j, args)
+			}()
 		}
 	}
 	wg.Wait()
+}
+
+// mergeSuites gathers each suite's results from its processes.
+func (o Options) mergeSuites(runs map[string]*suiteRun, junitDir string) ([]reports.Suite, []string, error) {
 	var out []reports.Suite
 	var logs []string
 	var errs []error
