@@ -149,7 +149,7 @@ func ExplainedRules() []Rule {
 		{rule([]string{""}, []string{"pods/ephemeralcontainers"}, nil, "update"),
 			"seccomp/ephemeral/* and apparmor/ephemeral/* add an ephemeral container"},
 		{rule([]string{""}, []string{"pods/exec"}, nil, "create", "get"),
-			"the specs run commands in their containers (does mkdir fail, is the process confined); profiles/agent/apparmor-parser runs apparmor_parser in the agent pods; " +
+			"the specs run commands in their containers (does mkdir fail, is the process confined); profiles/agent/apparmor-parser runs apparmor_parser in the agent pods; the runner reads each node's kernel facts in its agent pod; " +
 				"get: an exec over WebSocket is a GET, authorized as get and create"},
 		{rule([]string{""}, []string{"events"}, nil, "list", "create"),
 			"list: a pod's events (why a container did not start) and the agent's events (profiles/node-status/events); " +

@@ -6,10 +6,12 @@
 // conformance image run.
 //
 //	go test -c -o bin/skewproof-e2e.test ./suites/e2e
-//	SKEWPROOF_KUBECONFIG=… bin/skewproof-e2e.test -test.run '^TestE2E$' -ginkgo.label-filter seccomp -ginkgo.v
+//	SKEWPROOF_PLAN=… bin/skewproof-e2e.test -test.run '^TestE2E$' -ginkgo.label-filter seccomp -ginkgo.v
 //
-// Without SKEWPROOF_KUBECONFIG (and without a made-up cluster in
-// SKEWPROOF_NODES) the binary skips: 'go test ./...' needs no cluster.
+// The runner hands it the run plan (SKEWPROOF_PLAN, package suites/env);
+// by hand SKEWPROOF_KUBECONFIG will do. Without either (and without a
+// made-up cluster in SKEWPROOF_NODES) the binary skips: 'go test ./...'
+// needs no cluster.
 package e2e
 
 import (
