@@ -15,8 +15,10 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -32,7 +34,8 @@ import (
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// Node is one worker the kubelet rules run on.
+// Node is one node of the cluster: a worker the kubelet rules run on
+// (Env.Workers), or any Linux node (Env.Nodes).
 type Node struct {
 	Name    string
 	Kubelet *version.Version
@@ -42,6 +45,8 @@ type Node struct {
 	// cordoned on an own cluster); they are reported fail on an own
 	// cluster, skip elsewhere. Empty: testable.
 	Untestable string
+	// ControlPlane: a control-plane node (nodefacts.IsControlPlane).
+	ControlPlane bool
 }
 
 // Env is the cluster under test, discovered before the spec tree is built
@@ -57,7 +62,33 @@ var Env struct {
 	// (SKEWPROOF_OWN_CLUSTER): what it set up there must be there, so a
 	// missing part fails a spec instead of skipping it (SetUpMissing).
 	Own bool
+	// Nodes is every Linux node (kubernetes.io/os=linux), control plane
+	// included, testable or not, sorted by name; unlike Workers, whatever
+	// SKEWPROOF_WORKERS says.
+	Nodes []Node
+	// NodeAccess is how the nodes are reached from this host
+	// (SKEWPROOF_NODE_ACCESS; probed once when unset): NodeShell needs
+	// nodeaccess.Docker.
+	NodeAccess nodeaccess.Access
+	// AgentImage is the node agent image present on every node
+	// (SKEWPROOF_AGENT_IMAGE; empty: none given); AgentImageNote says why
+	// it has no apparmor_parser (SKEWPROOF_AGENT_IMAGE_NOTE; empty: it has
+	// one).
+	AgentImage, AgentImageNote string
+	// Keep: leave what the suites created (SKEWPROOF_KEEP): no suite's
+	// cleanup runs.
+	Keep bool
+	// ScaleNodes is the number of simulated nodes of
+	// profiles/node-status/scale (SKEWPROOF_SCALE_NODES, default 500).
+	ScaleNodes int
+	// ProfilesDeleteCRDs: the profiles suite's cleanup also deletes the
+	// profile CRDs (SKEWPROOF_PROFILES_DELETE_CRDS).
+	ProfilesDeleteCRDs bool
 }
+
+// defaultScaleNodes is Env.ScaleNodes unless SKEWPROOF_SCALE_NODES says
+// otherwise.
+const defaultScaleNodes = 500
 
 // configureFramework sets up k8s.io/kubernetes/test/e2e/framework. Its
 // command-line flags are registered on a flag set of their own, never on
@@ -117,6 +148,8 @@ func fakeEnv(apiserver, nodes string) error {
 		}
 		Env.Workers = append(Env.Workers, Node{Name: name, Kubelet: v, Host: hostFacts(name, "containerd", nil)})
 	}
+	Env.Nodes = append([]Node(nil), Env.Workers...)
+	Env.NodeAccess, Env.ScaleNodes = nodeaccess.None, defaultScaleNodes
 	// No API server: the specs are listed (--ginkgo.dry-run), or run and
 	// fail in the framework's set-up, which finds no kubeconfig. The host
 	// keeps the framework from looking for an in-cluster configuration
@@ -182,7 +215,7 @@ func discover(ctx context.Context) error {
 			return fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
 		}
 		nd := Node{Name: n.Name, Kubelet: v, Host: hostFacts(n.Name, n.Status.NodeInfo.ContainerRuntimeVersion, n.Labels), slow: n.Labels[nodefacts.AppArmorKernelLabel] == "true",
-			Untestable: untestable[n.Name]}
+			Untestable: untestable[n.Name], ControlPlane: nodefacts.IsControlPlane(&n)}
 		all = append(all, nd)
 		// Every worker, Ready or not: a node that cannot be tested is in the
 		// report with its kubelet rules failed or skipped, saying why.
@@ -218,7 +251,48 @@ func discover(ctx context.Context) error {
 		}
 	}
 	Env.Own = os.Getenv(senv.OwnCluster) == "1"
-	return nil
+	Env.Nodes = linuxNodes(nl.Items, all)
+	Env.NodeAccess = nodeaccess.FromEnv(ctx, os.Getenv(senv.NodeAccess), nodeNames(Env.Nodes)...)
+	Env.AgentImage, Env.AgentImageNote = os.Getenv(senv.AgentImage), os.Getenv(senv.AgentImageNote)
+	Env.Keep = os.Getenv(senv.Keep) != ""
+	Env.ProfilesDeleteCRDs = os.Getenv(senv.ProfilesDeleteCRDs) != ""
+	Env.ScaleNodes, err = positive(senv.ScaleNodes, os.Getenv(senv.ScaleNodes), defaultScaleNodes)
+	return err
+}
+
+// linuxNodes are the nodes of all (made from items, in the same order)
+// whose items are Linux nodes, sorted by name.
+func linuxNodes(items []corev1.Node, all []Node) []Node {
+	var out []Node
+	for i := range items {
+		if items[i].Labels[corev1.LabelOSStable] == "linux" {
+			out = append(out, all[i])
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// nodeNames are the names of nodes.
+func nodeNames(nodes []Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// positive is the value of the environment variable name, a positive
+// number, or def when value is empty.
+func positive(name, value string, def int) (int, error) {
+	if value == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: want a positive number", name, value)
+	}
+	return n, nil
 }
 
 // untestableNodes are the nodes whose kubelet rules cannot run, with why:
