@@ -1,9 +1,12 @@
-// Package harness is what the conformance suites (suites/seccomp,
-// suites/apparmor) share: discovering the cluster under test, configuring
+// Package harness is what the suites (suites/seccomp, suites/apparmor,
+// suites/profiles) share: discovering the cluster under test and reading
+// the suite process's environment (Env: a suite package reads neither the
+// environment nor the cluster's nodes itself), configuring
 // k8s.io/kubernetes/test/e2e/framework, declaring one spec per catalogue id
 // (API server rules once, kubelet rules once per worker), asking the oracle
-// what each spec must show, acting on the cluster, observing, and recording
-// a verdict per spec for the JUnit report.
+// what each spec must show, acting on the cluster and its nodes,
+// observing, and recording a verdict per spec for the JUnit report
+// (Scenario.Judge for the oracle's rules, RecordPass for skewproof's own).
 //
 // It holds no expectation of its own: those come from package skew.
 package harness
