@@ -1,7 +1,9 @@
 // Package env names the environment through which the runner ('skewproof
 // run', the in-cluster entrypoint) configures a suite process
 // (bin/skewproof-e2e.test). It is the one place these names are spelled;
-// the runner sets them and the suites read them.
+// the runner sets them and the suites' harness (suites/internal/harness)
+// reads each of them in one place, into its Env: a suite package reads
+// only that.
 package env
 
 const (
