@@ -53,7 +53,8 @@ type Node struct {
 }
 
 // Env is the cluster under test, discovered before the spec tree is built
-// (kubelet specs are generated per worker).
+// (kubelet specs are generated per worker), and the settings of this suite
+// process: the one place the suites learn either from.
 var Env struct {
 	Kubeconfig string
 	Cluster    string
