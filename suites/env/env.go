@@ -3,8 +3,9 @@
 // one place: what goes in (the run plan, a file named by PlanFile, and the
 // -ginkgo.* flags), what comes out (a result line per spec on standard
 // output), and what a spec declares about how it must be scheduled (the
-// Label* constants). The runner writes and reads it; the suites read and
-// write it; neither knows the other otherwise.
+// Label* constants). The runner writes and reads it; in a suite process the
+// harness (suites/internal/harness) reads it, into its Env: a suite
+// package reads only that.
 package env
 
 const (

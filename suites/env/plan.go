@@ -50,6 +50,8 @@ type Plan struct {
 type PlanNode struct {
 	Name         string `json:"name"`
 	ControlPlane bool   `json:"controlPlane,omitempty"`
+	// OS is the node's operating system (its label kubernetes.io/os).
+	OS string `json:"os,omitempty"`
 	// Kubelet is the kubelet's version (node.status.nodeInfo, or the
 	// label nodefacts.KubeletVersionLabel where that is empty).
 	Kubelet string `json:"kubelet"`
@@ -134,7 +136,7 @@ func NodesOf(nodes []corev1.Node, host skew.HostFacts, from string, untestable m
 		f.Runtime, f.RuntimeVersion = skew.ParseContainerRuntimeVersion(n.Status.NodeInfo.ContainerRuntimeVersion)
 		f.OCIRuntime = strings.TrimSpace(n.Labels[skew.OCIRuntimeLabel])
 		f.OCIRuntimeVersion = strings.TrimSpace(n.Labels[skew.OCIRuntimeVersionLabel])
-		pn := PlanNode{Name: n.Name, ControlPlane: nodefacts.IsControlPlane(n), Kubelet: kv, Host: f, HostFrom: from,
+		pn := PlanNode{Name: n.Name, ControlPlane: nodefacts.IsControlPlane(n), OS: n.Labels[corev1.LabelOSStable], Kubelet: kv, Host: f, HostFrom: from,
 			AppArmorKernel: n.Labels[nodefacts.AppArmorKernelLabel] == "true"}
 		if untestable != nil {
 			pn.Untestable = untestable[n.Name]

@@ -21,7 +21,7 @@ import (
 
 // agentClient is a client with the credentials the agent pod on nd has: a
 // service account token bound to that pod (so it carries the node name).
-func agentClient(ctx context.Context, nd node) dynamic.Interface {
+func agentClient(ctx context.Context, nd h.Node) dynamic.Interface {
 	pods, err := env.Cluster.Core.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/name=" + agent.AgentName, FieldSelector: "spec.nodeName=" + nd.Name})
 	Expect(err).NotTo(HaveOccurred())
@@ -76,6 +76,6 @@ var _ = Describe("[profiles] least privilege", Label("profiles", "LinuxOnly"), f
 		// Profiles are read-only to the agent (RBAC).
 		err = dyn.Resource(res).Namespace(Namespace).Delete(ctx, m.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "agent deleting a profile: %v", err)
-		record("profiles/agent/own-node", mine.Name, mine.Kubelet, fmt.Sprintf("agent of %s: own status allowed, %s's denied by the admission policy, profiles read-only", mine.Name, other.Name))
+		h.RecordPass("profiles/agent/own-node", &mine, fmt.Sprintf("agent of %s: own status allowed, %s's denied by the admission policy, profiles read-only", mine.Name, other.Name))
 	})
 })

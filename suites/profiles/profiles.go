@@ -9,10 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skewproof/skewproof/internal/nodeaccess"
-
-	senv "github.com/skewproof/skewproof/suites/env"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -20,10 +16,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/profiles/status"
+	senv "github.com/skewproof/skewproof/suites/env"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -64,9 +62,9 @@ func uninstallLater(ms ...profiles.Manifest) {
 }
 
 // victim is the node a fault is injected on: the first worker.
-func victim() node {
+func victim() h.Node {
 	for _, n := range env.Nodes {
-		if n.Worker {
+		if !n.ControlPlane {
 			return n
 		}
 	}
@@ -76,7 +74,7 @@ func victim() node {
 // breakSeccompDir makes this namespace's directory under a node's seccomp
 // root read-only; the agent runs as root without CAP_DAC_OVERRIDE, so it can
 // no longer create files there. Undone at the end of the spec.
-func breakSeccompDir(ctx context.Context, nd node) {
+func breakSeccompDir(ctx context.Context, nd h.Node) {
 	dir := path.Join("/var/lib/kubelet/seccomp", api.SeccompDir, Namespace)
 	// The directory holds a file of its own: the agent removes its
 	// directory once empty (after any profile's removal), and recreates it
@@ -84,10 +82,10 @@ func breakSeccompDir(ctx context.Context, nd node) {
 	// gone before the spec's profile arrives (seen once: the node became
 	// Installed, not Failed). The agent leaves names that are neither
 	// profiles nor its temporary files alone.
-	_, err := onNode(ctx, nd.Name, `mkdir -p "$1" && touch "$1/.skewproof-fault" && chmod 0555 "$1"`, dir)
+	_, err := h.NodeShell(ctx, nd.Name, `mkdir -p "$1" && touch "$1/.skewproof-fault" && chmod 0555 "$1"`, dir)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx SpecContext) {
-		_, err := onNode(ctx, nd.Name, `chmod 0755 "$1" && rm -f "$1/.skewproof-fault"`, dir)
+		_, err := h.NodeShell(ctx, nd.Name, `chmod 0755 "$1" && rm -f "$1/.skewproof-fault"`, dir)
 		Expect(err).NotTo(HaveOccurred())
 	})
 }
@@ -100,15 +98,15 @@ var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func()
 		Expect(err).NotTo(HaveOccurred())
 		var seen []string
 		for _, n := range env.Nodes {
-			Expect(pods).To(HaveKeyWithValue(n.Name, true), "agent pod on node %s (kubelet %s) not ready", n.Name, n.Kubelet)
-			seen = append(seen, n.Name+"="+n.Kubelet)
+			Expect(pods).To(HaveKeyWithValue(n.Name, true), "agent pod on node %s (kubelet v%s) not ready", n.Name, n.Kubelet)
+			seen = append(seen, n.Name+"=v"+n.Kubelet.String())
 		}
-		record("profiles/agent/ready", "", "", "agent Ready on "+strings.Join(seen, ", "))
+		h.RecordPass("profiles/agent/ready", nil, "agent Ready on "+strings.Join(seen, ", "))
 	})
 
 	It("[profiles/agent/apparmor-parser] the agent image holds an apparmor_parser that runs in the agent pod on every node [LinuxOnly]", Label("profiles-agent-apparmor-parser"), func(ctx SpecContext) {
-		if env.NoParser != "" {
-			Skip(env.NoParser)
+		if h.Env.AgentImageNote != "" {
+			Skip(h.Env.AgentImageNote)
 		}
 		pods, err := env.Cluster.Core.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + agent.AgentName})
 		Expect(err).NotTo(HaveOccurred())
@@ -120,13 +118,13 @@ var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func()
 		for _, n := range env.Nodes {
 			pod, ok := onNode[n.Name]
 			Expect(ok).To(BeTrue(), "no agent pod on node %s", n.Name)
-			stdout, stderr, err := execIn(ctx, pod, "agent", "apparmor_parser", "--version")
-			Expect(err).NotTo(HaveOccurred(), "apparmor_parser --version in agent pod %s on node %s (kubelet %s): %s", pod, n.Name, n.Kubelet, stderr)
+			stdout, stderr, err := h.PodExec(ctx, Namespace, pod, "agent", "apparmor_parser", "--version")
+			Expect(err).NotTo(HaveOccurred(), "apparmor_parser --version in agent pod %s on node %s (kubelet v%s): %s", pod, n.Name, n.Kubelet, stderr)
 			Expect(stdout).To(ContainSubstring("AppArmor parser version"))
 			Expect(stderr).To(BeEmpty(), "apparmor_parser warned in agent pod %s on node %s", pod, n.Name)
 			seen = append(seen, n.Name+": "+strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0]))
 		}
-		record("profiles/agent/apparmor-parser", "", "", "apparmor_parser --version exits 0 in the agent pod on "+strings.Join(seen, "; "))
+		h.RecordPass("profiles/agent/apparmor-parser", nil, "apparmor_parser --version exits 0 in the agent pod on "+strings.Join(seen, "; "))
 	})
 })
 
@@ -159,10 +157,10 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			for _, n := range env.Nodes {
 				Expect(perNode).To(HaveKeyWithValue(n.Name, 1))
 			}
-			files := env.NodeAccess == nodeaccess.Docker
+			files := h.Env.NodeAccess == nodeaccess.Docker
 			if files {
 				for _, n := range env.Nodes {
-					out, err := onNode(ctx, n.Name, `cat "$1"`, nodeFile(m))
+					out, err := h.NodeShell(ctx, n.Name, `cat "$1"`, nodeFile(m))
 					Expect(err).NotTo(HaveOccurred())
 					Expect(strings.TrimSpace(out)).To(Equal(denyMkdir), "profile file on node %s", n.Name)
 				}
@@ -176,7 +174,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			if files {
 				for _, n := range env.Nodes {
 					Eventually(func(ctx context.Context) string {
-						out, _ := onNode(ctx, n.Name, `test -e "$1" && echo present || echo absent`, nodeFile(m))
+						out, _ := h.NodeShell(ctx, n.Name, `test -e "$1" && echo present || echo absent`, nodeFile(m))
 						return strings.TrimSpace(out)
 					}).WithContext(ctx).WithTimeout(60*time.Second).WithPolling(time.Second).Should(Equal("absent"), "file on node %s", n.Name)
 				}
@@ -185,7 +183,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			if files {
 				outcome += "; files written and removed on every node"
 			}
-			record("profiles/node-status/per-node", "", "", outcome)
+			h.RecordPass("profiles/node-status/per-node", nil, outcome)
 		})
 
 	It("[profiles/node-status/aggregate] the profile's status is the lowest common status of its nodes, without flapping while nodes progress [LinuxOnly]",
@@ -229,12 +227,12 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			Expect(p.Status.Nodes).To(Equal(map[api.Status]int32{api.Installed: int32(len(env.Nodes))}))
 			Expect(p.Status.NotReady).To(BeEmpty())
 			Expect(rep[0].Nodes).To(HaveLen(len(env.Nodes)))
-			record("profiles/node-status/aggregate", "", "", fmt.Sprintf("aggregate sequence %v over %d nodes", seq, len(env.Nodes)))
+			h.RecordPass("profiles/node-status/aggregate", nil, fmt.Sprintf("aggregate sequence %v over %d nodes", seq, len(env.Nodes)))
 		})
 
 	It("[profiles/node-status/partial] a failure or an unsupported profile type on one node shows on that node only [LinuxOnly]",
 		Label("profiles-node-status-partial"), func(ctx SpecContext) {
-			needDocker()
+			h.NeedNodeAccess()
 			if len(env.Nodes) < 2 {
 				// A fact of the cluster now: the others are not Ready, and the
 				// run reports them (and fails for them) itself.
@@ -262,7 +260,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			Expect(p.Status.Nodes).To(Equal(map[api.Status]int32{api.Failed: 1, api.Installed: int32(len(env.Nodes) - 1)}))
 
 			By("repairing the node: the agent's retry installs the profile")
-			_, err = onNode(ctx, bad.Name, `chmod 0755 "$1"`, path.Dir(nodeFile(m)))
+			_, err = h.NodeShell(ctx, bad.Name, `chmod 0755 "$1"`, path.Dir(nodeFile(m)))
 			Expect(err).NotTo(HaveOccurred())
 			_, err = profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{Timeout: 60 * time.Second})
 			Expect(err).NotTo(HaveOccurred())
@@ -287,14 +285,14 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 				outcome += "; AppArmor profile Unsupported on every node (" + why + ")"
 			} else {
 				By("an AppArmor profile on nodes with AppArmor: loaded by apparmor_parser, Installed on every node")
-				if env.NoParser != "" {
-					Skip("this host has AppArmor but " + env.NoParser)
+				if h.Env.AgentImageNote != "" {
+					Skip("this host has AppArmor but " + h.Env.AgentImageNote)
 				}
 				_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{aa}, nodeNames(), profiles.InstallOptions{})
 				Expect(err).NotTo(HaveOccurred())
 				outcome += "; AppArmor profile loaded and Installed on every node"
 			}
-			record("profiles/node-status/partial", bad.Name, bad.Kubelet, outcome)
+			h.RecordPass("profiles/node-status/partial", &bad, outcome)
 		})
 
 	It("[profiles/node-status/events] node-specific events carry the node name [LinuxOnly]",
@@ -302,8 +300,8 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			m := seccompManifest("events")
 			uninstallLater(m)
 			want := map[string]api.Status{}
-			var bad node
-			if env.NodeAccess == nodeaccess.Docker {
+			var bad h.Node
+			if h.Env.NodeAccess == nodeaccess.Docker {
 				bad = victim()
 				breakSeccompDir(ctx, bad)
 				want[bad.Name] = api.Failed
@@ -331,7 +329,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			if bad.Name != "" {
 				outcome += "; the ProfileInstallFailed event names " + bad.Name + " only"
 			}
-			record("profiles/node-status/events", "", "", outcome)
+			h.RecordPass("profiles/node-status/events", nil, outcome)
 		})
 })
 
@@ -342,7 +340,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 	h.Specs(family)
 	It("[profiles/node-status/scale] thousands of simulated nodes: every object far below 1 MiB, listing by label works, the aggregate is right [LinuxOnly]",
 		Label("profiles-node-status-scale", senv.LabelFloodsGC), func(ctx SpecContext) {
-			n := env.ScaleNodes
+			n := h.Env.ScaleNodes
 			r, err := status.Bench(ctx, env.Cluster.Dynamic, status.BenchOptions{
 				Namespace: fmt.Sprintf("skewproof-scale-%04d", rand.Intn(10000)), Nodes: n, Profiles: 3, Workers: 8,
 				FailedNode: n / 2, Log: slog.New(slog.NewTextHandler(GinkgoWriter, nil))})
@@ -360,7 +358,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 				}
 			}
 			AddReportEntry("scale figures", r.Markdown())
-			record("profiles/node-status/scale", "", "", fmt.Sprintf("%d simulated nodes × 3 profiles: largest node status %d B, list+aggregate %s, single object would pass 1 MiB at %d nodes",
+			h.RecordPass("profiles/node-status/scale", nil, fmt.Sprintf("%d simulated nodes × 3 profiles: largest node status %d B, list+aggregate %s, single object would pass 1 MiB at %d nodes",
 				n, r.LargestNodeStatusBytes, r.PerProfile[0].List.Round(time.Millisecond), r.SingleObjectMaxNodes))
 		})
 })

@@ -1,9 +1,12 @@
-// Package harness is what the conformance suites (suites/seccomp,
-// suites/apparmor) share: discovering the cluster under test, configuring
+// Package harness is what the suites (suites/seccomp, suites/apparmor,
+// suites/profiles) share: the cluster under test from the run plan and the
+// suite process's settings (Env: a suite package reads neither the
+// environment nor the cluster's nodes itself), configuring
 // k8s.io/kubernetes/test/e2e/framework, declaring one spec per catalogue id
 // (API server rules once, kubelet rules once per worker), asking the oracle
-// what each spec must show, acting on the cluster, observing, and recording
-// a verdict per spec for the JUnit report.
+// what each spec must show, acting on the cluster and its nodes,
+// observing, and recording a verdict per spec for the JUnit report
+// (Scenario.Judge for the oracle's rules, RecordPass for skewproof's own).
 //
 // It holds no expectation of its own: those come from package skew.
 package harness
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -32,7 +36,8 @@ import (
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// Node is one worker the kubelet rules run on.
+// Node is one node of the cluster: a worker the kubelet rules run on
+// (Env.Workers), or any Linux node (Env.Nodes).
 type Node struct {
 	Name    string
 	Kubelet *version.Version
@@ -42,6 +47,8 @@ type Node struct {
 	// cordoned on an own cluster); they are reported fail on an own
 	// cluster, skip elsewhere. Empty: testable.
 	Untestable string
+	// ControlPlane: a control-plane node (nodefacts.IsControlPlane).
+	ControlPlane bool
 }
 
 // Env is the cluster under test, from the run plan, known before the spec
@@ -60,7 +67,30 @@ var Env struct {
 	// (Plan.Own): what it set up there must be there, so a missing part
 	// fails a spec instead of skipping it (SetUpMissing).
 	Own bool
+	// Nodes is every Linux node (kubernetes.io/os=linux), control plane
+	// included, testable or not, sorted by name; unlike Workers, whatever
+	// SKEWPROOF_WORKERS says.
+	Nodes []Node
+	// NodeAccess is how the nodes are reached from this host (the plan's):
+	// NodeShell needs nodeaccess.Docker.
+	NodeAccess nodeaccess.Access
+	// AgentImage is the node agent image present on every node (empty:
+	// none given); AgentImageNote says why it has no apparmor_parser
+	// (empty: it has one).
+	AgentImage, AgentImageNote string
+	// Keep: leave what the suites created: no suite's cleanup runs.
+	Keep bool
+	// ScaleNodes is the number of simulated nodes of
+	// profiles/node-status/scale (SKEWPROOF_SCALE_NODES, default 500).
+	ScaleNodes int
+	// ProfilesDeleteCRDs: the profiles suite's cleanup also deletes the
+	// profile CRDs (SKEWPROOF_PROFILES_DELETE_CRDS).
+	ProfilesDeleteCRDs bool
 }
+
+// defaultScaleNodes is Env.ScaleNodes unless SKEWPROOF_SCALE_NODES says
+// otherwise.
+const defaultScaleNodes = 500
 
 // configureFramework sets up k8s.io/kubernetes/test/e2e/framework. Its
 // command-line flags are registered on a flag set of their own, never on
@@ -107,7 +137,7 @@ func fakeEnv(apiserver, nodes string) error {
 	if apiserver == "" {
 		apiserver = "1.37.2"
 	}
-	p := senv.Plan{Cluster: "cluster", APIServer: apiserver, RunID: rand.String(6)}
+	p := senv.Plan{Cluster: "cluster", APIServer: apiserver, RunID: rand.String(6), NodeAccess: string(nodeaccess.None)}
 	for _, f := range strings.Split(nodes, ",") {
 		name, ver, ok := strings.Cut(strings.TrimSpace(f), "=")
 		if !ok {
@@ -115,7 +145,7 @@ func fakeEnv(apiserver, nodes string) error {
 		}
 		host := nodefacts.Host()
 		host.Runtime = "containerd"
-		p.Nodes = append(p.Nodes, senv.PlanNode{Name: name, Kubelet: ver, Host: host, HostFrom: senv.HostFromLocal})
+		p.Nodes = append(p.Nodes, senv.PlanNode{Name: name, OS: "linux", Kubelet: ver, Host: host, HostFrom: senv.HostFromLocal})
 	}
 	if err := usePlan(p, ""); err != nil {
 		return err
@@ -163,12 +193,27 @@ func planByHand(ctx context.Context, kubeconfig string) (senv.Plan, error) {
 // the framework and the clients.
 func usePlan(p senv.Plan, kubeconfig string) error {
 	var err error
-	Env.Plan, Env.Cluster, Env.Kubeconfig, Env.Own = p, p.Cluster, kubeconfig, p.Own
+	Env.Plan, Env.Cluster, Env.Kubeconfig, Env.Own, Env.Keep = p, p.Cluster, kubeconfig, p.Own, p.Keep
 	if Env.Cluster == "" {
 		Env.Cluster = "cluster"
 	}
+	Env.NodeAccess, Env.AgentImage, Env.AgentImageNote = nodeaccess.Access(p.NodeAccess), p.AgentImage, p.AgentImageNote
+	Env.ProfilesDeleteCRDs = os.Getenv(senv.ProfilesDeleteCRDs) != ""
+	if Env.ScaleNodes, err = positive(senv.ScaleNodes, os.Getenv(senv.ScaleNodes), defaultScaleNodes); err != nil {
+		return err
+	}
 	if Env.APIServer, err = skew.ParseReleaseVersion(p.APIServer); err != nil {
 		return fmt.Errorf("the API server's version: %w", err)
+	}
+	Env.Nodes = nil
+	for _, n := range p.Nodes {
+		if n.OS == "linux" {
+			nd, err := nodeOf(n)
+			if err != nil {
+				return err
+			}
+			Env.Nodes = append(Env.Nodes, nd)
+		}
 	}
 	workers := p.Workers()
 	if only := os.Getenv(senv.Workers); only != "" {
@@ -188,11 +233,11 @@ func usePlan(p senv.Plan, kubeconfig string) error {
 	}
 	Env.Workers = nil
 	for _, n := range workers {
-		v, err := skew.ParseReleaseVersion(n.Kubelet)
+		nd, err := nodeOf(n)
 		if err != nil {
-			return fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
+			return err
 		}
-		Env.Workers = append(Env.Workers, Node{Name: n.Name, Kubelet: v, Host: n.Host, slow: n.AppArmorKernel, Untestable: n.Untestable})
+		Env.Workers = append(Env.Workers, nd)
 		if n.AppArmorKernel {
 			// A User-Mode Linux node (one slow virtual CPU) starts a pod in
 			// tens of seconds, minutes on a busy host.
@@ -212,6 +257,28 @@ func usePlan(p senv.Plan, kubeconfig string) error {
 	Env.Config = cfg
 	Env.Client, err = kubernetes.NewForConfig(cfg)
 	return err
+}
+
+// nodeOf is the harness's view of a node of the plan.
+func nodeOf(n senv.PlanNode) (Node, error) {
+	v, err := skew.ParseReleaseVersion(n.Kubelet)
+	if err != nil {
+		return Node{}, fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
+	}
+	return Node{Name: n.Name, Kubelet: v, Host: n.Host, slow: n.AppArmorKernel, Untestable: n.Untestable, ControlPlane: n.ControlPlane}, nil
+}
+
+// positive is the value of the environment variable name, a positive
+// number, or def when value is empty.
+func positive(name, value string, def int) (int, error) {
+	if value == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: want a positive number", name, value)
+	}
+	return n, nil
 }
 
 // DryRun says whether specs are only being listed: with --ginkgo.dry-run,

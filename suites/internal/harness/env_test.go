@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,5 +37,41 @@ func TestUsePlan(t *testing.T) {
 	t.Setenv(senv.Workers, "nope")
 	if err := usePlan(p, ""); err == nil {
 		t.Errorf("%s names no node: no error", senv.Workers)
+	}
+}
+
+// TestLinuxNodes: Env.Nodes are the plan's Linux nodes, control plane
+// included, in the plan's order (by name).
+func TestLinuxNodes(t *testing.T) {
+	p := senv.Plan{APIServer: "v1.37.2", Nodes: []senv.PlanNode{{Name: "cp", OS: "linux", ControlPlane: true, Kubelet: "v1.37.2"},
+		{Name: "unlabelled", Kubelet: "v1.37.2"}, {Name: "w1", OS: "linux", Kubelet: "v1.37.2"},
+		{Name: "w2", OS: "linux", Kubelet: "v1.37.2"}, {Name: "win", OS: "windows", Kubelet: "v1.37.2"}}}
+	if err := usePlan(p, ""); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range Env.Nodes {
+		names = append(names, n.Name)
+	}
+	if !slices.Equal(names, []string{"cp", "w1", "w2"}) {
+		t.Errorf("linux nodes %q, want cp, w1, w2", names)
+	}
+	if len(Env.Nodes) > 0 && !Env.Nodes[0].ControlPlane {
+		t.Errorf("the control plane lost its role: %+v", Env.Nodes[0])
+	}
+}
+
+// TestPositive: a number setting is its default when unset, a positive
+// number when set, and an error naming the variable otherwise.
+func TestPositive(t *testing.T) {
+	for value, want := range map[string]int{"": 500, "1": 1, "5000": 5000} {
+		if got, err := positive("SKEWPROOF_X", value, 500); err != nil || got != want {
+			t.Errorf("positive(%q) = %d, %v; want %d", value, got, err, want)
+		}
+	}
+	for _, value := range []string{"0", "-3", "many", "1.5"} {
+		if _, err := positive("SKEWPROOF_X", value, 500); err == nil || !strings.Contains(err.Error(), `SKEWPROOF_X="`+value+`"`) {
+			t.Errorf("positive(%q): %v, want an error naming the variable and its value", value, err)
+		}
 	}
 }

@@ -84,3 +84,23 @@ func TestJudgeUnmade(t *testing.T) {
 		t.Errorf("a failing check with one not made: %+v, stop %+v; want fail", r, stop)
 	}
 }
+
+// ownPass: a spec of skewproof's own rules records a pass with the API
+// server and, when it is about one, the node and its kubelet, as the
+// oracle's rules do; an oracle rule cannot be passed without being judged.
+func TestOwnPass(t *testing.T) {
+	saved := Env.APIServer
+	defer func() { Env.APIServer = saved }()
+	Env.APIServer = skew.MustParseVersion("1.37.2")
+	r, err := ownPass("profiles/agent/ready", nil, "agent Ready")
+	if err != nil || r != (reports.Result{ID: "profiles/agent/ready", APIServer: "1.37.2", Verdict: skew.Pass, Outcome: "agent Ready"}) {
+		t.Errorf("cluster-wide: %+v, %v", r, err)
+	}
+	r, err = ownPass("profiles/node-status/partial", &Node{Name: "w1", Kubelet: skew.MustParseVersion("1.34.4")}, "fault on w1")
+	if err != nil || r.Node != "w1" || r.Kubelet != "1.34.4" || r.Verdict != skew.Pass {
+		t.Errorf("about a node: %+v, %v", r, err)
+	}
+	if _, err := ownPass("seccomp/api/types", nil, "x"); err == nil || !strings.Contains(err.Error(), "Scenario.Judge") {
+		t.Errorf("an oracle rule passed without judging: %v", err)
+	}
+}

@@ -157,7 +157,7 @@ var _ = SynchronizedAfterSuite(func() {}, func(ctx SpecContext) {
 	var errs []string
 	for _, name := range Families() {
 		f := suiteOf(name)
-		if f.cleanup != nil && !Env.Plan.Keep {
+		if f.cleanup != nil && !Env.Keep {
 			if err := f.cleanup(ctx); err != nil {
 				errs = append(errs, fmt.Sprintf("%s: %v", name, err))
 			}
