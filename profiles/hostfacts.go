@@ -1,7 +1,6 @@
 package profiles
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,9 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/remotecommand"
 
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -37,7 +35,7 @@ func (c *Cluster) HostFacts(ctx context.Context) (map[string]skew.HostFacts, err
 		if p.Status.Phase != corev1.PodRunning || p.Spec.NodeName == "" {
 			continue
 		}
-		stdout, stderr, err := c.exec(ctx, p.Name, "agent", HostFactsCommand...)
+		stdout, stderr, err := kubeclient.PodExec(ctx, c.Config, c.Core, c.Namespace, p.Name, "agent", HostFactsCommand...)
 		if err != nil {
 			return nil, fmt.Errorf("reading the host facts of node %s from its agent (pod %s): %v: %s", p.Spec.NodeName, p.Name, err, strings.TrimSpace(stderr))
 		}
@@ -50,16 +48,3 @@ func (c *Cluster) HostFacts(ctx context.Context) (map[string]skew.HostFacts, err
 	return out, nil
 }
 
-// exec runs cmd in a container of a pod of c.Namespace through the API
-// server (pods/exec) and returns its standard output and error.
-func (c *Cluster) exec(ctx context.Context, pod, container string, cmd ...string) (string, string, error) {
-	req := c.Core.CoreV1().RESTClient().Post().Resource("pods").Namespace(c.Namespace).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	ex, err := remotecommand.NewSPDYExecutor(c.Config, "POST", req.URL())
-	if err != nil {
-		return "", "", err
-	}
-	var out, errb bytes.Buffer
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errb})
-	return out.String(), errb.String(), err
-}

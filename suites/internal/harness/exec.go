@@ -1,16 +1,12 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/remotecommand"
-
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 )
 
@@ -29,7 +25,7 @@ func NodeShell(ctx context.Context, node, script string, args ...string) (string
 // from this host (NodeShell).
 func NeedNodeAccess() {
 	if Env.NodeAccess != nodeaccess.Docker {
-		Skip("needs docker access to the node containers (SKEWPROOF_NODE_ACCESS=docker) to look at or break node files")
+		Skip("needs docker access to the node containers (the run plan's nodeAccess: docker) to look at or break node files")
 	}
 }
 
@@ -38,13 +34,5 @@ func NeedNodeAccess() {
 // through the API server (pods/exec), and returns its standard output and
 // standard error.
 func PodExec(ctx context.Context, namespace, pod, container string, cmd ...string) (string, string, error) {
-	req := Env.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	ex, err := remotecommand.NewSPDYExecutor(Env.Config, "POST", req.URL())
-	if err != nil {
-		return "", "", err
-	}
-	var out, errb bytes.Buffer
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errb})
-	return out.String(), errb.String(), err
+	return kubeclient.PodExec(ctx, Env.Config, Env.Client, namespace, pod, container, cmd...)
 }
