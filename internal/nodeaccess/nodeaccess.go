@@ -2,8 +2,8 @@
 // processes from the host: through Docker, when every node is a container
 // of the local Docker daemon (kind), or not at all (a cluster elsewhere:
 // the node agent does what needs the node). The runner decides once and
-// passes it to the suite processes (suites/env.NodeAccess); a suite process
-// run by hand probes for itself.
+// passes it to the suite processes in the run plan (suites/env.Plan); a
+// suite process run by hand without a plan probes for itself.
 package nodeaccess
 
 import (
@@ -36,16 +36,6 @@ func Probe(ctx context.Context, nodes ...string) Access {
 		}
 	}
 	return Docker
-}
-
-// FromEnv is the access value names (the runner's choice, "docker" or
-// "none"), or, when value is empty or unknown, what Probe finds for nodes.
-func FromEnv(ctx context.Context, value string, nodes ...string) Access {
-	switch a := Access(value); a {
-	case Docker, None:
-		return a
-	}
-	return Probe(ctx, nodes...)
 }
 
 // Exec runs args in node, a local Docker container (Access Docker), and

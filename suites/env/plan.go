@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -170,6 +171,9 @@ func ReadPlan(path string) (Plan, error) {
 	}
 	if p.Kubeconfig == "" || len(p.Nodes) == 0 {
 		return p, fmt.Errorf("%s=%s: a plan names a kubeconfig and the nodes", PlanFile, path)
+	}
+	if a := nodeaccess.Access(p.NodeAccess); a != nodeaccess.Docker && a != nodeaccess.None {
+		return p, fmt.Errorf("%s=%s: nodeAccess %q: want %q or %q", PlanFile, path, p.NodeAccess, nodeaccess.Docker, nodeaccess.None)
 	}
 	return p, nil
 }

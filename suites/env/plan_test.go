@@ -83,11 +83,13 @@ func TestPlanRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, p) {
 		t.Errorf("ReadPlan = %+v, %v; want %+v", got, err, p)
 	}
-	if err := WritePlan(path, Plan{Cluster: "c"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ReadPlan(path); err == nil {
-		t.Error("a plan without kubeconfig or nodes: no error")
+	for _, bad := range []Plan{{Cluster: "c"}, {Kubeconfig: "/kc", Nodes: p.Nodes, NodeAccess: "ssh"}} {
+		if err := WritePlan(path, bad); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadPlan(path); err == nil {
+			t.Errorf("a plan without kubeconfig or nodes, or with an unknown node access: no error for %+v", bad)
+		}
 	}
 	if _, err := ReadPlan(filepath.Join(t.TempDir(), "absent.json")); err == nil {
 		t.Error("no plan file: no error")
