@@ -8,7 +8,6 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/skewproof/skewproof/skew"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // EntryName is the name of the Ginkgo report entry in which a spec records
@@ -174,24 +173,4 @@ func ProgressLine(r Result) string {
 		}
 	}
 	return line
-}
-
-// ParseProgress parses a result line of a suite process
-// (senv.ResultLinePrefix).
-func ParseProgress(line string) (Result, bool) {
-	i := strings.Index(line, senv.ResultLinePrefix)
-	if i < 0 {
-		return Result{}, false
-	}
-	var r Result
-	if err := json.Unmarshal([]byte(line[i+len(senv.ResultLinePrefix):]), &r); err != nil {
-		return Result{}, false
-	}
-	return r, true
-}
-
-// FormatProgress renders a Result as a progress line for ParseProgress.
-func FormatProgress(r Result) string {
-	b, _ := json.Marshal(r)
-	return senv.ResultLinePrefix + string(b)
 }

@@ -211,7 +211,7 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(logf, line)
-			if r, ok := reports.ParseProgress(line); ok {
+			if r, ok := senv.ParseResultLine(line); ok {
 				results = append(results, r)
 				o.OnSpec(r)
 			} else if strings.Contains(line, senv.SpecsDoneLine) {

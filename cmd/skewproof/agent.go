@@ -41,7 +41,7 @@ func newAgentCmd() *cobra.Command {
 	c.AddCommand(newAgentAggregateCmd(), &cobra.Command{
 		Use:   "host-facts",
 		Short: "print the facts of this node's kernel the oracle asks about (cgroup version, seccomp, AppArmor) as JSON",
-		Args:  cobra.NoArgs,
+		Args:  noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return json.NewEncoder(cmd.OutOrStdout()).Encode(nodefacts.Host())
 		},

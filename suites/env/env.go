@@ -40,7 +40,7 @@ const (
 
 // What a suite process prints on its standard output for the runner, the
 // one channel of its results: a line ResultLinePrefix + the JSON of a
-// reports.Result per finished spec (reports.FormatProgress), and
+// reports.Result per finished spec (ResultLine, ParseResultLine), and
 // SpecsDoneLine once its last spec has finished, before its suite-level
 // clean-up (the agent's namespace, leftover namespaces), so that the
 // runner may start what waited only for the specs. Its exit status says

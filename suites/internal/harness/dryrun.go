@@ -119,7 +119,7 @@ func CheckProgressLinePerSpec(t *testing.T, testFunc, id string) {
 	}
 	var lines []reports.Result
 	for _, l := range strings.Split(out, "\n") {
-		if r, ok := reports.ParseProgress(l); ok {
+		if r, ok := senv.ParseResultLine(l); ok {
 			lines = append(lines, r)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	admissionapi "k8s.io/pod-security-admission/api"
 
 	"github.com/skewproof/skewproof/reports"
+	senv "github.com/skewproof/skewproof/suites/env"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -29,7 +30,7 @@ func reportProgress(r SpecReport) {
 		return
 	}
 	if res, ok := reports.FromSpec(r); ok {
-		fmt.Fprintln(os.Stdout, reports.FormatProgress(res))
+		fmt.Fprintln(os.Stdout, senv.ResultLine(res))
 	}
 }
 
