@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
@@ -121,7 +122,7 @@ func baseImageOf() (*baseImage, error) {
 }
 
 // buildBase builds (or finds in the cache) the base node image.
-func buildBase(ctx context.Context, p *Progress) (*baseImage, error) {
+func buildBase(ctx context.Context, p *progress.Progress) (*baseImage, error) {
 	b, err := baseImageOf()
 	if err != nil {
 		return nil, err

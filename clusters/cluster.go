@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
@@ -64,7 +65,7 @@ type UpOptions struct {
 	Temporary bool
 	// ReadyTimeout bounds the wait for nodes and kube-system pods.
 	ReadyTimeout time.Duration
-	Progress     *Progress
+	Progress     *progress.Progress
 }
 
 // Cluster is a running cluster.
@@ -131,7 +132,7 @@ func NetworkName(name string) string { return "skewproof-" + name }
 // except that the one saying kind has read the network of the nodes calls
 // networkRead (kindnetwork.go).
 type kindLogger struct {
-	p           *Progress
+	p           *progress.Progress
 	networkRead func()
 }
 
@@ -145,13 +146,13 @@ func (l kindLogger) Error(m string)                     { l.p.Step("kind: %s", m
 func (l kindLogger) Errorf(f string, a ...any)          { l.p.Step("kind: "+f, a...) }
 func (l kindLogger) V(kindlog.Level) kindlog.InfoLogger { return kindInfo{l.p} }
 
-type kindInfo struct{ p *Progress }
+type kindInfo struct{ p *progress.Progress }
 
 func (i kindInfo) Info(m string)            {}
 func (i kindInfo) Infof(f string, a ...any) {}
 func (i kindInfo) Enabled() bool            { return false }
 
-func provider(p *Progress) *cluster.Provider {
+func provider(p *progress.Progress) *cluster.Provider {
 	return cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindLogger{p: p}))
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew"
@@ -82,7 +83,7 @@ func e2eBusyBoxRef(ctx context.Context, v string) (string, error) {
 }
 
 // etcdBinary builds etcd for a kubeadm etcd image tag such as 3.7.0-0.
-func etcdBinary(ctx context.Context, p *Progress, tag string) (string, error) {
+func etcdBinary(ctx context.Context, p *progress.Progress, tag string) (string, error) {
 	v := "v" + strings.SplitN(tag, "-", 2)[0]
 	return gobuild.Build(ctx, p, gobuild.ProgramSet{
 		Module:   "go.etcd.io/etcd/server/v3",
@@ -93,7 +94,7 @@ func etcdBinary(ctx context.Context, p *Progress, tag string) (string, error) {
 }
 
 // pauseBinary builds the project's own pause program.
-func pauseBinary(ctx context.Context, p *Progress) (string, error) {
+func pauseBinary(ctx context.Context, p *progress.Progress) (string, error) {
 	cacheDir, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
@@ -139,7 +140,7 @@ func binaryImage(dir, ref, bin, inImage string, entrypoint []string, extra ...im
 // asks for (the control-plane components only for a control-plane image)
 // and the busybox test image, from the binaries in cpBin and the layers of
 // the base image; pause is the sandbox image's reference.
-func componentImages(ctx context.Context, p *Progress, work string, spec NodeImageSpec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
+func componentImages(ctx context.Context, p *progress.Progress, work string, spec NodeImageSpec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
 	cp := "v" + skew.BareVersion(spec.ControlPlane)
 	refs, err := kubeadmImages(ctx, filepath.Join(cpBin, "kubeadm"), cp)
 	if err != nil {

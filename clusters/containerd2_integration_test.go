@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +34,7 @@ func TestIntegrationContainerd2Worker(t *testing.T) {
 
 	name := fmt.Sprintf("c2-it-%d", time.Now().Unix()%100000)
 	kubeconfig := t.TempDir() + "/kubeconfig"
-	p := clusters.NewProgress(os.Stderr)
+	p := progress.New(os.Stderr)
 	_, err := clusters.Up(ctx, clusters.UpOptions{
 		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig,
 		Runtimes: []clusters.NodeRuntime{{CRI: clusters.CRIContainerd2}}, Progress: p,

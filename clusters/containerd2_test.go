@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/BurntSushi/toml"
 )
@@ -166,7 +167,7 @@ func TestNodeImageCRITagAndKey(t *testing.T) {
 			t.Errorf("containerd 2 config with crun lacks %q", want)
 		}
 	}
-	if _, err := BuildNodeImage(t.Context(), NewProgress(io.Discard), NodeImageSpec{ControlPlane: "1.37.2", Runtime: NodeRuntime{CRI: "cri-o"}}); err == nil || !strings.Contains(err.Error(), "not one skewproof builds") {
+	if _, err := BuildNodeImage(t.Context(), progress.New(io.Discard), NodeImageSpec{ControlPlane: "1.37.2", Runtime: NodeRuntime{CRI: "cri-o"}}); err == nil || !strings.Contains(err.Error(), "not one skewproof builds") {
 		t.Errorf("CRI cri-o: %v", err)
 	}
 }

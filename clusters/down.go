@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // Down deletes a cluster: its nodes (through kind), its Docker network and
@@ -18,7 +20,7 @@ import (
 // label and does not read the network from the environment
 // (kindnetwork.go), so Down sets none and takes no lock: it removes the
 // network itself.
-func Down(ctx context.Context, name, kubeconfig string, p *Progress) error {
+func Down(ctx context.Context, name, kubeconfig string, p *progress.Progress) error {
 	var err error
 	for attempt := 1; attempt <= 3; attempt++ {
 		if err = downOnce(ctx, name, kubeconfig, p); err == nil || ctx.Err() != nil {
@@ -29,7 +31,7 @@ func Down(ctx context.Context, name, kubeconfig string, p *Progress) error {
 	return err
 }
 
-func downOnce(ctx context.Context, name, kubeconfig string, p *Progress) error {
+func downOnce(ctx context.Context, name, kubeconfig string, p *progress.Progress) error {
 	var errs []error
 	if kubeconfig == "" {
 		kubeconfig = DefaultKubeconfig(name)

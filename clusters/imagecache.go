@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // ListImages describes skewproof's node and base images and its cache.
@@ -41,7 +42,7 @@ func dirSize(dir string) string {
 
 // PruneImages removes skewproof's images from Docker and its build cache.
 // Images used by existing clusters are kept by Docker (it refuses).
-func PruneImages(ctx context.Context, p *Progress) error {
+func PruneImages(ctx context.Context, p *progress.Progress) error {
 	out, err := docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}")
 	if err != nil {
 		return dockerUnavailableError(err)
@@ -82,7 +83,7 @@ const NodeImageRepository = nodeImageRepo
 // time) and removes the others; the build cache stays, so a removed image
 // is reassembled from cached binaries when needed again. Images in use by
 // a cluster are kept by Docker (it refuses), and said so.
-func PruneNodeImages(ctx context.Context, p *Progress, repository string, keep int) error {
+func PruneNodeImages(ctx context.Context, p *progress.Progress, repository string, keep int) error {
 	if keep < 0 {
 		return fmt.Errorf("--keep must be 0 or more")
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,7 +46,7 @@ func TestIntegrationMixedCluster(t *testing.T) {
 
 	name := fmt.Sprintf("it-%d", time.Now().Unix()%100000)
 	kubeconfig := t.TempDir() + "/kubeconfig"
-	p := clusters.NewProgress(os.Stderr)
+	p := progress.New(os.Stderr)
 	c, err := clusters.Up(ctx, clusters.UpOptions{
 		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig, Progress: p,
 	})

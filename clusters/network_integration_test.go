@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // Two clusters made at once, as `run --matrix-parallel 2` makes them: every
@@ -79,7 +81,7 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := NewProgress(io.MultiWriter(&linePrefix{w: os.Stderr, prefix: name + ": "}, &logs[i]))
+			p := progress.New(io.MultiWriter(&linePrefix{w: os.Stderr, prefix: name + ": "}, &logs[i]))
 			_, errs[i] = Up(ctx, UpOptions{Name: name, APIServer: "1.37.2", Kubeconfig: kubeconfigs[i], Temporary: true, Progress: p})
 		}()
 	}

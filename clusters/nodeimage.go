@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew"
 
 	"golang.org/x/sync/errgroup"
@@ -77,7 +78,7 @@ const nodeImageRepo = "skewproof-node"
 
 // BuildNodeImage builds (or finds in the cache) the node image for spec and
 // returns its reference.
-func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (string, error) {
+func BuildNodeImage(ctx context.Context, p *progress.Progress, spec NodeImageSpec) (string, error) {
 	if !slices.Contains(criRuntimes, spec.Runtime.cri()) {
 		return "", fmt.Errorf("node image CRI runtime %q: not one skewproof builds (%s)", spec.Runtime.CRI, strings.Join(criRuntimes, ", "))
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew"
@@ -289,7 +290,7 @@ func NodeNames(ctx context.Context, name string) ([]string, error) {
 
 // AppArmorNodeKernel returns the User-Mode Linux kernel of AppArmor nodes,
 // building it first when it is not cached (minutes, with progress lines).
-func AppArmorNodeKernel(ctx context.Context, p *Progress) (string, error) {
+func AppArmorNodeKernel(ctx context.Context, p *progress.Progress) (string, error) {
 	cache, err := cachedir.Resolve()
 	if err != nil {
 		return "", err

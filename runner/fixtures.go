@@ -10,6 +10,7 @@ import (
 	"github.com/skewproof/skewproof/profiles/agentimage"
 
 	"github.com/skewproof/skewproof/internal/nodeaccess"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles"
@@ -17,7 +18,7 @@ import (
 
 // agentImage is the node agent image: Options.AgentImage, or one built from
 // the static skewproof binary and loaded into local nodes.
-func (o Options) agentImage(ctx context.Context, p *clusters.Progress, nodes []string, access nodeaccess.Access) (agentimage.Image, error) {
+func (o Options) agentImage(ctx context.Context, p *progress.Progress, nodes []string, access nodeaccess.Access) (agentimage.Image, error) {
 	if o.AgentImage != "" {
 		return agentimage.Image{Ref: o.AgentImage, Note: o.AgentImageNote}, nil
 	}
@@ -43,7 +44,7 @@ func (o Options) agentImage(ctx context.Context, p *clusters.Progress, nodes []s
 // it returns their removal and per node whether AppArmor profiles load
 // there (the agent reports Unsupported on a node without AppArmor). The
 // removal takes the CRDs too when they were not there before.
-func (o Options) installFixtures(ctx context.Context, p *clusters.Progress, kubeconfig, image string, nodes int, exclude []string) (func() error, map[string]bool, error) {
+func (o Options) installFixtures(ctx context.Context, p *progress.Progress, kubeconfig, image string, nodes int, exclude []string) (func() error, map[string]bool, error) {
 	c, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
 	if err != nil {
 		return nil, nil, err

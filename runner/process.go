@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/runner/schedule"
 
-	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/reports"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
@@ -41,7 +41,7 @@ type suiteRun struct {
 // as the jobs it waits for have finished, and returns one merged result per
 // suite that ran (in the order of o.Suites), the logs (a glob per suite)
 // and the processes' errors. On interrupt no further process starts.
-func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
+func (o Options) runSuites(ctx context.Context, p *progress.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
 	var specs []schedule.SpecLabels
 	if o.Parallel {
 		var err error

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
@@ -60,7 +60,7 @@ func TestGCFloodWaitsForSpecsOnly(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "marker"), []byte(tc.marker), 0o644)
 		o := Options{SuiteBinary: bin, Suites: []string{"profiles"}, Parallel: true, Timeout: time.Minute, OnSpec: func(reports.Result) {}}
 		var out bytes.Buffer
-		if _, _, err := o.runSuites(context.Background(), clusters.NewProgress(&out), t.TempDir(), nil); err != nil {
+		if _, _, err := o.runSuites(context.Background(), progress.New(&out), t.TempDir(), nil); err != nil {
 			t.Fatalf("marker %s: %v\n%s", tc.marker, err, out.String())
 		}
 		got, err := os.ReadFile(filepath.Join(dir, "flood.started"))

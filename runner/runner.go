@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 
@@ -89,7 +90,7 @@ type Options struct {
 	Command []string
 	// Progress receives the steps; OnSpec each finished spec (default: a
 	// progress line).
-	Progress *clusters.Progress
+	Progress *progress.Progress
 	OnSpec   func(reports.Result)
 }
 
@@ -122,7 +123,7 @@ func (o Options) Validate() error {
 // (junit-<name>.xml). Run completes the options it is given.
 func (o *Options) Complete() {
 	if o.Progress == nil {
-		o.Progress = clusters.NewProgress(os.Stderr)
+		o.Progress = progress.New(os.Stderr)
 	}
 	if o.OnSpec == nil {
 		p := o.Progress

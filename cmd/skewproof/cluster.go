@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // DefaultAPIServer is the apiserver version used when none is given.
@@ -32,7 +33,7 @@ func newClusterDownCmd() *cobra.Command {
 			if err := dockerReady(cmd.Context()); err != nil {
 				return err
 			}
-			p := clusters.NewProgress(os.Stderr)
+			p := progress.New(os.Stderr)
 			existing, err := clusters.List(cmd.Context())
 			if err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -72,7 +73,7 @@ func newClusterUpCmd() *cobra.Command {
 			} else if err := clusters.CheckDiskFits(ctx, b); err != nil {
 				return usagef("%v", err)
 			}
-			p := clusters.NewProgress(os.Stderr)
+			p := progress.New(os.Stderr)
 			cl, err := clusters.Up(ctx, clusters.UpOptions{
 				Name: name, APIServer: apiserver, Kubelets: kl, Runtimes: runtimes, OCIRuntimes: ociRuntimes, Kubeconfig: kubeconfig,
 				NodeImages: images, ReadyTimeout: timeout, Progress: p,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/profiles/agentimage"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,7 @@ func newImagesUMLKernelCmd() *cobra.Command {
 		Use:   "uml-kernel",
 		Short: "build (once, from Debian's kernel source) the User-Mode Linux kernel of --apparmor-node and print its path",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, err := clusters.AppArmorNodeKernel(cmd.Context(), clusters.NewProgress(os.Stderr))
+			k, err := clusters.AppArmorNodeKernel(cmd.Context(), progress.New(os.Stderr))
 			if err != nil {
 				return err
 			}
@@ -64,7 +65,7 @@ func newImagesBuildCmd() *cobra.Command {
 			if err := clusters.CheckDiskFits(ctx, b); err != nil {
 				return usagef("%v", err)
 			}
-			p := clusters.NewProgress(os.Stderr)
+			p := progress.New(os.Stderr)
 			ref, err := clusters.BuildNodeImage(ctx, p, clusters.NodeImageSpec{ControlPlane: skew.BareVersion(k8s), Kubelet: kl})
 			if err != nil {
 				return err
@@ -99,7 +100,7 @@ func newImagesPruneCmd() *cobra.Command {
 		Use:   "prune [--keep N]",
 		Short: "remove every node image and cached build of skewproof, or with --keep N all node images but the newest N (the build cache stays)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := clusters.NewProgress(os.Stderr)
+			p := progress.New(os.Stderr)
 			if cmd.Flags().Changed("keep") {
 				if keep < 0 {
 					return usagef("--keep must be 0 or more")

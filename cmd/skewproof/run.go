@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/skew"
@@ -83,7 +84,7 @@ func newRunCmd() *cobra.Command {
 }
 
 func (o runOptions) run(ctx context.Context) error {
-	p := clusters.NewProgress(os.Stderr)
+	p := progress.New(os.Stderr)
 	exe, err := os.Executable()
 	if err != nil {
 		return err

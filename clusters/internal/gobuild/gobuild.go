@@ -24,7 +24,7 @@ import (
 	"github.com/skewproof/skewproof/clusters/internal/command"
 )
 
-// Progress reports the steps of a build (clusters.Progress).
+// Progress reports the steps of a build (progress.Progress).
 type Progress interface {
 	Step(format string, args ...any)
 	Timed(name string, fn func() error) error
