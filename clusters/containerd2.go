@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // A node image's CRI runtime is Debian trixie's containerd 1.7 (installed

@@ -9,10 +9,10 @@ import (
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 
-	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // A CRI-O node (NodeImageSpec.Runtime.CRI = CRICRIO) runs CRI-O

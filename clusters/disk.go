@@ -14,7 +14,7 @@ import (
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew"
 
-	"github.com/skewproof/skewproof/clusters/internal/cache"
+	"github.com/skewproof/skewproof/internal/cache"
 )
 
 // What builds and nodes take on disk on the project's build machine

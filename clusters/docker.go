@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // docker runs the Docker CLI and returns its trimmed standard output.

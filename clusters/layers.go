@@ -9,8 +9,8 @@ import (
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 
-	"github.com/skewproof/skewproof/clusters/internal/cache"
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // The images other packages build (the node agent's, the conformance

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // LoadBinaryImage makes an image named ref that holds one static binary at

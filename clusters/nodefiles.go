@@ -3,7 +3,7 @@ package clusters
 import (
 	"path/filepath"
 
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 const defaultStorageManifest = `apiVersion: storage.k8s.io/v1

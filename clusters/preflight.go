@@ -17,7 +17,7 @@ import (
 
 	"github.com/skewproof/skewproof/skew"
 
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // Status of one preflight check (not a verdict: verdicts are the oracle's,

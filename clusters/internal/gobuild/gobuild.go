@@ -20,8 +20,8 @@ import (
 
 	"golang.org/x/mod/modfile"
 
-	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/internal/cache"
 )
 
 // Progress reports the steps of a build (progress.Progress).

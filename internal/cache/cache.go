@@ -1,6 +1,6 @@
-// Package cache is the content-addressed build cache of clusters: keys
-// that hash every input of an artefact, and entries that appear only when
-// complete.
+// Package cache is skewproof's content-addressed build cache (the node
+// images of clusters, the layers of the agent image): keys that hash every
+// input of an artefact, and entries that appear only when complete.
 package cache
 
 import (
