@@ -119,23 +119,6 @@ func pauseBinary(ctx context.Context, p *progress.Progress) (string, error) {
 	return dst, err
 }
 
-// binaryImage is an image holding one static binary.
-func binaryImage(dir, ref, bin, inImage string, entrypoint []string, extra ...image.Layer) (image.Image, error) {
-	lf, err := image.NewLayer().File(inImage, filepath.Join(bin), 0o755).Dir("/tmp", 0o1777).
-		Data("/etc/passwd", []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"), 0o644).
-		Data("/etc/nsswitch.conf", []byte("hosts: files dns\n"), 0o644).
-		WriteTo(filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".tar"))
-	if err != nil {
-		return image.Image{}, err
-	}
-	return image.Image{
-		Tags:       []string{ref},
-		Layers:     append(append([]image.Layer{}, extra...), lf),
-		Entrypoint: entrypoint,
-		Labels:     map[string]string{"io.skewproof.image": "component"},
-	}, nil
-}
-
 // componentImages builds the images kubeadm of the control-plane version
 // asks for (the control-plane components only for a control-plane image)
 // and the busybox test image, from the binaries in cpBin and the layers of
@@ -153,11 +136,11 @@ func componentImages(ctx context.Context, p *progress.Progress, work string, spe
 			if !spec.IsControlPlane() {
 				continue
 			}
-			img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil)
+			img, err = image.Binary(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil)
 		case "kube-proxy":
 			var wrapper image.Layer
 			if wrapper, err = iptablesWrapperLayer(filepath.Join(work, "iptables-wrapper.tar")); err == nil {
-				img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil, base.ToolsLayer, wrapper)
+				img, err = image.Binary(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil, base.ToolsLayer, wrapper)
 			}
 		case "etcd":
 			if !spec.IsControlPlane() {
@@ -165,7 +148,7 @@ func componentImages(ctx context.Context, p *progress.Progress, work string, spe
 			}
 			var dir string
 			if dir, err = etcdBinary(ctx, p, r.Tag); err == nil {
-				img, err = binaryImage(work, r.Full, filepath.Join(dir, "etcd"), "/usr/local/bin/etcd", nil)
+				img, err = image.Binary(work, r.Full, filepath.Join(dir, "etcd"), "/usr/local/bin/etcd", nil)
 			}
 		case "coredns":
 			// Not built: the clusters skip kubeadm's CoreDNS add-on
@@ -175,7 +158,7 @@ func componentImages(ctx context.Context, p *progress.Progress, work string, spe
 			var dir string
 			pause = r.Full
 			if dir, err = pauseBinary(ctx, p); err == nil {
-				img, err = binaryImage(work, r.Full, filepath.Join(dir, "pause"), "/pause", []string{"/pause"})
+				img, err = image.Binary(work, r.Full, filepath.Join(dir, "pause"), "/pause", []string{"/pause"})
 			}
 		default:
 			return nil, "", fmt.Errorf("kubeadm %s asks for image %s, which skewproof cannot build", spec.ControlPlane, r.Full)
