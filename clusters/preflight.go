@@ -17,6 +17,7 @@ import (
 
 	"github.com/skewproof/skewproof/skew"
 
+	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/internal/image"
 )
 
@@ -132,6 +133,20 @@ func diskCheck(name, dir string) Check {
 			return Check{name, "unknown", Warn, ""}
 		}
 	}
+}
+
+// memoryCheck says how many clusters of the default size (4 workers) fit.
+func memoryCheck() Check {
+	const workers = 4
+	fit, avail := capacity.ClustersThatFit(workers)
+	if avail == 0 {
+		return Check{"memory", "unknown (no /proc/meminfo)", Warn, ""}
+	}
+	c := Check{"memory", fmt.Sprintf("%d MiB available: %d cluster(s) of 1+%d nodes at once (%d MiB each)", avail, fit, workers, capacity.ClusterMemoryMiB(workers)), OK, ""}
+	if avail < capacity.ClusterMemoryMiB(workers) {
+		c.Status, c.Remedy = Warn, "the default cluster may not fit; give fewer kubelets or free memory"
+	}
+	return c
 }
 
 // capNames are the capabilities by number (linux/capability.h).

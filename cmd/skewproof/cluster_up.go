@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -62,7 +63,7 @@ func newClusterUpCmd() *cobra.Command {
 			if err := checkGates(gates, apiserver, kl); err != nil {
 				return err
 			}
-			if err := clusters.CheckClusterFits(len(kl)); err != nil {
+			if err := capacity.CheckClusterFits(len(kl)); err != nil {
 				return usagef("%v", err)
 			}
 			if err := dockerReady(ctx); err != nil {
@@ -70,7 +71,7 @@ func newClusterUpCmd() *cobra.Command {
 			}
 			if b, err := clusters.PlanBuilds(ctx, apiserver, kl, images, runtimes...); err != nil {
 				return err
-			} else if err := clusters.CheckDiskFits(ctx, b); err != nil {
+			} else if err := capacity.CheckDiskFits(ctx, b); err != nil {
 				return usagef("%v", err)
 			}
 			p := progress.New(os.Stderr)

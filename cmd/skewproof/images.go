@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/profiles/agentimage"
 
@@ -62,7 +63,7 @@ func newImagesBuildCmd() *cobra.Command {
 				}
 			}
 			b.Nodes = 0
-			if err := clusters.CheckDiskFits(ctx, b); err != nil {
+			if err := capacity.CheckDiskFits(ctx, b); err != nil {
 				return usagef("%v", err)
 			}
 			p := progress.New(os.Stderr)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/runner"
@@ -166,7 +167,7 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 	if len(plan) == 0 {
 		plan = []skew.Cluster{{Apiserver: o.apiserver, Kubelets: o.kubelets}}
 	}
-	var all clusters.Builds
+	var all capacity.Builds
 	for _, c := range plan {
 		// The workers' runtimes: --kubelets' own, or each of
 		// --matrix-runtimes for every worker of a matrix cluster.
@@ -185,7 +186,7 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 			all.Add(b, b.Nodes*max(1, o.matrixParallel))
 		}
 	}
-	if err := clusters.CheckDiskFits(ctx, all); err != nil {
+	if err := capacity.CheckDiskFits(ctx, all); err != nil {
 		return usagef("%v", err)
 	}
 	return nil
