@@ -13,12 +13,12 @@ import (
 	"github.com/skewproof/skewproof/skew"
 )
 
-// PlanBuilds says what Up would build for a cluster of one control plane at
+// planBuilds says what Up would build for a cluster of one control plane at
 // apiserver and one worker per kubelet; prebuilt maps a kubelet version
 // ("" for the control plane) to a given node image; runtimes, when given,
 // are the workers' runtimes (runtimes[i] is kubelets[i]'s; a worker on
 // another runtime has a node image of its own).
-func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...NodeRuntime) (capacity.Builds, error) {
+func planBuilds(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...NodeRuntime) (capacity.Builds, error) {
 	b := capacity.Builds{Nodes: 1 + len(kubelets)}
 	base, err := baseImageOf()
 	if err != nil {
@@ -51,10 +51,10 @@ func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebui
 		// known here, so that image counts as one to build.
 		oci := ociRuntime{name: spec.Runtime.oci(), nodePath: nodeOCIRuntimes[spec.Runtime.oci()]}
 		ref, _ := nodeImageRef(base, spec, oci)
-		if imageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.Tag()) {
+		if imageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.tag()) {
 			continue
 		}
-		b.NodeImages = append(b.NodeImages, spec.Tag())
+		b.NodeImages = append(b.NodeImages, spec.tag())
 		// The control plane's version first: a worker at the same
 		// version takes its kubelet from that build.
 		version(apiserver, true)

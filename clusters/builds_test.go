@@ -9,11 +9,11 @@ import (
 // estimate counts.
 func TestPlanBuildsCountsRuntimeImages(t *testing.T) {
 	t.Setenv("SKEWPROOF_CACHE_DIR", t.TempDir())
-	plain, err := PlanBuilds(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil)
+	plain, err := planBuilds(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mixed, err := PlanBuilds(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil, NodeRuntime{}, NodeRuntime{CRI: CRICRIO, OCI: OCICrun})
+	mixed, err := planBuilds(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil, NodeRuntime{}, NodeRuntime{CRI: criCRIO, OCI: ociCrun})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func componentImages(ctx context.Context, p *progress.Progress, work string, spe
 		var img image.Image
 		switch r.Name {
 		case "kube-apiserver", "kube-controller-manager", "kube-scheduler":
-			if !spec.IsControlPlane() {
+			if !spec.isControlPlane() {
 				continue
 			}
 			img, err = image.Binary(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil)
@@ -143,7 +143,7 @@ func componentImages(ctx context.Context, p *progress.Progress, work string, spe
 				img, err = image.Binary(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil, base.ToolsLayer, wrapper)
 			}
 		case "etcd":
-			if !spec.IsControlPlane() {
+			if !spec.isControlPlane() {
 				continue
 			}
 			var dir string

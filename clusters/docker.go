@@ -63,6 +63,3 @@ func dockerLoad(ctx context.Context, images ...image.Image) error {
 	_ = pr.Close()
 	return err
 }
-
-// Docker runs the Docker CLI (exported for tests and the runner).
-func Docker(ctx context.Context, args ...string) (string, error) { return docker(ctx, args...) }

@@ -9,11 +9,11 @@ import (
 	"sync"
 )
 
-// LoadImageArchive imports the image ref from a "docker save" archive
+// loadImageArchive imports the image ref from a "docker save" archive
 // (image.WriteBinary writes one), pinned, into the containerd of each named
 // node (a kind node container or a UML node, through nodeExec). Nothing is
 // pulled or pushed.
-func LoadImageArchive(ctx context.Context, archive, ref string, nodes []string) error {
+func loadImageArchive(ctx context.Context, archive, ref string, nodes []string) error {
 	// Into every node at once: each import is a docker exec of ctr reading
 	// the archive, mostly waiting on the node's containerd and disk; one
 	// after the other they took 32 s for five nodes on a busy machine.

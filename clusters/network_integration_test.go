@@ -56,7 +56,7 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 	t.Cleanup(func() {
 		for round := 1; round <= 2; round++ {
 			for i, name := range names {
-				if err := Down(context.Background(), name, kubeconfigs[i], nil); err != nil && round == 2 {
+				if err := down(context.Background(), name, kubeconfigs[i], nil); err != nil && round == 2 {
 					t.Errorf("cluster down %s: %v", name, err)
 				}
 			}
@@ -82,7 +82,7 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			p := progress.New(io.MultiWriter(&linePrefix{w: os.Stderr, prefix: name + ": "}, &logs[i]))
-			_, errs[i] = Up(ctx, UpOptions{Name: name, APIServer: "1.37.2", Kubeconfig: kubeconfigs[i], Temporary: true, Progress: p})
+			_, errs[i] = up(ctx, p, UpOptions{Name: name, APIServer: "1.37.2", Kubeconfig: kubeconfigs[i], Temporary: true})
 		}()
 	}
 	wg.Wait()

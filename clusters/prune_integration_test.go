@@ -32,7 +32,7 @@ func TestIntegrationPruneKeepsNewest(t *testing.T) {
 		}
 		time.Sleep(1100 * time.Millisecond)
 	}
-	if err := PruneNodeImages(ctx, progress.New(nil), repo, 1); err != nil {
+	if err := pruneNodeImages(ctx, progress.New(nil), repo, 1); err != nil {
 		t.Fatal(err)
 	}
 	out, err := docker(ctx, "images", repo, "--format", "{{.Tag}}")

@@ -184,7 +184,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 
 	// What killed runs left (SIGKILL cannot be caught) is named, with the
 	// command that removes it.
-	if left, err := clusters.ListOwned(ctx); err == nil {
+	if left, err := clusters.NewProvider(p).ListOwned(ctx); err == nil {
 		for _, l := range left {
 			if l.Left {
 				p.Step("cluster %s was %s", l.Name, l.State)
@@ -206,21 +206,21 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 				return
 			}
 			if err != nil {
-				for _, f := range clusters.SaveAppArmorNodeConsoles(o.Name, junitDir) {
+				for _, f := range clusters.NewProvider(p).SaveAppArmorNodeConsoles(o.Name, junitDir) {
 					p.Step("AppArmor node console log kept: %s", f)
 				}
 			}
 			dctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			if derr := p.Timed("deleting cluster "+o.Name, func() error { return clusters.Down(dctx, o.Name, kubeconfig, p) }); derr != nil {
+			if derr := p.Timed("deleting cluster "+o.Name, func() error { return clusters.NewProvider(p).Down(dctx, o.Name, kubeconfig) }); derr != nil {
 				cleanupErr = fmt.Errorf("deleting cluster %s: %v; remove it with 'skewproof cluster down --name %s'", o.Name, reports.FirstLine(derr.Error()), o.Name)
 				err = errors.Join(err, cleanupErr)
 			}
 		}()
 		up := o.Up
-		up.Name, up.Kubeconfig, up.Progress, up.ArtifactsDir = o.Name, kubeconfig, p, junitDir
+		up.Name, up.Kubeconfig, up.ArtifactsDir = o.Name, kubeconfig, junitDir
 		up.Temporary = !o.Keep
-		if _, err := clusters.Up(ctx, up); err != nil {
+		if _, err := clusters.NewProvider(p).Up(ctx, up); err != nil {
 			return out, fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
 		}
 		h := nodefacts.Host()

@@ -32,8 +32,8 @@ const (
 	nodeGiB                = 0.3
 )
 
-// Builds is what bringing a cluster up would build (clusters' PlanBuilds
-// says it).
+// Builds is what bringing a cluster up would build (clusters'
+// Provider.PlanBuilds says it).
 type Builds struct {
 	Base       bool     // the base image
 	NodeImages []string // node image tags

@@ -1,8 +1,8 @@
 // Package capacity says whether skewproof's clusters fit on this host,
 // before anything is built: the memory their nodes take while the suites
 // run (CheckClusterFits, ClustersThatFit) and the disk their builds and
-// nodes take (Builds, which clusters' PlanBuilds fills in; CheckDiskFits).
-// The sizes were measured on the project's build machine
+// nodes take (Builds, which clusters' Provider.PlanBuilds fills in, and
+// CheckDiskFits). The sizes were measured on the project's build machine
 // (docs/measurements.md, docs/reliability.md).
 package capacity
 

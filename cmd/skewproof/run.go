@@ -179,7 +179,7 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 			}
 		}
 		for _, rt := range perWorker {
-			b, err := clusters.PlanBuilds(ctx, c.Apiserver, c.Kubelets, o.images, rt...)
+			b, err := clusters.NewProvider(nil).PlanBuilds(ctx, c.Apiserver, c.Kubelets, o.images, rt...)
 			if err != nil {
 				return err
 			}

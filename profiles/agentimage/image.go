@@ -90,7 +90,7 @@ func Load(ctx context.Context, binary string, nodes []string) (Image, error) {
 		if err := image.WriteBinary(archive, work, img.Ref, binary, agent.BinaryInImage, entrypoint, extra...); err != nil {
 			return err
 		}
-		return clusters.LoadImageArchive(ctx, archive, img.Ref, nodes)
+		return clusters.NewProvider(nil).LoadImageArchive(ctx, archive, img.Ref, nodes)
 	})
 	if err != nil {
 		return img, fmt.Errorf("loading the agent image: %w", err)

@@ -103,6 +103,6 @@ func LoadImage(ctx context.Context, skewproof, e2e string, nodes []string) (Imag
 		if err := image.WriteBinary(archive, work, img.Ref, skewproof, agent.BinaryInImage, Entrypoint, extra...); err != nil {
 			return err
 		}
-		return clusters.LoadImageArchive(ctx, archive, img.Ref, nodes)
+		return clusters.NewProvider(nil).LoadImageArchive(ctx, archive, img.Ref, nodes)
 	})
 }
