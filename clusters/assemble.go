@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
-	"github.com/skewproof/skewproof/clusters/internal/image"
 	"github.com/skewproof/skewproof/clusters/owner"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // stopContainerdScript stops the build container's containerd and waits
@@ -35,7 +35,7 @@ exit 1`
 // labelled with its runtimes (rt, and oci's version as the binary says it).
 func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive string, images []image.Image, rt NodeRuntime, oci ociRuntime) error {
 	removeDeadBuildContainers(ctx)
-	name := fmt.Sprintf("%s%s-%d", BuildContainerPrefix, owner.Token(), time.Now().UnixNano())
+	name := fmt.Sprintf("%s%s-%d", buildContainerPrefix, owner.Token(), time.Now().UnixNano())
 	// Created without cancellation (a second or two): a docker CLI killed
 	// half-way leaves the daemon creating a container nobody removes.
 	_, err := docker(context.WithoutCancel(ctx), "run", "-d", "--name", name,
@@ -64,7 +64,7 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 	ociVersion := versionLabel(out)
 	// A CRI-O node carries its images as an archive in its files, loaded at
 	// its first boot (crio.go).
-	if rt.cri() != CRICRIO {
+	if rt.cri() != criCRIO {
 		if err := importIntoContainerd(ctx, name, archive, images); err != nil {
 			return err
 		}
@@ -122,9 +122,9 @@ func importIntoContainerd(ctx context.Context, name, archive string, images []im
 // removeDeadBuildContainers removes the build containers of processes that
 // were killed before they could.
 func removeDeadBuildContainers(ctx context.Context) {
-	out, _ := docker(ctx, "ps", "-a", "--filter", "name=^"+BuildContainerPrefix, "--format", "{{.Names}}")
+	out, _ := docker(ctx, "ps", "-a", "--filter", "name=^"+buildContainerPrefix, "--format", "{{.Names}}")
 	for _, n := range strings.Fields(out) {
-		if t, ok := owner.TokenIn(n, BuildContainerPrefix); ok && !owner.Alive(t) {
+		if t, ok := owner.TokenIn(n, buildContainerPrefix); ok && !owner.Alive(t) {
 			_, _ = docker(ctx, "rm", "-f", "-v", n)
 		}
 	}

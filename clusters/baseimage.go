@@ -12,11 +12,12 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/internal/progress"
 
-	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // The base image is what kind's base image holds (systemd, containerd, runc,
@@ -121,7 +122,7 @@ func baseImageOf() (*baseImage, error) {
 }
 
 // buildBase builds (or finds in the cache) the base node image.
-func buildBase(ctx context.Context, p *Progress) (*baseImage, error) {
+func buildBase(ctx context.Context, p *progress.Progress) (*baseImage, error) {
 	b, err := baseImageOf()
 	if err != nil {
 		return nil, err

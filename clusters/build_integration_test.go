@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // watchWriter records what a Progress prints and closes seen once a line
@@ -46,7 +47,7 @@ func (w *watchWriter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return
 func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 	ctx := context.Background()
 	spec := NodeImageSpec{ControlPlane: "1.37.2", Kubelet: "1.34.4"}
-	ref, err := BuildNodeImage(ctx, NewProgress(nil), spec)
+	ref, err := buildNodeImage(ctx, progress.New(nil), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 	}
 	leftovers := func() []string {
 		var l []string
-		if out, _ := docker(ctx, "ps", "-a", "--filter", "name=^"+BuildContainerPrefix, "--format", "{{.Names}}"); out != "" {
+		if out, _ := docker(ctx, "ps", "-a", "--filter", "name=^"+buildContainerPrefix, "--format", "{{.Names}}"); out != "" {
 			l = append(l, "containers: "+out)
 		}
 		if m, _ := filepath.Glob(filepath.Join(cacheDir, ".node-build-*")); len(m) > 0 {
@@ -84,7 +85,7 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 	w := &watchWriter{want: "assembling node image", seen: make(chan struct{})}
 	ictx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { _, err := BuildNodeImage(ictx, NewProgress(w), spec); done <- err }()
+	go func() { _, err := buildNodeImage(ictx, progress.New(w), spec); done <- err }()
 	select {
 	case <-w.seen:
 		time.Sleep(2 * time.Second)
@@ -113,7 +114,7 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			refs[i], errs[i] = BuildNodeImage(ctx, NewProgress(logs[i]), spec)
+			refs[i], errs[i] = buildNodeImage(ctx, progress.New(logs[i]), spec)
 		}()
 	}
 	wg.Wait()

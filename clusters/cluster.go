@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
@@ -64,7 +65,6 @@ type UpOptions struct {
 	Temporary bool
 	// ReadyTimeout bounds the wait for nodes and kube-system pods.
 	ReadyTimeout time.Duration
-	Progress     *Progress
 }
 
 // Cluster is a running cluster.
@@ -83,16 +83,16 @@ type NodeInfo struct {
 	InternalIP     string
 }
 
-// ControllerManagerQPS is kube-controller-manager's client rate limit in
+// controllerManagerQPS is kube-controller-manager's client rate limit in
 // the clusters skewproof makes (--kube-api-qps; the burst is twice it).
 // Its default, 20 requests/s, paces the garbage collector: the profiles
 // scale spec deletes three profiles with 1,500 node statuses, whose
 // removal took 75-95 s at 20/s. The rate changes how fast the controllers
 // act, not what they do; nothing the specs judge depends on it. A run
 // against an existing cluster (--kubeconfig) keeps that cluster's rate.
-const ControllerManagerQPS = 100
+const controllerManagerQPS = 100
 
-// controllerManagerPatch sets ControllerManagerQPS through kubeadm's
+// controllerManagerPatch sets controllerManagerQPS through kubeadm's
 // ClusterConfiguration. Without an apiVersion it applies to kubeadm's
 // v1beta3 (extraArgs a map) and v1beta4 (a list; kind converts the map).
 //
@@ -111,7 +111,7 @@ controllerManager:
     kube-api-qps: "%d"
     kube-api-burst: "%d"
     leader-elect-retry-period: "500ms"
-`, ControllerManagerQPS, 2*ControllerManagerQPS)
+`, controllerManagerQPS, 2*controllerManagerQPS)
 
 // noCoreDNSPatch skips kubeadm's CoreDNS add-on: no spec resolves a name
 // (the agent, the suites and the conformance image reach the API server by
@@ -131,7 +131,7 @@ func NetworkName(name string) string { return "skewproof-" + name }
 // except that the one saying kind has read the network of the nodes calls
 // networkRead (kindnetwork.go).
 type kindLogger struct {
-	p           *Progress
+	p           *progress.Progress
 	networkRead func()
 }
 
@@ -145,13 +145,13 @@ func (l kindLogger) Error(m string)                     { l.p.Step("kind: %s", m
 func (l kindLogger) Errorf(f string, a ...any)          { l.p.Step("kind: "+f, a...) }
 func (l kindLogger) V(kindlog.Level) kindlog.InfoLogger { return kindInfo{l.p} }
 
-type kindInfo struct{ p *Progress }
+type kindInfo struct{ p *progress.Progress }
 
 func (i kindInfo) Info(m string)            {}
 func (i kindInfo) Infof(f string, a ...any) {}
 func (i kindInfo) Enabled() bool            { return false }
 
-func provider(p *Progress) *cluster.Provider {
+func kindProvider(p *progress.Progress) *cluster.Provider {
 	return cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindLogger{p: p}))
 }
 
@@ -174,8 +174,7 @@ func (e ExistsError) Error() string {
 // the control plane's (Worker{}), then one per distinct worker (kubelet
 // version and runtime), the AppArmor node's included; a prebuilt image
 // (--node-image) must be in the local Docker daemon.
-func nodeImages(ctx context.Context, o UpOptions) (map[Worker]string, error) {
-	p := o.Progress
+func nodeImages(ctx context.Context, p *progress.Progress, o UpOptions) (map[Worker]string, error) {
 	images := map[Worker]string{}
 	need := append([]Worker{{}}, o.workers()...)
 	if o.AppArmorNode != "" {
@@ -197,7 +196,7 @@ func nodeImages(ctx context.Context, o UpOptions) (map[Worker]string, error) {
 			continue
 		}
 		spec := NodeImageSpec{ControlPlane: o.APIServer, Kubelet: w.Kubelet, Runtime: w.Runtime, OCIRuntimes: o.OCIRuntimes}
-		ref, err := BuildNodeImage(ctx, p, spec)
+		ref, err := buildNodeImage(ctx, p, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -263,11 +262,10 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string) (*v1
 	return cfg, nil
 }
 
-// Up builds what is missing, creates the cluster through kind's Go packages,
+// up builds what is missing, creates the cluster through kind's Go packages,
 // brings pod networking up and waits until every node is Ready and every
 // kube-system pod is ready. On error or interrupt it deletes what it created.
-func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
-	p := o.Progress
+func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err error) {
 	if o.Kubeconfig == "" {
 		o.Kubeconfig = DefaultKubeconfig(o.Name)
 	}
@@ -285,12 +283,12 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	}()
 
 	if o.AppArmorNode != "" {
-		if err := AppArmorNodeReady(o.UMLKernel); err != nil {
+		if err := appArmorNodeReady(o.UMLKernel); err != nil {
 			return nil, err
 		}
 	}
 
-	images, err := nodeImages(ctx, o)
+	images, err := nodeImages(ctx, p, o)
 	if err != nil {
 		return nil, err
 	}
@@ -303,10 +301,10 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 		return nil, err
 	}
 
-	prov := provider(p)
+	prov := kindProvider(p)
 	cleanup := func(reason string) {
 		p.Step("%s: deleting cluster %s", reason, o.Name)
-		if err := Down(context.Background(), o.Name, o.Kubeconfig, p); err != nil {
+		if err := down(context.Background(), o.Name, o.Kubeconfig, p); err != nil {
 			p.Step("cleanup of %s: %v", o.Name, err)
 		}
 	}
@@ -357,7 +355,7 @@ func Up(ctx context.Context, o UpOptions) (_ *Cluster, err error) {
 	p.Step("kind create done in %.1fs (Docker network lock held %.2fs)", time.Since(start).Seconds(), networkLock.Seconds())
 	_ = os.Chmod(o.Kubeconfig, 0o600)
 
-	c, err := finishUp(ctx, prov, o, images[Worker{Kubelet: o.AppArmorNode, Runtime: o.AppArmorNodeRuntime}])
+	c, err := finishUp(ctx, p, prov, o, images[Worker{Kubelet: o.AppArmorNode, Runtime: o.AppArmorNodeRuntime}])
 	if err != nil {
 		reason := "bring-up failed"
 		if ctx.Err() != nil {
@@ -382,8 +380,7 @@ func flattenKindError(err error) string {
 	return s
 }
 
-func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmorImage string) (*Cluster, error) {
-	p := o.Progress
+func finishUp(ctx context.Context, p *progress.Progress, prov *cluster.Provider, o UpOptions, appArmorImage string) (*Cluster, error) {
 	cl, err := kubeclient.Load(o.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -406,7 +403,7 @@ func finishUp(ctx context.Context, prov *cluster.Provider, o UpOptions, appArmor
 	}
 	if o.AppArmorNode != "" {
 		if err := p.Timed("AppArmor node (User-Mode Linux) joined", func() error {
-			return bootAppArmorNode(ctx, o, appArmorImage, cs, infos)
+			return bootAppArmorNode(ctx, p, o, appArmorImage, cs, infos)
 		}); err != nil {
 			return nil, err
 		}

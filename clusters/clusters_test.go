@@ -37,7 +37,7 @@ func TestKindVersionMatchesGoMod(t *testing.T) {
 }
 
 func TestContainerdConfigNeverPullsAndClampsOOM(t *testing.T) {
-	c := containerdConfig("registry.k8s.io/pause:3.10.2", ociRuntime{name: OCIRunc, nodePath: nodeRunc})
+	c := containerdConfig("registry.k8s.io/pause:3.10.2", ociRuntime{name: ociRunc, nodePath: nodeRunc})
 	for _, want := range []string{
 		`sandbox_image = "registry.k8s.io/pause:3.10.2"`,
 		"restrict_oom_score_adj = true",
@@ -144,13 +144,13 @@ func TestRestrictedRuntimesText(t *testing.T) {
 }
 
 func TestNodeImageSpecTags(t *testing.T) {
-	if got := (NodeImageSpec{ControlPlane: "1.37.2"}).Tag(); got != "v1.37.2" {
+	if got := (NodeImageSpec{ControlPlane: "1.37.2"}).tag(); got != "v1.37.2" {
 		t.Errorf("control-plane tag %q", got)
 	}
-	if got := (NodeImageSpec{ControlPlane: "1.37.2", Kubelet: "v1.34.4"}).Tag(); got != "v1.37.2-kubelet-v1.34.4" {
+	if got := (NodeImageSpec{ControlPlane: "1.37.2", Kubelet: "v1.34.4"}).tag(); got != "v1.37.2-kubelet-v1.34.4" {
 		t.Errorf("worker tag %q", got)
 	}
-	if !(NodeImageSpec{ControlPlane: "1.37.2", Kubelet: "v1.37.2"}).IsControlPlane() {
+	if !(NodeImageSpec{ControlPlane: "1.37.2", Kubelet: "v1.37.2"}).isControlPlane() {
 		t.Error("same versions should make a control-plane image")
 	}
 }

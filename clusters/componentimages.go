@@ -13,14 +13,15 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew"
 
-	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 //go:embed assets/pause.go.txt
@@ -82,7 +83,7 @@ func e2eBusyBoxRef(ctx context.Context, v string) (string, error) {
 }
 
 // etcdBinary builds etcd for a kubeadm etcd image tag such as 3.7.0-0.
-func etcdBinary(ctx context.Context, p *Progress, tag string) (string, error) {
+func etcdBinary(ctx context.Context, p *progress.Progress, tag string) (string, error) {
 	v := "v" + strings.SplitN(tag, "-", 2)[0]
 	return gobuild.Build(ctx, p, gobuild.ProgramSet{
 		Module:   "go.etcd.io/etcd/server/v3",
@@ -93,7 +94,7 @@ func etcdBinary(ctx context.Context, p *Progress, tag string) (string, error) {
 }
 
 // pauseBinary builds the project's own pause program.
-func pauseBinary(ctx context.Context, p *Progress) (string, error) {
+func pauseBinary(ctx context.Context, p *progress.Progress) (string, error) {
 	cacheDir, err := cachedir.Resolve()
 	if err != nil {
 		return "", err
@@ -118,28 +119,11 @@ func pauseBinary(ctx context.Context, p *Progress) (string, error) {
 	return dst, err
 }
 
-// binaryImage is an image holding one static binary.
-func binaryImage(dir, ref, bin, inImage string, entrypoint []string, extra ...image.Layer) (image.Image, error) {
-	lf, err := image.NewLayer().File(inImage, filepath.Join(bin), 0o755).Dir("/tmp", 0o1777).
-		Data("/etc/passwd", []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"), 0o644).
-		Data("/etc/nsswitch.conf", []byte("hosts: files dns\n"), 0o644).
-		WriteTo(filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".tar"))
-	if err != nil {
-		return image.Image{}, err
-	}
-	return image.Image{
-		Tags:       []string{ref},
-		Layers:     append(append([]image.Layer{}, extra...), lf),
-		Entrypoint: entrypoint,
-		Labels:     map[string]string{"io.skewproof.image": "component"},
-	}, nil
-}
-
 // componentImages builds the images kubeadm of the control-plane version
 // asks for (the control-plane components only for a control-plane image)
 // and the busybox test image, from the binaries in cpBin and the layers of
 // the base image; pause is the sandbox image's reference.
-func componentImages(ctx context.Context, p *Progress, work string, spec NodeImageSpec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
+func componentImages(ctx context.Context, p *progress.Progress, work string, spec NodeImageSpec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
 	cp := "v" + skew.BareVersion(spec.ControlPlane)
 	refs, err := kubeadmImages(ctx, filepath.Join(cpBin, "kubeadm"), cp)
 	if err != nil {
@@ -149,22 +133,22 @@ func componentImages(ctx context.Context, p *Progress, work string, spec NodeIma
 		var img image.Image
 		switch r.Name {
 		case "kube-apiserver", "kube-controller-manager", "kube-scheduler":
-			if !spec.IsControlPlane() {
+			if !spec.isControlPlane() {
 				continue
 			}
-			img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil)
+			img, err = image.Binary(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil)
 		case "kube-proxy":
 			var wrapper image.Layer
 			if wrapper, err = iptablesWrapperLayer(filepath.Join(work, "iptables-wrapper.tar")); err == nil {
-				img, err = binaryImage(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil, base.ToolsLayer, wrapper)
+				img, err = image.Binary(work, r.Full, filepath.Join(cpBin, r.Name), "/usr/local/bin/"+r.Name, nil, base.ToolsLayer, wrapper)
 			}
 		case "etcd":
-			if !spec.IsControlPlane() {
+			if !spec.isControlPlane() {
 				continue
 			}
 			var dir string
 			if dir, err = etcdBinary(ctx, p, r.Tag); err == nil {
-				img, err = binaryImage(work, r.Full, filepath.Join(dir, "etcd"), "/usr/local/bin/etcd", nil)
+				img, err = image.Binary(work, r.Full, filepath.Join(dir, "etcd"), "/usr/local/bin/etcd", nil)
 			}
 		case "coredns":
 			// Not built: the clusters skip kubeadm's CoreDNS add-on
@@ -174,7 +158,7 @@ func componentImages(ctx context.Context, p *Progress, work string, spec NodeIma
 			var dir string
 			pause = r.Full
 			if dir, err = pauseBinary(ctx, p); err == nil {
-				img, err = binaryImage(work, r.Full, filepath.Join(dir, "pause"), "/pause", []string{"/pause"})
+				img, err = image.Binary(work, r.Full, filepath.Join(dir, "pause"), "/pause", []string{"/pause"})
 			}
 		default:
 			return nil, "", fmt.Errorf("kubeadm %s asks for image %s, which skewproof cannot build", spec.ControlPlane, r.Full)

@@ -7,25 +7,25 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // A node image's CRI runtime is Debian trixie's containerd 1.7 (installed
-// in the base image) unless its NodeImageSpec names another: CRIContainerd2
+// in the base image) unless its NodeImageSpec names another: criContainerd2
 // is containerd 2.4, built from the Go module proxy like the Kubernetes
 // binaries, with the node's runc (nodeRunc) as its OCI runtime and the
 // same settings and runtime handlers as containerdConfig, in containerd
 // 2's configuration layout (containerd2Config).
 
-// CRIContainerd2 names containerd 2 (Containerd2Version) as a node image's
+// criContainerd2 names containerd 2 (containerd2Version) as a node image's
 // CRI runtime (NodeImageSpec.CRI).
-const CRIContainerd2 = "containerd2"
+const criContainerd2 = "containerd2"
 
 const (
 	containerd2Module = "github.com/containerd/containerd/v2"
-	// Containerd2Version is the containerd 2 release the node images get:
+	// containerd2Version is the containerd 2 release the node images get:
 	// the newest github.com/containerd/containerd/v2 the module proxy serves.
-	Containerd2Version = "v2.4.2"
+	containerd2Version = "v2.4.2"
 )
 
 // containerd2Tags are the build tags of containerd's Makefile at v2.4.2:
@@ -48,7 +48,7 @@ const containerd2ShimTags = containerd2Tags + " no_grpc"
 // stays empty.
 func containerd2LDFlags() string {
 	pkg := containerd2Module + "/version"
-	return "-s -w -X " + pkg + ".Version=" + Containerd2Version + " -X " + pkg + ".Package=" + containerd2Module
+	return "-s -w -X " + pkg + ".Version=" + containerd2Version + " -X " + pkg + ".Package=" + containerd2Module
 }
 
 // containerd2ProgramSets are the two builds of containerd 2's node binaries:
@@ -58,13 +58,13 @@ func containerd2ProgramSets() []gobuild.ProgramSet {
 	cmd := containerd2Module + "/cmd/"
 	return []gobuild.ProgramSet{{
 		Module:   containerd2Module,
-		Version:  Containerd2Version,
+		Version:  containerd2Version,
 		Programs: map[string]string{"containerd": cmd + "containerd", "ctr": cmd + "ctr"},
 		LDFlags:  containerd2LDFlags(),
 		Tags:     containerd2Tags,
 	}, {
 		Module:   containerd2Module,
-		Version:  Containerd2Version,
+		Version:  containerd2Version,
 		Programs: map[string]string{"containerd-shim-runc-v2": cmd + "containerd-shim-runc-v2"},
 		LDFlags:  containerd2LDFlags(),
 		Tags:     containerd2ShimTags,
@@ -76,16 +76,16 @@ func containerd2ProgramSets() []gobuild.ProgramSet {
 // binaries; kind's containerd.service runs /usr/local/bin/containerd).
 var containerd2Programs = []string{"containerd", "containerd-shim-runc-v2", "ctr"}
 
-// Containerd2Binaries builds (or finds in the build cache) containerd
-// Containerd2Version's containerd, containerd-shim-runc-v2 and ctr: static
+// containerd2Binaries builds (or finds in the build cache) containerd
+// containerd2Version's containerd, containerd-shim-runc-v2 and ctr: static
 // (CGO_ENABLED=0), from the module proxy, and returns the path of each by
 // name.
-func Containerd2Binaries(ctx context.Context, p gobuild.Progress) (map[string]string, error) {
+func containerd2Binaries(ctx context.Context, p gobuild.Progress) (map[string]string, error) {
 	paths := map[string]string{}
 	for _, s := range containerd2ProgramSets() {
 		dir, err := gobuild.Build(ctx, p, s)
 		if err != nil {
-			return nil, fmt.Errorf("building containerd %s: %w", Containerd2Version, err)
+			return nil, fmt.Errorf("building containerd %s: %w", containerd2Version, err)
 		}
 		for n := range s.Programs {
 			paths[n] = filepath.Join(dir, n)
@@ -93,14 +93,14 @@ func Containerd2Binaries(ctx context.Context, p gobuild.Progress) (map[string]st
 	}
 	for _, n := range containerd2Programs {
 		if paths[n] == "" {
-			return nil, fmt.Errorf("building containerd %s: no %s", Containerd2Version, n)
+			return nil, fmt.Errorf("building containerd %s: no %s", containerd2Version, n)
 		}
 	}
 	return paths, nil
 }
 
 // addContainerd2 puts containerd 2 into a node's files: its binaries
-// (bins, from Containerd2Binaries) in place of the base image's links to
+// (bins, from containerd2Binaries) in place of the base image's links to
 // Debian's, and its configuration in place of containerdConfig.
 func addContainerd2(files *image.LayerBuilder, bins map[string]string, pause string, oci ociRuntime) *image.LayerBuilder {
 	for _, n := range containerd2Programs {
@@ -163,10 +163,10 @@ version = 4
 		fmt.Fprintf(&b, "  [%s.options]\n    SystemdCgroup = true\n    BinaryName = %q\n\n", t, binary)
 	}
 	if oci.nodePath == "" {
-		oci = ociRuntime{name: OCIRunc, nodePath: nodeRunc}
+		oci = ociRuntime{name: ociRunc, nodePath: nodeRunc}
 	}
 	addRuntime("runc", "", oci.nodePath)
-	if oci.name != OCIRunc {
+	if oci.name != ociRunc {
 		addRuntime(oci.name, "# The node's OCI runtime, "+oci.name+", also under its own name.\n", oci.nodePath)
 	}
 	addRuntime("test-handler", "", nodeRunc)

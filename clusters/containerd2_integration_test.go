@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,16 +34,16 @@ func TestIntegrationContainerd2Worker(t *testing.T) {
 
 	name := fmt.Sprintf("c2-it-%d", time.Now().Unix()%100000)
 	kubeconfig := t.TempDir() + "/kubeconfig"
-	p := clusters.NewProgress(os.Stderr)
-	_, err := clusters.Up(ctx, clusters.UpOptions{
+	p := progress.New(os.Stderr)
+	_, err := clusters.NewProvider(p).Up(ctx, clusters.UpOptions{
 		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig,
-		Runtimes: []clusters.NodeRuntime{{CRI: clusters.CRIContainerd2}}, Progress: p,
+		Runtimes: []clusters.NodeRuntime{{CRI: clusters.CRIContainerd2}},
 	})
 	if err != nil {
 		t.Fatalf("cluster up: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := clusters.Down(context.Background(), name, kubeconfig, p); err != nil {
+		if err := clusters.NewProvider(p).Down(context.Background(), name, kubeconfig); err != nil {
 			t.Errorf("cluster down: %v", err)
 		}
 		assertNothingLeft(t, name)

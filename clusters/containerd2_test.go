@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/BurntSushi/toml"
 )
@@ -138,17 +139,17 @@ func TestContainerd2Builds(t *testing.T) {
 // An image with containerd 2 has a tag and key of its own.
 func TestNodeImageCRITagAndKey(t *testing.T) {
 	base := &baseImage{Key: "basekey"}
-	runc := ociRuntime{name: OCIRunc, nodePath: nodeRunc}
+	runc := ociRuntime{name: ociRunc, nodePath: nodeRunc}
 	plain := NodeImageSpec{ControlPlane: "1.37.2", Kubelet: "1.34.4"}
 	c2 := plain
-	c2.Runtime.CRI = CRIContainerd2
-	if got := c2.Tag(); got != "v1.37.2-kubelet-v1.34.4-containerd2-runc" {
+	c2.Runtime.CRI = criContainerd2
+	if got := c2.tag(); got != "v1.37.2-kubelet-v1.34.4-containerd2-runc" {
 		t.Errorf("tag %s", got)
 	}
-	if got := (NodeImageSpec{ControlPlane: "1.37.2", Runtime: NodeRuntime{CRI: CRIContainerd2}}).Tag(); got != "v1.37.2-kubelet-v1.37.2-containerd2-runc" {
+	if got := (NodeImageSpec{ControlPlane: "1.37.2", Runtime: NodeRuntime{CRI: criContainerd2}}).tag(); got != "v1.37.2-kubelet-v1.37.2-containerd2-runc" {
 		t.Errorf("worker tag at the control plane's version %s", got)
 	}
-	if got := plain.Tag(); got != "v1.37.2-kubelet-v1.34.4" {
+	if got := plain.tag(); got != "v1.37.2-kubelet-v1.34.4" {
 		t.Errorf("tag %s", got)
 	}
 	refPlain, keyPlain := nodeImageRef(base, plain, runc)
@@ -156,7 +157,7 @@ func TestNodeImageCRITagAndKey(t *testing.T) {
 	if keyPlain == keyC2 || !strings.HasPrefix(refC2, nodeImageRepo+":v1.37.2-kubelet-v1.34.4-containerd2-runc-") || !strings.HasSuffix(refPlain, "-"+keyPlain) {
 		t.Errorf("refs %s and %s", refPlain, refC2)
 	}
-	crun := ociRuntime{name: OCICrun, nodePath: "/usr/bin/crun"}
+	crun := ociRuntime{name: ociCrun, nodePath: "/usr/bin/crun"}
 	c := containerd2Config("p", crun)
 	for _, want := range []string{
 		"runtimes.runc.options]\n    SystemdCgroup = true\n    BinaryName = \"/usr/bin/crun\"",
@@ -166,7 +167,7 @@ func TestNodeImageCRITagAndKey(t *testing.T) {
 			t.Errorf("containerd 2 config with crun lacks %q", want)
 		}
 	}
-	if _, err := BuildNodeImage(t.Context(), NewProgress(io.Discard), NodeImageSpec{ControlPlane: "1.37.2", Runtime: NodeRuntime{CRI: "cri-o"}}); err == nil || !strings.Contains(err.Error(), "not one skewproof builds") {
+	if _, err := buildNodeImage(t.Context(), progress.New(io.Discard), NodeImageSpec{ControlPlane: "1.37.2", Runtime: NodeRuntime{CRI: "cri-o"}}); err == nil || !strings.Contains(err.Error(), "not one skewproof builds") {
 		t.Errorf("CRI cri-o: %v", err)
 	}
 }
@@ -200,7 +201,7 @@ type containerd1File struct {
 }
 
 func TestContainerdConfigKeys(t *testing.T) {
-	for _, oci := range []ociRuntime{{}, {name: OCICrun, nodePath: nodeOCIRuntimes[OCICrun]}} {
+	for _, oci := range []ociRuntime{{}, {name: ociCrun, nodePath: nodeOCIRuntimes[ociCrun]}} {
 		var c containerd1File
 		md, err := toml.Decode(containerdConfig("registry.k8s.io/pause:3.10.2", oci), &c)
 		if err != nil {

@@ -9,14 +9,14 @@ import (
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 
-	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
-// A CRI-O node (NodeImageSpec.Runtime.CRI = CRICRIO) runs CRI-O
-// (CRIOVersion, built from the Go module proxy with cgo and the host's
+// A CRI-O node (NodeImageSpec.Runtime.CRI = criCRIO) runs CRI-O
+// (crioVersion, built from the Go module proxy with cgo and the host's
 // libseccomp) with Debian trixie's conmon, and pinns built from CRI-O's own
 // module, instead of containerd. kind creates and joins it like any worker:
 // CRI-O listens on the socket kind's kubeadm configuration names for
@@ -39,15 +39,15 @@ import (
 //     runtime spec, which CRI-O does not read: CRI-O's containers see the
 //     node's product files.
 
-// CRICRIO names CRI-O (CRIOVersion) as a node image's CRI runtime
+// criCRIO names CRI-O (crioVersion) as a node image's CRI runtime
 // (NodeImageSpec.CRI).
-const CRICRIO = "crio"
+const criCRIO = "crio"
 
 const (
 	crioModule = "github.com/cri-o/cri-o"
-	// CRIOVersion is the CRI-O release the node images get: the newest
+	// crioVersion is the CRI-O release the node images get: the newest
 	// github.com/cri-o/cri-o the module proxy serves (v1.35.0 is not).
-	CRIOVersion = "v1.34.0"
+	crioVersion = "v1.34.0"
 )
 
 // crioTags are the BUILDTAGS CRI-O's Makefile (v1.34.0) chooses on a host
@@ -70,7 +70,7 @@ const crioTags = "containers_image_openpgp containers_image_ostree_stub exclude_
 func crioProgramSet() gobuild.ProgramSet {
 	return gobuild.ProgramSet{
 		Module:     crioModule,
-		Version:    CRIOVersion,
+		Version:    crioVersion,
 		Programs:   map[string]string{"crio": crioModule + "/cmd/crio"},
 		LDFlags:    "-s -w",
 		Tags:       crioTags,
@@ -83,13 +83,13 @@ func crioProgramSet() gobuild.ProgramSet {
 // -O3; the binary is static, as there.
 const pinnsCFlags = "-std=c99 -Os -Wall -Werror -Wextra -static -O3"
 
-// CRIOBinaries builds (or finds in the cache) crio and pinns and returns
+// crioBinaries builds (or finds in the cache) crio and pinns and returns
 // the path of each by name.
-func CRIOBinaries(ctx context.Context, p gobuild.Progress) (map[string]string, error) {
+func crioBinaries(ctx context.Context, p gobuild.Progress) (map[string]string, error) {
 	s := crioProgramSet()
 	dir, err := gobuild.Build(ctx, p, s)
 	if err != nil {
-		return nil, fmt.Errorf("building CRI-O %s: %w", CRIOVersion, err)
+		return nil, fmt.Errorf("building CRI-O %s: %w", crioVersion, err)
 	}
 	pinns, err := buildPinns(ctx, p)
 	if err != nil {
@@ -105,11 +105,11 @@ func buildPinns(ctx context.Context, p gobuild.Progress) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dst := filepath.Join(cacheDir, "bin", "pinns-"+CRIOVersion+"-"+cache.Key("pinns", crioModule, CRIOVersion, pinnsCFlags))
+	dst := filepath.Join(cacheDir, "bin", "pinns-"+crioVersion+"-"+cache.Key("pinns", crioModule, crioVersion, pinnsCFlags))
 	if cache.Complete(dst) {
 		return filepath.Join(dst, "pinns"), nil
 	}
-	src, err := gobuild.ModuleDir(ctx, crioModule, CRIOVersion)
+	src, err := gobuild.ModuleDir(ctx, crioModule, crioVersion)
 	if err != nil {
 		return "", fmt.Errorf("building pinns: %w", err)
 	}
@@ -118,11 +118,11 @@ func buildPinns(ctx context.Context, p gobuild.Progress) (string, error) {
 		return "", fmt.Errorf("building pinns: no C sources in %s/pinns/src", src)
 	}
 	err = cache.AtomicDir(ctx, dst, p.Step, func(tmp string) error {
-		return p.Timed("cc pinns ("+CRIOVersion+")", func() error {
+		return p.Timed("cc pinns ("+crioVersion+")", func() error {
 			out := filepath.Join(tmp, "pinns")
 			args := append(strings.Fields(pinnsCFlags), "-o", out)
 			if err := command.Run(ctx, tmp, os.Environ(), "cc", append(args, sources...)...); err != nil {
-				return fmt.Errorf("building pinns (CRI-O %s) with the host's C compiler (hack/setup-host.sh installs gcc and libc6-dev): %w", CRIOVersion, err)
+				return fmt.Errorf("building pinns (CRI-O %s) with the host's C compiler (hack/setup-host.sh installs gcc and libc6-dev): %w", crioVersion, err)
 			}
 			return command.Run(ctx, tmp, os.Environ(), "strip", "-s", out)
 		})
@@ -163,10 +163,10 @@ type crioHandler struct {
 // before oci runs.
 func crioHandlers(oci ociRuntime) []crioHandler {
 	if oci.nodePath == "" {
-		oci = ociRuntime{name: OCIRunc, nodePath: nodeRunc}
+		oci = ociRuntime{name: ociRunc, nodePath: nodeRunc}
 	}
 	hs := []crioHandler{{name: "runc", runtime: oci.nodePath}}
-	if oci.name != OCIRunc {
+	if oci.name != ociRunc {
 		hs = append(hs, crioHandler{name: oci.name, runtime: oci.nodePath})
 	}
 	hs = append(hs, crioHandler{name: "test-handler", runtime: nodeRunc})
@@ -343,7 +343,7 @@ done < ` + crioImageTags + `
 touch /var/lib/containers/skewproof-images-loaded
 `
 
-// addCRIO puts CRI-O into a node's files (bins from CRIOBinaries): its
+// addCRIO puts CRI-O into a node's files (bins from crioBinaries): its
 // binaries, configuration, units and handler wrappers, the node's images
 // (archive, with tags) to load at boot, and containerd's unit masked.
 func addCRIO(files *image.LayerBuilder, bins map[string]string, pause string, oci ociRuntime, archive string, tags []string) *image.LayerBuilder {
@@ -371,7 +371,7 @@ func addCRIO(files *image.LayerBuilder, bins map[string]string, pause string, oc
 // crioKeyParts are the inputs of a CRI-O node image besides the common
 // ones (nodeImageRef).
 func crioKeyParts(oci ociRuntime) []string {
-	parts := []string{"cri", CRICRIO, crioConfig("", oci), crioStorageConfig, crioRegistries, crioPolicy, crioUnit, crioImagesUnit, crioLoadImagesScript, pinnsCFlags, crioProgramSet().Key()}
+	parts := []string{"cri", criCRIO, crioConfig("", oci), crioStorageConfig, crioRegistries, crioPolicy, crioUnit, crioImagesUnit, crioLoadImagesScript, pinnsCFlags, crioProgramSet().Key()}
 	for _, h := range crioHandlers(oci) {
 		parts = append(parts, crioRuntimeWrapper(h))
 	}

@@ -51,7 +51,7 @@ type crioFile struct {
 
 func TestCRIOConfigParsesAndNamesEveryHandler(t *testing.T) {
 	const pause = "registry.k8s.io/pause:3.10.2"
-	crun := ociRuntime{name: OCICrun, nodePath: nodeOCIRuntimes[OCICrun]}
+	crun := ociRuntime{name: ociCrun, nodePath: nodeOCIRuntimes[ociCrun]}
 	var c crioFile
 	md, err := toml.Decode(crioConfig(pause, crun), &c)
 	if err != nil {
@@ -66,7 +66,7 @@ func TestCRIOConfigParsesAndNamesEveryHandler(t *testing.T) {
 	// The kubelet's pods name no handler (default_runtime) or one of the
 	// RuntimeClasses skewproof creates; each must be there, as in
 	// containerd's configuration.
-	want := []string{"runc", OCICrun, "test-handler"}
+	want := []string{"runc", ociCrun, "test-handler"}
 	want = append(want, nodefacts.RestrictedRuntimeHandlers()...)
 	for _, h := range want {
 		r, ok := c.CRIO.Runtime.Runtimes[h]

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // docker runs the Docker CLI and returns its trimmed standard output.
@@ -63,6 +63,3 @@ func dockerLoad(ctx context.Context, images ...image.Image) error {
 	_ = pr.Close()
 	return err
 }
-
-// Docker runs the Docker CLI (exported for tests and the runner).
-func Docker(ctx context.Context, args ...string) (string, error) { return docker(ctx, args...) }

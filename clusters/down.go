@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
-// Down deletes a cluster: its nodes (through kind), its Docker network and
+// down deletes a cluster: its nodes (through kind), its Docker network and
 // its default kubeconfig file. Deleting a cluster that does not exist is not
 // an error. A failed attempt is made again, twice: a terminal's Ctrl-C
 // reaches the docker commands of a clean-up that is under way, but not the
@@ -18,7 +20,7 @@ import (
 // label and does not read the network from the environment
 // (kindnetwork.go), so Down sets none and takes no lock: it removes the
 // network itself.
-func Down(ctx context.Context, name, kubeconfig string, p *Progress) error {
+func down(ctx context.Context, name, kubeconfig string, p *progress.Progress) error {
 	var err error
 	for attempt := 1; attempt <= 3; attempt++ {
 		if err = downOnce(ctx, name, kubeconfig, p); err == nil || ctx.Err() != nil {
@@ -29,7 +31,7 @@ func Down(ctx context.Context, name, kubeconfig string, p *Progress) error {
 	return err
 }
 
-func downOnce(ctx context.Context, name, kubeconfig string, p *Progress) error {
+func downOnce(ctx context.Context, name, kubeconfig string, p *progress.Progress) error {
 	var errs []error
 	if kubeconfig == "" {
 		kubeconfig = DefaultKubeconfig(name)
@@ -37,7 +39,7 @@ func downOnce(ctx context.Context, name, kubeconfig string, p *Progress) error {
 	if err := removeAppArmorNodes(name); err != nil {
 		errs = append(errs, fmt.Errorf("removing the AppArmor node of %s: %w", name, err))
 	}
-	if err := provider(p).Delete(name, kubeconfig); err != nil {
+	if err := kindProvider(p).Delete(name, kubeconfig); err != nil {
 		errs = append(errs, fmt.Errorf("deleting nodes of %s: %w", name, err))
 	}
 	if out, err := docker(ctx, "network", "ls", "-q", "--filter", "name=^"+NetworkName(name)+"$"); err == nil && out != "" {

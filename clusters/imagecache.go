@@ -9,10 +9,11 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
-// ListImages describes skewproof's node and base images and its cache.
-func ListImages(ctx context.Context) (string, error) {
+// listImages describes skewproof's node and base images and its cache.
+func listImages(ctx context.Context) (string, error) {
 	out, err := docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.CreatedSince}}")
 	if err != nil {
 		return "", dockerUnavailableError(err)
@@ -39,9 +40,9 @@ func dirSize(dir string) string {
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
-// PruneImages removes skewproof's images from Docker and its build cache.
+// pruneImages removes skewproof's images from Docker and its build cache.
 // Images used by existing clusters are kept by Docker (it refuses).
-func PruneImages(ctx context.Context, p *Progress) error {
+func pruneImages(ctx context.Context, p *progress.Progress) error {
 	out, err := docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}")
 	if err != nil {
 		return dockerUnavailableError(err)
@@ -75,14 +76,11 @@ func PruneImages(ctx context.Context, p *Progress) error {
 	return nil
 }
 
-// NodeImageRepository is the Docker repository of every node image.
-const NodeImageRepository = nodeImageRepo
-
-// PruneNodeImages keeps the newest keep images of repository (by creation
+// pruneNodeImages keeps the newest keep images of repository (by creation
 // time) and removes the others; the build cache stays, so a removed image
 // is reassembled from cached binaries when needed again. Images in use by
 // a cluster are kept by Docker (it refuses), and said so.
-func PruneNodeImages(ctx context.Context, p *Progress, repository string, keep int) error {
+func pruneNodeImages(ctx context.Context, p *progress.Progress, repository string, keep int) error {
 	if keep < 0 {
 		return fmt.Errorf("--keep must be 0 or more")
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,15 +46,15 @@ func TestIntegrationMixedCluster(t *testing.T) {
 
 	name := fmt.Sprintf("it-%d", time.Now().Unix()%100000)
 	kubeconfig := t.TempDir() + "/kubeconfig"
-	p := clusters.NewProgress(os.Stderr)
-	c, err := clusters.Up(ctx, clusters.UpOptions{
-		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig, Progress: p,
+	p := progress.New(os.Stderr)
+	c, err := clusters.NewProvider(p).Up(ctx, clusters.UpOptions{
+		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig,
 	})
 	if err != nil {
 		t.Fatalf("cluster up: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := clusters.Down(context.Background(), name, kubeconfig, p); err != nil {
+		if err := clusters.NewProvider(p).Down(context.Background(), name, kubeconfig); err != nil {
 			t.Errorf("cluster down: %v", err)
 		}
 		assertNothingLeft(t, name)
@@ -106,7 +107,7 @@ func TestIntegrationMixedCluster(t *testing.T) {
 		if !errors.As(err, new(clusters.ExistsError)) || strings.Contains(err.Error(), "\n") {
 			t.Fatalf("second run of %s: %v; want one line saying the cluster exists", name, err)
 		}
-		names, lerr := clusters.List(ctx)
+		names, lerr := clusters.NewProvider(nil).List(ctx)
 		if lerr != nil || !slices.Contains(names, name) {
 			t.Fatalf("after the refused run: clusters %v (%v); %s must still exist", names, lerr, name)
 		}

@@ -1,6 +1,6 @@
 package clusters
 
-import "github.com/skewproof/skewproof/clusters/internal/image"
+import "github.com/skewproof/skewproof/internal/image"
 
 // iptablesModeWrapper stands for iptables, ip6tables and their -save and
 // -restore in kube-proxy's image: it runs the nf_tables variant when the

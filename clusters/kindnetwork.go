@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/kind/pkg/cluster"
+
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // kindNetworkEnv names the Docker network kind's Docker provider puts a
@@ -38,7 +40,7 @@ var kindNetworkMu sync.Mutex
 
 // createOnNetwork runs kind's Create for the cluster name with its nodes on
 // the Docker network network. It returns how long it held kindNetworkMu.
-func createOnNetwork(p *Progress, name, network string, opts ...cluster.CreateOption) (held time.Duration, err error) {
+func createOnNetwork(p *progress.Progress, name, network string, opts ...cluster.CreateOption) (held time.Duration, err error) {
 	kindNetworkMu.Lock()
 	start := time.Now()
 	prev, hadPrev := os.LookupEnv(kindNetworkEnv)

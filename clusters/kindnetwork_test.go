@@ -12,6 +12,8 @@ import (
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
+
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // fakeDocker is the docker command kind runs in TestCreateOnNetworkConcurrent:
@@ -78,7 +80,7 @@ func TestCreateOnNetworkConcurrent(t *testing.T) {
 		for i := range cfg.Nodes {
 			v1alpha4.SetDefaultsNode(&cfg.Nodes[i])
 		}
-		return createOnNetwork(NewProgress(&strings.Builder{}), name, NetworkName(name),
+		return createOnNetwork(progress.New(&strings.Builder{}), name, NetworkName(name),
 			cluster.CreateWithV1Alpha4Config(cfg),
 			cluster.CreateWithKubeconfigPath(filepath.Join(dir, name+".kubeconfig")),
 			cluster.CreateWithDisplayUsage(false), cluster.CreateWithDisplaySalutation(false))

@@ -10,9 +10,9 @@ import (
 	"strings"
 )
 
-// List returns the names of the clusters that exist (kind clusters on a
+// list returns the names of the clusters that exist (kind clusters on a
 // skewproof network or with skewproof node images).
-func List(ctx context.Context) ([]string, error) {
+func list(ctx context.Context) ([]string, error) {
 	if _, err := docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
 		return nil, dockerUnavailableError(err)
 	}

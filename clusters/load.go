@@ -5,28 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/skewproof/skewproof/clusters/internal/image"
 )
 
-// LoadBinaryImage makes an image named ref that holds one static binary at
-// inImage (with /tmp, /etc/passwd) on top of the extra layers, and imports
-// it, pinned, into the containerd of each named node (a kind node container
-// or a UML node, through nodeExec).
-// Nothing is pulled or pushed.
-func LoadBinaryImage(ctx context.Context, ref, binary, inImage string, entrypoint []string, nodes []string, extra ...ExtraLayer) error {
-	dir, err := os.MkdirTemp("", "skewproof-image-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	archive := filepath.Join(dir, "image.tar")
-	if err := WriteBinaryImage(archive, dir, ref, binary, inImage, entrypoint, extra...); err != nil {
-		return err
-	}
+// loadImageArchive imports the image ref from a "docker save" archive
+// (image.WriteBinary writes one), pinned, into the containerd of each named
+// node (a kind node container or a UML node, through nodeExec). Nothing is
+// pulled or pushed.
+func loadImageArchive(ctx context.Context, archive, ref string, nodes []string) error {
 	// Into every node at once: each import is a docker exec of ctr reading
 	// the archive, mostly waiting on the node's containerd and disk; one
 	// after the other they took 32 s for five nodes on a busy machine.
@@ -77,20 +64,6 @@ f=$(mktemp /var/tmp/skewproof-image-XXXXXX)
 trap 'rm -f "$f"' EXIT
 cat > "$f"
 skopeo copy --quiet "docker-archive:$f" "containers-storage:$1"`
-
-// WriteBinaryImage writes the image of LoadBinaryImage as a "docker save"
-// archive at archive (work holds temporary files); `docker load` takes it.
-func WriteBinaryImage(archive, work, ref, binary, inImage string, entrypoint []string, extra ...ExtraLayer) error {
-	layers := make([]image.Layer, 0, len(extra))
-	for _, e := range extra {
-		layers = append(layers, image.Layer{Path: e.Path, DiffID: e.Digest})
-	}
-	img, err := binaryImage(work, ref, binary, inImage, entrypoint, layers...)
-	if err != nil {
-		return err
-	}
-	return image.WriteFile(archive, img)
-}
 
 // fullImageName is the name containerd stores a reference under on import:
 // a name without a registry gets "docker.io/", and a one-part name also

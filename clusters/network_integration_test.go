@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // Two clusters made at once, as `run --matrix-parallel 2` makes them: every
@@ -54,7 +56,7 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 	t.Cleanup(func() {
 		for round := 1; round <= 2; round++ {
 			for i, name := range names {
-				if err := Down(context.Background(), name, kubeconfigs[i], nil); err != nil && round == 2 {
+				if err := down(context.Background(), name, kubeconfigs[i], nil); err != nil && round == 2 {
 					t.Errorf("cluster down %s: %v", name, err)
 				}
 			}
@@ -79,8 +81,8 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := NewProgress(io.MultiWriter(&linePrefix{w: os.Stderr, prefix: name + ": "}, &logs[i]))
-			_, errs[i] = Up(ctx, UpOptions{Name: name, APIServer: "1.37.2", Kubeconfig: kubeconfigs[i], Temporary: true, Progress: p})
+			p := progress.New(io.MultiWriter(&linePrefix{w: os.Stderr, prefix: name + ": "}, &logs[i]))
+			_, errs[i] = up(ctx, p, UpOptions{Name: name, APIServer: "1.37.2", Kubeconfig: kubeconfigs[i], Temporary: true})
 		}()
 	}
 	wg.Wait()

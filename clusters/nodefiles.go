@@ -3,7 +3,7 @@ package clusters
 import (
 	"path/filepath"
 
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 const defaultStorageManifest = `apiVersion: storage.k8s.io/v1
@@ -37,7 +37,7 @@ func nodeFiles(cpBin, kubeletPath, cp, kl, pause string, oci ociRuntime) *image.
 	if oci.hostPath != "" {
 		files = files.File(oci.nodePath, oci.hostPath, 0o755)
 	}
-	if oci.name != "" && oci.name != OCIRunc {
+	if oci.name != "" && oci.name != ociRunc {
 		files = files.Data(productFilesHookPath, []byte(productFilesHook), 0o755)
 	}
 	return files

@@ -9,14 +9,15 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
-	"github.com/skewproof/skewproof/clusters/internal/image"
 	"github.com/skewproof/skewproof/clusters/owner"
+	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // A node image is built in three steps, one file each: the component images
@@ -45,18 +46,18 @@ func (s NodeImageSpec) kubelet() string {
 	return s.Kubelet
 }
 
-// IsControlPlane reports whether the image is for a control-plane node
+// isControlPlane reports whether the image is for a control-plane node
 // (kubelet at the control-plane version), which also holds the images of the
 // control-plane components.
-func (s NodeImageSpec) IsControlPlane() bool {
+func (s NodeImageSpec) isControlPlane() bool {
 	return skew.BareVersion(s.kubelet()) == skew.BareVersion(s.ControlPlane) && s.Runtime.IsDefault()
 }
 
-// Tag is the human part of the image name, e.g. v1.37.2-kubelet-v1.34.4,
+// tag is the human part of the image name, e.g. v1.37.2-kubelet-v1.34.4,
 // or v1.37.2-kubelet-v1.34.4-containerd2-crun with another runtime.
-func (s NodeImageSpec) Tag() string {
+func (s NodeImageSpec) tag() string {
 	t := "v" + skew.BareVersion(s.ControlPlane)
-	if !s.IsControlPlane() {
+	if !s.isControlPlane() {
 		t += "-kubelet-v" + skew.BareVersion(s.kubelet())
 	}
 	if !s.Runtime.IsDefault() {
@@ -65,9 +66,9 @@ func (s NodeImageSpec) Tag() string {
 	return t
 }
 
-// BuildContainerPrefix starts the name of the temporary containers that
+// buildContainerPrefix starts the name of the temporary containers that
 // node images are assembled in.
-const BuildContainerPrefix = "skewproof-build-"
+const buildContainerPrefix = "skewproof-build-"
 
 // nodeImageRevision changes whenever the node-image assembly changes.
 const nodeImageRevision = "3"
@@ -75,9 +76,9 @@ const nodeImageRevision = "3"
 // nodeImageRepo is the repository of the node images skewproof builds.
 const nodeImageRepo = "skewproof-node"
 
-// BuildNodeImage builds (or finds in the cache) the node image for spec and
+// buildNodeImage builds (or finds in the cache) the node image for spec and
 // returns its reference.
-func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (string, error) {
+func buildNodeImage(ctx context.Context, p *progress.Progress, spec NodeImageSpec) (string, error) {
 	if !slices.Contains(criRuntimes, spec.Runtime.cri()) {
 		return "", fmt.Errorf("node image CRI runtime %q: not one skewproof builds (%s)", spec.Runtime.CRI, strings.Join(criRuntimes, ", "))
 	}
@@ -134,10 +135,10 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 			kubeletPath = filepath.Join(klBin, "kubelet")
 		}
 		switch spec.Runtime.cri() {
-		case CRIContainerd2:
-			criBins, err = Containerd2Binaries(gctx, p)
-		case CRICRIO:
-			criBins, err = CRIOBinaries(gctx, p)
+		case criContainerd2:
+			criBins, err = containerd2Binaries(gctx, p)
+		case criCRIO:
+			criBins, err = crioBinaries(gctx, p)
 		}
 		return err
 	})
@@ -160,9 +161,9 @@ func BuildNodeImage(ctx context.Context, p *Progress, spec NodeImageSpec) (strin
 	}
 	files := nodeFiles(cpBin, kubeletPath, cp, kl, pause, oci)
 	switch spec.Runtime.cri() {
-	case CRIContainerd2:
+	case criContainerd2:
 		files = addContainerd2(files, criBins, pause, oci)
-	case CRICRIO:
+	case criCRIO:
 		var tags []string
 		for _, img := range images {
 			tags = append(tags, img.Tags...)
@@ -193,16 +194,16 @@ func nodeImageRef(base *baseImage, spec NodeImageSpec, oci ociRuntime) (ref, key
 		parts = append(parts, spec.Runtime.String(), oci.nodePath, oci.digest, productFilesHook)
 	}
 	switch spec.Runtime.cri() {
-	case CRIContainerd2:
-		parts = append(parts, "cri", CRIContainerd2, containerd2Config("", oci))
+	case criContainerd2:
+		parts = append(parts, "cri", criContainerd2, containerd2Config("", oci))
 		for _, s := range containerd2ProgramSets() {
 			parts = append(parts, s.Key())
 		}
-	case CRICRIO:
+	case criCRIO:
 		parts = append(parts, crioKeyParts(oci)...)
 	}
 	key = cache.ImageKey(parts...)
-	return nodeImageRepo + ":" + spec.Tag() + "-" + key, key
+	return nodeImageRepo + ":" + spec.tag() + "-" + key, key
 }
 
 // buildDir makes a work directory of this process in the cache directory

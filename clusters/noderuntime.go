@@ -31,34 +31,34 @@ type NodeRuntime struct {
 
 // CRI and OCI runtimes of the node images.
 const (
-	CRIContainerd = "containerd"
-	OCIRunc       = "runc"
-	OCICrun       = "crun"
+	criContainerd = "containerd"
+	ociRunc       = "runc"
+	ociCrun       = "crun"
 )
 
 // criRuntimes are the CRI runtimes a node image can have.
-var criRuntimes = []string{CRIContainerd, CRIContainerd2, CRICRIO}
+var criRuntimes = []string{criContainerd, criContainerd2, criCRIO}
 
 // nodeOCIRuntimes are the OCI runtimes every node image carries, with their
 // path in the node.
-var nodeOCIRuntimes = map[string]string{OCIRunc: nodeRunc, OCICrun: "/usr/bin/crun"}
+var nodeOCIRuntimes = map[string]string{ociRunc: nodeRunc, ociCrun: "/usr/bin/crun"}
 
 func (r NodeRuntime) cri() string {
 	if r.CRI == "" {
-		return CRIContainerd
+		return criContainerd
 	}
 	return r.CRI
 }
 
 func (r NodeRuntime) oci() string {
 	if r.OCI == "" {
-		return OCIRunc
+		return ociRunc
 	}
 	return r.OCI
 }
 
 // IsDefault says whether r is the default runtime.
-func (r NodeRuntime) IsDefault() bool { return r.cri() == CRIContainerd && r.oci() == OCIRunc }
+func (r NodeRuntime) IsDefault() bool { return r.cri() == criContainerd && r.oci() == ociRunc }
 
 // String is r in the --kubelets grammar's suffix form: "containerd+crun".
 func (r NodeRuntime) String() string { return r.cri() + "+" + r.oci() }
@@ -73,10 +73,10 @@ type Worker struct {
 // "1.37.2@containerd+runc".
 func (w Worker) String() string {
 	s := skew.BareVersion(w.Kubelet)
-	if w.Runtime.CRI != "" && w.Runtime.CRI != CRIContainerd {
+	if w.Runtime.CRI != "" && w.Runtime.CRI != criContainerd {
 		s += "@" + w.Runtime.CRI
 	}
-	if w.Runtime.OCI != "" && w.Runtime.OCI != OCIRunc {
+	if w.Runtime.OCI != "" && w.Runtime.OCI != ociRunc {
 		s += "+" + w.Runtime.OCI
 	}
 	return s
@@ -118,7 +118,7 @@ func ParseNodeRuntime(s string, vendor map[string]string) (NodeRuntime, error) {
 	if cri == "cri-o" {
 		// The name CRI-O gives itself (the kubelet's node status, and
 		// simulate --runtime).
-		cri = CRICRIO
+		cri = criCRIO
 	}
 	if cri != "" {
 		if !slices.Contains(criRuntimes, cri) {

@@ -17,12 +17,12 @@ func TestParseWorker(t *testing.T) {
 	vendor := map[string]string{"myrt": "/opt/myrt"}
 	for in, want := range map[string]Worker{
 		"1.37.2":                 {Kubelet: "1.37.2"},
-		"v1.34.4+crun":           {Kubelet: "v1.34.4", Runtime: NodeRuntime{OCI: OCICrun}},
-		"1.37.2@containerd":      {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: CRIContainerd}},
-		"1.37.2@containerd+runc": {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: CRIContainerd, OCI: OCIRunc}},
+		"v1.34.4+crun":           {Kubelet: "v1.34.4", Runtime: NodeRuntime{OCI: ociCrun}},
+		"1.37.2@containerd":      {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: criContainerd}},
+		"1.37.2@containerd+runc": {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: criContainerd, OCI: ociRunc}},
 		"1.37.2+myrt":            {Kubelet: "1.37.2", Runtime: NodeRuntime{OCI: "myrt"}},
-		"1.37.2@crio+crun":       {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: CRICRIO, OCI: OCICrun}},
-		"1.37.2@cri-o":           {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: CRICRIO}},
+		"1.37.2@crio+crun":       {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: criCRIO, OCI: ociCrun}},
+		"1.37.2@cri-o":           {Kubelet: "1.37.2", Runtime: NodeRuntime{CRI: criCRIO}},
 	} {
 		got, err := ParseWorker(in, vendor)
 		if err != nil || got != want {
@@ -38,10 +38,10 @@ func TestParseWorker(t *testing.T) {
 			t.Errorf("ParseWorker(%q) error %v, want one containing %q", in, err, msg)
 		}
 	}
-	if got := (Worker{Kubelet: "v1.37.2", Runtime: NodeRuntime{CRI: CRIContainerd, OCI: OCICrun}}).String(); got != "1.37.2+crun" {
+	if got := (Worker{Kubelet: "v1.37.2", Runtime: NodeRuntime{CRI: criContainerd, OCI: ociCrun}}).String(); got != "1.37.2+crun" {
 		t.Errorf("Worker.String() = %q", got)
 	}
-	if !(NodeRuntime{CRI: CRIContainerd, OCI: OCIRunc}).IsDefault() || (NodeRuntime{OCI: OCICrun}).IsDefault() {
+	if !(NodeRuntime{CRI: criContainerd, OCI: ociRunc}).IsDefault() || (NodeRuntime{OCI: ociCrun}).IsDefault() {
 		t.Error("IsDefault wrong")
 	}
 }
@@ -87,7 +87,7 @@ func TestNodeRuntimeInConfigAndImage(t *testing.T) {
 	if c := containerdConfig("p", def); strings.Contains(c, `BinaryName = "`+nodeRunc+`"`) || !strings.Contains(c, "runtimes.runc]\n") {
 		t.Error("the default runtime's config names runc's binary (the shim's default)")
 	}
-	crun, _ := resolveOCI(NodeRuntime{OCI: OCICrun}, vendor)
+	crun, _ := resolveOCI(NodeRuntime{OCI: ociCrun}, vendor)
 	c := containerdConfig("p", crun)
 	for _, want := range []string{
 		"runtimes.runc.options]\n    SystemdCgroup = true\n    BinaryName = \"/usr/bin/crun\"\n",
@@ -112,8 +112,8 @@ func TestNodeRuntimeInConfigAndImage(t *testing.T) {
 	base := &baseImage{Key: "k"}
 	spec := NodeImageSpec{ControlPlane: "1.37.2", Kubelet: "1.37.2"}
 	refDefault, _ := nodeImageRef(base, spec, def)
-	spec.Runtime = NodeRuntime{OCI: OCICrun}
-	if spec.IsControlPlane() {
+	spec.Runtime = NodeRuntime{OCI: ociCrun}
+	if spec.isControlPlane() {
 		t.Error("a crun worker at the control plane's version is taken for the control plane")
 	}
 	refCrun, _ := nodeImageRef(base, spec, crun)
@@ -151,7 +151,7 @@ func TestVersionLabel(t *testing.T) {
 func TestCreateOCIRuntimeClasses(t *testing.T) {
 	cs := fake.NewSimpleClientset()
 	o := UpOptions{Kubelets: []string{"1.37.2", "1.37.2", "1.36.3"},
-		Runtimes:    []NodeRuntime{{OCI: "crun"}, {OCI: "mine"}, {CRI: CRIContainerd2, OCI: "mine"}},
+		Runtimes:    []NodeRuntime{{OCI: "crun"}, {OCI: "mine"}, {CRI: criContainerd2, OCI: "mine"}},
 		OCIRuntimes: map[string]string{"mine": "/x/mine", "unused": "/x/unused"}}
 	if err := createOCIRuntimeClasses(context.Background(), cs, o); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 
-	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/owner"
+	"github.com/skewproof/skewproof/internal/cache"
 )
 
 // ownerRecord is <cache>/clusters/<name>.json, written by Up before it
@@ -60,7 +60,7 @@ func claim(ctx context.Context, name string, temporary bool) error {
 		return err
 	}
 	defer unlock()
-	existing, err := List(ctx)
+	existing, err := list(ctx)
 	if err != nil {
 		return err
 	}
@@ -122,9 +122,9 @@ func firstWords(s string, n int) string {
 	return strings.Join(f, " ")
 }
 
-// ListOwned is List with each cluster's owner and state.
-func ListOwned(ctx context.Context) ([]Listed, error) {
-	names, err := List(ctx)
+// listOwned is List with each cluster's owner and state.
+func listOwned(ctx context.Context) ([]Listed, error) {
+	names, err := list(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -17,28 +17,27 @@ import (
 
 	"github.com/skewproof/skewproof/skew"
 
-	"github.com/skewproof/skewproof/clusters/internal/image"
+	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
-// Status of one preflight check (not a verdict: verdicts are the oracle's,
+// The status of a check (not a verdict: verdicts are the oracle's,
 // skew.Verdict).
-type Status string
-
 const (
-	OK   Status = "ok"
-	Warn Status = "warn"
-	Fail Status = "fail"
+	checkOK   = "ok"
+	checkWarn = "warn"
+	checkFail = "fail"
 )
 
-// Check is one host fact with its verdict and, when not ok, the remedy.
+// Check is one host fact with its status and, when not ok, the remedy.
 type Check struct {
 	Name   string `json:"name"`
 	Value  string `json:"value"`
-	Status Status `json:"status"`
+	Status string `json:"status"` // "ok", "warn" or "fail"
 	Remedy string `json:"remedy,omitempty"`
 }
 
-// Report is the result of Preflight.
+// Report is the result of Provider.Preflight.
 type Report struct {
 	Checks []Check        `json:"checks"`
 	Facts  skew.HostFacts `json:"facts"`
@@ -47,7 +46,7 @@ type Report struct {
 // CanRunClusters reports whether no check failed.
 func (r Report) CanRunClusters() bool {
 	for _, c := range r.Checks {
-		if c.Status == Fail {
+		if c.Status == checkFail {
 			return false
 		}
 	}
@@ -58,21 +57,22 @@ func (r Report) CanRunClusters() bool {
 // images are cached and where Docker keeps them.
 const minFreeDiskGiB = 20
 
-// Preflight checks the host; probeImage, when true, starts a privileged
-// container to prove kind nodes can run (needs /bin/busybox for the probe).
-func Preflight(ctx context.Context) Report {
+// preflight checks the host (Provider.Preflight); the privileged-container
+// check starts a container of probeImage to prove kind nodes can run (needs
+// /bin/busybox for the probe image).
+func preflight(ctx context.Context) Report {
 	var r Report
 	r.Facts = nodefacts.Host()
 	add := func(c Check) { r.Checks = append(r.Checks, c) }
 
 	dockerUp := false
 	if _, err := exec.LookPath("docker"); err != nil {
-		add(Check{"docker client", "not found", Fail, "install Docker (sudo hack/setup-host.sh installs Debian's docker.io)"})
+		add(Check{"docker client", "not found", checkFail, "install Docker (sudo hack/setup-host.sh installs Debian's docker.io)"})
 	} else if v, err := docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
-		add(Check{"docker daemon", "not reachable: " + errSummary(err.Error()), Fail, "start dockerd (sudo hack/setup-host.sh starts it)"})
+		add(Check{"docker daemon", "not reachable: " + errSummary(err.Error()), checkFail, "start dockerd (sudo hack/setup-host.sh starts it)"})
 	} else {
 		dockerUp = true
-		add(Check{"docker daemon", "version " + v, OK, ""})
+		add(Check{"docker daemon", "version " + v, checkOK, ""})
 	}
 
 	bnd := capBoundingSet()
@@ -80,24 +80,24 @@ func Preflight(ctx context.Context) Report {
 	if dockerUp {
 		add(privilegedProbe(ctx, missing))
 	} else {
-		add(Check{"privileged container", "not tested (no Docker daemon)", Fail, "start Docker first"})
+		add(Check{"privileged container", "not tested (no Docker daemon)", checkFail, "start Docker first"})
 	}
 
-	cg := Check{"cgroup version", fmt.Sprintf("v%d", r.Facts.CgroupVersion), OK, ""}
+	cg := Check{"cgroup version", fmt.Sprintf("v%d", r.Facts.CgroupVersion), checkOK, ""}
 	if r.Facts.CgroupVersion == 1 {
-		cg.Status = Warn
+		cg.Status = checkWarn
 		cg.Value += " (kubelets from v1.35 are configured with failCgroupV1: false)"
 	}
 	add(cg)
 	if r.Facts.Seccomp {
-		add(Check{"seccomp", "available", OK, ""})
+		add(Check{"seccomp", "available", checkOK, ""})
 	} else {
-		add(Check{"seccomp", "not available in this kernel", Fail, "use a kernel with CONFIG_SECCOMP_FILTER; the seccomp suites cannot run"})
+		add(Check{"seccomp", "not available in this kernel", checkFail, "use a kernel with CONFIG_SECCOMP_FILTER; the seccomp suites cannot run"})
 	}
 	if r.Facts.AppArmor {
-		add(Check{"apparmor", "enabled", OK, ""})
+		add(Check{"apparmor", "enabled", checkOK, ""})
 	} else {
-		add(Check{"apparmor", "not enabled in this kernel", Warn, "AppArmor enforcement specs skip on kind nodes here; add a node that enforces it with --apparmor-node VERSION (User-Mode Linux, see docs/apparmor-node.md)"})
+		add(Check{"apparmor", "not enabled in this kernel", checkWarn, "AppArmor enforcement specs skip on kind nodes here; add a node that enforces it with --apparmor-node VERSION (User-Mode Linux, see docs/apparmor-node.md)"})
 	}
 	if cache, err := cachedir.Resolve(); err == nil {
 		add(diskCheck("free disk (image cache "+cache+")", cache))
@@ -106,12 +106,12 @@ func Preflight(ctx context.Context) Report {
 	add(memoryCheck())
 	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err == nil {
 		_ = f.Close()
-		add(Check{"kvm", "/dev/kvm present", OK, ""})
+		add(Check{"kvm", "/dev/kvm present", checkOK, ""})
 	} else {
-		add(Check{"kvm", "not available", Warn, "only needed for VM-based AppArmor hosts; not used by kind clusters"})
+		add(Check{"kvm", "not available", checkWarn, "only needed for VM-based AppArmor hosts; not used by kind clusters"})
 	}
 	if os.Geteuid() != 0 {
-		add(Check{"root", "not root", Warn, "building node images offline needs root (debootstrap); prebuilt images (--node-image) do not"})
+		add(Check{"root", "not root", checkWarn, "building node images offline needs root (debootstrap); prebuilt images (--node-image) do not"})
 	}
 	return r
 }
@@ -121,17 +121,31 @@ func diskCheck(name, dir string) Check {
 		var st syscall.Statfs_t
 		if err := syscall.Statfs(d, &st); err == nil {
 			gib := float64(st.Bavail) * float64(st.Bsize) / (1 << 30)
-			c := Check{name, fmt.Sprintf("%.1f GiB", gib), OK, ""}
+			c := Check{name, fmt.Sprintf("%.1f GiB", gib), checkOK, ""}
 			if gib < minFreeDiskGiB {
-				c.Status = Fail
+				c.Status = checkFail
 				c.Remedy = fmt.Sprintf("free at least %d GiB ('skewproof images prune', 'docker system prune')", minFreeDiskGiB)
 			}
 			return c
 		}
 		if d == "/" || d == "." {
-			return Check{name, "unknown", Warn, ""}
+			return Check{name, "unknown", checkWarn, ""}
 		}
 	}
+}
+
+// memoryCheck says how many clusters of the default size (4 workers) fit.
+func memoryCheck() Check {
+	const workers = 4
+	fit, avail := capacity.ClustersThatFit(workers)
+	if avail == 0 {
+		return Check{"memory", "unknown (no /proc/meminfo)", checkWarn, ""}
+	}
+	c := Check{"memory", fmt.Sprintf("%d MiB available: %d cluster(s) of 1+%d nodes at once (%d MiB each)", avail, fit, workers, capacity.ClusterMemoryMiB(workers)), checkOK, ""}
+	if avail < capacity.ClusterMemoryMiB(workers) {
+		c.Status, c.Remedy = checkWarn, "the default cluster may not fit; give fewer kubelets or free memory"
+	}
+	return c
 }
 
 // capNames are the capabilities by number (linux/capability.h).
@@ -188,11 +202,11 @@ func privilegedProbe(ctx context.Context, missing []string) Check {
 	if !imageExists(ctx, probeImage) {
 		bb := "/bin/busybox"
 		if _, err := os.Stat(bb); err != nil {
-			return Check{name, "not tested: /bin/busybox missing for the probe image", Warn, "apt-get install busybox-static (hack/setup-host.sh does)"}
+			return Check{name, "not tested: /bin/busybox missing for the probe image", checkWarn, "apt-get install busybox-static (hack/setup-host.sh does)"}
 		}
 		dir, err := os.MkdirTemp("", "skewproof-probe-")
 		if err != nil {
-			return Check{name, "not tested: " + err.Error(), Warn, ""}
+			return Check{name, "not tested: " + err.Error(), checkWarn, ""}
 		}
 		defer func() { _ = os.RemoveAll(dir) }()
 		lf, err := image.NewLayer().File("/bin/busybox", bb, 0o755).Symlink("/bin/sh", "busybox").Symlink("/bin/sleep", "busybox").Symlink("/bin/true", "busybox").WriteTo(filepath.Join(dir, "layer.tar"))
@@ -200,20 +214,20 @@ func privilegedProbe(ctx context.Context, missing []string) Check {
 			err = dockerLoad(ctx, image.Image{Tags: []string{probeImage}, Layers: []image.Layer{lf}, Labels: map[string]string{"io.skewproof.image": "probe"}})
 		}
 		if err != nil {
-			return Check{name, "not tested: " + errSummary(err.Error()), Warn, ""}
+			return Check{name, "not tested: " + errSummary(err.Error()), checkWarn, ""}
 		}
 	}
 	cname := fmt.Sprintf("skewproof-probe-%d", time.Now().UnixNano())
 	defer func() { _, _ = docker(context.Background(), "rm", "-f", cname) }()
 	if _, err := docker(ctx, "run", "-d", "--name", cname, "--privileged", probeImage, "sleep", "60"); err != nil {
-		return Check{name, "cannot start: " + errSummary(err.Error()), Fail, remedy}
+		return Check{name, "cannot start: " + errSummary(err.Error()), checkFail, remedy}
 	}
 	if _, err := docker(ctx, "exec", cname, "true"); err != nil {
-		return Check{name, "starts, but exec fails: " + errSummary(err.Error()), Fail, remedy}
+		return Check{name, "starts, but exec fails: " + errSummary(err.Error()), checkFail, remedy}
 	}
 	v := "starts and execs"
 	if len(missing) > 0 {
 		v += fmt.Sprintf(" (bounding set lacks %s; runtime wrapper in place)", strings.Join(missing, ","))
 	}
-	return Check{name, v, OK, ""}
+	return Check{name, v, checkOK, ""}
 }

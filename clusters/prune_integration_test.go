@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // images prune --keep N keeps the newest N images of the repository and
@@ -30,7 +32,7 @@ func TestIntegrationPruneKeepsNewest(t *testing.T) {
 		}
 		time.Sleep(1100 * time.Millisecond)
 	}
-	if err := PruneNodeImages(ctx, NewProgress(nil), repo, 1); err != nil {
+	if err := pruneNodeImages(ctx, progress.New(nil), repo, 1); err != nil {
 		t.Fatal(err)
 	}
 	out, err := docker(ctx, "images", repo, "--format", "{{.Tag}}")

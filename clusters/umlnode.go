@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew"
@@ -27,11 +28,11 @@ import (
 // Linux node.
 func AppArmorNodeName(cluster string) string { return cluster + "-uml-worker" }
 
-// AppArmorNodeReady says what this host lacks to run an AppArmor node (one
+// appArmorNodeReady says what this host lacks to run an AppArmor node (one
 // line with the remedy), nil when nothing. kernel is the UML kernel a user
 // gives, "" for the one skewproof builds (it then checks the build's tools
 // unless the kernel is cached).
-func AppArmorNodeReady(kernel string) error {
+func appArmorNodeReady(kernel string) error {
 	cache, err := cachedir.Resolve()
 	if err != nil {
 		return err
@@ -60,8 +61,7 @@ func umlNode(name string) *uml.Node {
 // the UML node on the cluster's Docker bridge, waits until the node has
 // registered with a podCIDR and routes that range from every kind node.
 // The caller waits for Ready. On error the node is removed.
-func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kubernetes.Interface, infos []NodeInfo) (err error) {
-	p := o.Progress
+func bootAppArmorNode(ctx context.Context, p *progress.Progress, o UpOptions, image string, cs kubernetes.Interface, infos []NodeInfo) (err error) {
 	cache, err := cachedir.Resolve()
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func bootAppArmorNode(ctx context.Context, o UpOptions, image string, cs kuberne
 		if err != nil && ctx.Err() == nil {
 			p.Step("AppArmor node %s console (end):\n%s", n.Name, n.ConsoleTail(25))
 			if o.ArtifactsDir != "" {
-				for _, f := range SaveAppArmorNodeConsoles(o.Name, o.ArtifactsDir) {
+				for _, f := range saveAppArmorNodeConsoles(o.Name, o.ArtifactsDir) {
 					p.Step("console log kept: %s", f)
 				}
 			}
@@ -229,9 +229,9 @@ func nodeExec(ctx context.Context, node string, stdin io.Reader, args ...string)
 	return dockerIn(ctx, stdin, append(append(da, node), args...)...)
 }
 
-// IsLocalNode reports whether a node is a kind node container or a UML
+// isLocalNode reports whether a node is a kind node container or a UML
 // node of this host (commands can run on it through NodeExec).
-func IsLocalNode(ctx context.Context, node string) bool {
+func isLocalNode(ctx context.Context, node string) bool {
 	if umlNode(node) != nil {
 		return true
 	}
@@ -239,15 +239,15 @@ func IsLocalNode(ctx context.Context, node string) bool {
 	return err == nil
 }
 
-// AppArmorNodeRunning reports whether a cluster's UML node runs on this host.
-func AppArmorNodeRunning(cluster string) bool {
+// appArmorNodeRunning reports whether a cluster's UML node runs on this host.
+func appArmorNodeRunning(cluster string) bool {
 	n := umlNode(AppArmorNodeName(cluster))
 	return n != nil && n.Running()
 }
 
-// SaveAppArmorNodeConsoles copies the console logs of a cluster's UML nodes
+// saveAppArmorNodeConsoles copies the console logs of a cluster's UML nodes
 // into dir (as <node>-console.log) and returns the files written.
-func SaveAppArmorNodeConsoles(cluster, dir string) []string {
+func saveAppArmorNodeConsoles(cluster, dir string) []string {
 	root, err := umlStateRoot()
 	if err != nil {
 		return nil
@@ -267,10 +267,10 @@ func SaveAppArmorNodeConsoles(cluster, dir string) []string {
 	return out
 }
 
-// NodeNames lists the nodes of a skewproof cluster: its kind node
+// nodeNames lists the nodes of a skewproof cluster: its kind node
 // containers and its User-Mode Linux nodes.
-func NodeNames(ctx context.Context, name string) ([]string, error) {
-	ns, err := provider(nil).ListNodes(name)
+func nodeNames(ctx context.Context, name string) ([]string, error) {
+	ns, err := kindProvider(nil).ListNodes(name)
 	if err != nil {
 		return nil, fmt.Errorf("listing the nodes of %s: %w", name, err)
 	}
@@ -278,7 +278,7 @@ func NodeNames(ctx context.Context, name string) ([]string, error) {
 	for _, n := range ns {
 		out = append(out, n.String())
 	}
-	if AppArmorNodeRunning(name) {
+	if appArmorNodeRunning(name) {
 		out = append(out, AppArmorNodeName(name))
 	}
 	if len(out) == 0 {
@@ -287,9 +287,9 @@ func NodeNames(ctx context.Context, name string) ([]string, error) {
 	return out, nil
 }
 
-// AppArmorNodeKernel returns the User-Mode Linux kernel of AppArmor nodes,
+// appArmorNodeKernel returns the User-Mode Linux kernel of AppArmor nodes,
 // building it first when it is not cached (minutes, with progress lines).
-func AppArmorNodeKernel(ctx context.Context, p *Progress) (string, error) {
+func appArmorNodeKernel(ctx context.Context, p *progress.Progress) (string, error) {
 	cache, err := cachedir.Resolve()
 	if err != nil {
 		return "", err

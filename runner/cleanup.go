@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/skewproof/skewproof/clusters"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
@@ -20,7 +20,7 @@ const RunLabel = senv.RunLabel
 // deleteRunNamespaces removes namespaces a suite run left behind on an
 // existing cluster (the suites remove their own; this covers a crash) and
 // waits until they are gone.
-func deleteRunNamespaces(c *cluster, runID string, p *clusters.Progress) {
+func deleteRunNamespaces(c *cluster, runID string, p *progress.Progress) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sel := metav1.ListOptions{LabelSelector: RunLabel + "=" + runID}
@@ -59,7 +59,7 @@ func deleteRuntimeClasses(c *cluster, names []string) {
 // reportOtherRuns names what other runs left on an existing cluster —
 // namespaces labelled with their run — with the command that removes it: a killed run (SIGKILL) could not clean up. One that is
 // still running elsewhere has such objects too, hence "unless".
-func reportOtherRuns(ctx context.Context, c *cluster, p *clusters.Progress) {
+func reportOtherRuns(ctx context.Context, c *cluster, p *progress.Progress) {
 	sel := metav1.ListOptions{LabelSelector: RunLabel}
 	var found []string
 	if nl, err := c.cs.CoreV1().Namespaces().List(ctx, sel); err == nil {

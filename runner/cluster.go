@@ -84,7 +84,7 @@ func kernelRelease() string {
 // (kind node containers and User-Mode Linux nodes).
 func allLocal(ctx context.Context, nodes []string) bool {
 	for _, n := range nodes {
-		if !clusters.IsLocalNode(ctx, n) {
+		if !clusters.NewProvider(nil).IsLocalNode(ctx, n) {
 			return false
 		}
 	}

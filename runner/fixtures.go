@@ -10,6 +10,7 @@ import (
 	"github.com/skewproof/skewproof/profiles/agentimage"
 
 	"github.com/skewproof/skewproof/internal/nodeaccess"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/profiles"
@@ -18,7 +19,7 @@ import (
 
 // agentImage is the node agent image: Options.AgentImage, or one built from
 // the static skewproof binary and loaded into local nodes.
-func (o Options) agentImage(ctx context.Context, p *clusters.Progress, nodes []string, access nodeaccess.Access) (agentimage.Image, error) {
+func (o Options) agentImage(ctx context.Context, p *progress.Progress, nodes []string, access nodeaccess.Access) (agentimage.Image, error) {
 	if o.AgentImage != "" {
 		return agentimage.Image{Ref: o.AgentImage, Note: o.AgentImageNote}, nil
 	}
@@ -53,7 +54,7 @@ type installed struct {
 // seccomp fixtures and, when the AppArmor suite runs, the AppArmor ones,
 // and asks the agent for each node's kernel facts. The removal takes the
 // CRDs too when they were not there before.
-func (o Options) installFixtures(ctx context.Context, p *clusters.Progress, kubeconfig, image string, nodes int, exclude []string) (f installed, err error) {
+func (o Options) installFixtures(ctx context.Context, p *progress.Progress, kubeconfig, image string, nodes int, exclude []string) (f installed, err error) {
 	c, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
 	if err != nil {
 		return f, err
@@ -72,7 +73,7 @@ func (o Options) installFixtures(ctx context.Context, p *clusters.Progress, kube
 		return p.Timed(what, func() error { return c.Teardown(ctx, !hadCRDs) })
 	}
 	timeout := 3 * time.Minute
-	if o.Up.AppArmorNode != "" || clusters.AppArmorNodeRunning(o.Name) {
+	if o.Up.AppArmorNode != "" || clusters.NewProvider(p).AppArmorNodeRunning(o.Name) {
 		// The agent starts and syncs slowly on a User-Mode Linux node.
 		timeout = 10 * time.Minute
 	}

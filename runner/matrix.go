@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -67,7 +68,7 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 	}
 	p := o.Base.Progress
 	if p == nil {
-		p = clusters.NewProgress(nil)
+		p = progress.New(nil)
 	}
 	out := o.Output
 	if out == nil {
@@ -105,7 +106,7 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 			ro.Name, ro.JUnitDir = l.Name, l.Dir
 			if n > 1 {
 				// Legs at once: each line says whose it is.
-				ro.Progress = clusters.NewProgress(&prefixWriter{mu: &outMu, w: out, prefix: l.Name + ": "})
+				ro.Progress = progress.New(&prefixWriter{mu: &outMu, w: out, prefix: l.Name + ": "})
 				ro.OnSpec = nil
 			}
 			ro.Up.APIServer, ro.Up.Kubelets, ro.Up.Runtimes = l.Cluster.Apiserver, l.Cluster.Kubelets, nil

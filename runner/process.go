@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/runner/schedule"
 
-	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/reports"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
@@ -42,7 +42,7 @@ type suiteRun struct {
 // result per suite that ran (in the order of o.Suites), the logs (a glob
 // per suite) and the processes' errors. On interrupt no further process
 // starts.
-func (o Options) runSuites(ctx context.Context, p *clusters.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
+func (o Options) runSuites(ctx context.Context, p *progress.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
 	runs, jobs, err := o.planSuites(ctx, junitDir, env)
 	if err != nil {
 		return nil, nil, err
@@ -86,7 +86,7 @@ func (o Options) planSuites(ctx context.Context, junitDir string, env []string) 
 
 // startSuites runs every job's process, each once the jobs it waits for
 // are done, and returns when all have ended.
-func (o Options) startSuites(ctx context.Context, p *clusters.Progress, runs map[string]*suiteRun, jobs []job, env []string) {
+func (o Options) startSuites(ctx context.Context, p *progress.Progress, runs map[string]*suiteRun, jobs []job, env []string) {
 	// done[k] closes when job k's process has ended; specsDone[k] when its
 	// specs are (markSpecsDone[k]: at its SpecsDoneLine, else as it ends).
 	done, specsDone, markSpecsDone := map[string]chan struct{}{}, map[string]chan struct{}{}, map[string]func(){}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
@@ -63,7 +63,7 @@ func TestGCFloodWaitsForSpecsOnly(t *testing.T) {
 		var seen []string
 		o := Options{SuiteBinary: bin, Suites: []string{"profiles"}, Parallel: true, Timeout: time.Minute, OnSpec: func(r reports.Result) { seen = append(seen, r.ID) }}
 		var out bytes.Buffer
-		suites, _, err := o.runSuites(context.Background(), clusters.NewProgress(&out), t.TempDir(), nil)
+		suites, _, err := o.runSuites(context.Background(), progress.New(&out), t.TempDir(), nil)
 		if err != nil {
 			t.Fatalf("marker %s: %v\n%s", tc.marker, err, out.String())
 		}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 
@@ -90,7 +91,7 @@ type Options struct {
 	Command []string
 	// Progress receives the steps; OnSpec each finished spec (default: a
 	// progress line).
-	Progress *clusters.Progress
+	Progress *progress.Progress
 	OnSpec   func(reports.Result)
 }
 
@@ -123,7 +124,7 @@ func (o Options) Validate() error {
 // (junit-<name>.xml). Run completes the options it is given.
 func (o *Options) Complete() {
 	if o.Progress == nil {
-		o.Progress = clusters.NewProgress(os.Stderr)
+		o.Progress = progress.New(os.Stderr)
 	}
 	if o.OnSpec == nil {
 		p := o.Progress
@@ -196,7 +197,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 // run is one Run in progress: what its steps found, for the next ones.
 type run struct {
 	o        Options
-	p        *clusters.Progress
+	p        *progress.Progress
 	out      *Outcome
 	junitDir string
 	rec      reports.Record
@@ -233,7 +234,7 @@ func (r *run) start(ctx context.Context) error {
 	r.rec = reports.Record{Command: o.Command, Skewproof: reports.ToolVersion(), Mode: o.Mode, Cluster: o.Name, Suites: o.Suites,
 		LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip, Started: time.Now().UTC(),
 		AllowFlaky: o.AllowFlaky, AllowedNotReadyNodes: o.AllowedNotReadyNodes}
-	if left, err := clusters.ListOwned(ctx); err == nil {
+	if left, err := clusters.NewProvider(r.p).ListOwned(ctx); err == nil {
 		for _, l := range left {
 			if l.Left {
 				r.p.Step("cluster %s was %s", l.Name, l.State)
@@ -262,22 +263,22 @@ func (r *run) bringUp(ctx context.Context) error {
 			return err
 		}
 		if err != nil {
-			for _, f := range clusters.SaveAppArmorNodeConsoles(o.Name, r.junitDir) {
+			for _, f := range clusters.NewProvider(p).SaveAppArmorNodeConsoles(o.Name, r.junitDir) {
 				p.Step("AppArmor node console log kept: %s", f)
 			}
 		}
 		dctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		if derr := p.Timed("deleting cluster "+o.Name, func() error { return clusters.Down(dctx, o.Name, r.kubeconfig, p) }); derr != nil {
+		if derr := p.Timed("deleting cluster "+o.Name, func() error { return clusters.NewProvider(p).Down(dctx, o.Name, r.kubeconfig) }); derr != nil {
 			r.cleanupErr = fmt.Errorf("deleting cluster %s: %v; remove it with 'skewproof cluster down --name %s'", o.Name, reports.FirstLine(derr.Error()), o.Name)
 			err = errors.Join(err, r.cleanupErr)
 		}
 		return err
 	})
 	up := o.Up
-	up.Name, up.Kubeconfig, up.Progress, up.ArtifactsDir = o.Name, r.kubeconfig, p, r.junitDir
+	up.Name, up.Kubeconfig, up.ArtifactsDir = o.Name, r.kubeconfig, r.junitDir
 	up.Temporary = !o.Keep
-	if _, err := clusters.Up(ctx, up); err != nil {
+	if _, err := clusters.NewProvider(p).Up(ctx, up); err != nil {
 		return fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
 	}
 	h := nodefacts.Host()

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // SuiteBinaryName is the e2e binary's file name; 'make build' puts it
@@ -31,7 +31,7 @@ func FindSuiteBinary(exe string) (string, error) {
 
 // BuildSuiteBinary compiles the e2e binary with 'go test -c' from the
 // source tree (development) into dir.
-func BuildSuiteBinary(ctx context.Context, p *clusters.Progress, dir string) (string, error) {
+func BuildSuiteBinary(ctx context.Context, p *progress.Progress, dir string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", fmt.Errorf("%w; run from the skewproof source tree or use the prebuilt %s", err, SuiteBinaryName)

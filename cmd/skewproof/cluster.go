@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // DefaultAPIServer is the apiserver version used when none is given.
@@ -32,15 +33,16 @@ func newClusterDownCmd() *cobra.Command {
 			if err := dockerReady(cmd.Context()); err != nil {
 				return err
 			}
-			p := clusters.NewProgress(os.Stderr)
-			existing, err := clusters.List(cmd.Context())
+			p := progress.New(os.Stderr)
+			prov := clusters.NewProvider(p)
+			existing, err := prov.List(cmd.Context())
 			if err != nil {
 				return err
 			}
 			// Down also removes what a half-made cluster left (its network,
 			// kubeconfig, owner record), so it runs either way; the message
 			// says what was found.
-			if err := clusters.Down(cmd.Context(), name, kubeconfig, p); err != nil {
+			if err := prov.Down(cmd.Context(), name, kubeconfig); err != nil {
 				return err
 			}
 			if slices.Contains(existing, name) {
@@ -64,7 +66,7 @@ func newClusterListCmd() *cobra.Command {
 			if err := dockerReady(cmd.Context()); err != nil {
 				return err
 			}
-			listed, err := clusters.ListOwned(cmd.Context())
+			listed, err := clusters.NewProvider(nil).ListOwned(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -96,6 +98,6 @@ func dockerReady(ctx context.Context) error {
 	if _, err := exec.LookPath("docker"); err != nil {
 		return errors.New("the docker client is not installed (no docker in PATH); install Docker, e.g. 'sudo hack/setup-host.sh' (Debian's docker.io)")
 	}
-	_, err := clusters.List(ctx)
+	_, err := clusters.NewProvider(nil).List(ctx)
 	return err
 }

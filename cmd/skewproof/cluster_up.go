@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -61,21 +63,21 @@ func newClusterUpCmd() *cobra.Command {
 			if err := checkGates(gates, apiserver, kl); err != nil {
 				return err
 			}
-			if err := clusters.CheckClusterFits(len(kl)); err != nil {
+			if err := capacity.CheckClusterFits(len(kl)); err != nil {
 				return usagef("%v", err)
 			}
 			if err := dockerReady(ctx); err != nil {
 				return err
 			}
-			if b, err := clusters.PlanBuilds(ctx, apiserver, kl, images, runtimes...); err != nil {
+			if b, err := clusters.NewProvider(nil).PlanBuilds(ctx, apiserver, kl, images, runtimes...); err != nil {
 				return err
-			} else if err := clusters.CheckDiskFits(ctx, b); err != nil {
+			} else if err := capacity.CheckDiskFits(ctx, b); err != nil {
 				return usagef("%v", err)
 			}
-			p := clusters.NewProgress(os.Stderr)
-			cl, err := clusters.Up(ctx, clusters.UpOptions{
+			p := progress.New(os.Stderr)
+			cl, err := clusters.NewProvider(p).Up(ctx, clusters.UpOptions{
 				Name: name, APIServer: apiserver, Kubelets: kl, Runtimes: runtimes, OCIRuntimes: ociRuntimes, Kubeconfig: kubeconfig,
-				NodeImages: images, ReadyTimeout: timeout, Progress: p,
+				NodeImages: images, ReadyTimeout: timeout,
 				FeatureGates: gates, AppArmorNode: aa.Kubelet, AppArmorNodeRuntime: aa.Runtime, UMLKernel: umlKernel,
 			})
 			if err != nil {
@@ -126,7 +128,7 @@ func checkAppArmorNode(ctx context.Context, apiserver, v, kernel string, vendor 
 	if err := checkPair(ctx, apiserver, []string{w.Kubelet}, true); err != nil {
 		return w, fmt.Errorf("--apparmor-node: %w", err)
 	}
-	if err := clusters.AppArmorNodeReady(kernel); err != nil {
+	if err := clusters.NewProvider(nil).AppArmorNodeReady(kernel); err != nil {
 		return w, usagef("--apparmor-node: %v", err)
 	}
 	return w, nil

@@ -47,7 +47,7 @@ func imagesConformance(ctx context.Context, out, cluster, suite *string) error {
 		img, err = incluster.SaveImage(ctx, exe, *suite, *out)
 	} else {
 		var nodes []string
-		if nodes, err = clusters.NodeNames(ctx, *cluster); err != nil {
+		if nodes, err = clusters.NewProvider(nil).NodeNames(ctx, *cluster); err != nil {
 			return err
 		}
 		img, err = incluster.LoadImage(ctx, exe, *suite, nodes)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/profiles/agentimage"
 
 	"github.com/spf13/cobra"
@@ -22,7 +24,7 @@ func newImagesUMLKernelCmd() *cobra.Command {
 		Use:   "uml-kernel",
 		Short: "build (once, from Debian's kernel source) the User-Mode Linux kernel of --apparmor-node and print its path",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, err := clusters.AppArmorNodeKernel(cmd.Context(), clusters.NewProgress(os.Stderr))
+			k, err := clusters.NewProvider(progress.New(os.Stderr)).AppArmorNodeKernel(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -50,22 +52,22 @@ func newImagesBuildCmd() *cobra.Command {
 				return err
 			}
 			// Only this node image (the control plane's is not built for a worker's).
-			b, err := clusters.PlanBuilds(ctx, k8s, []string{kl}, map[string]string{"": "not built by images build"})
+			prov := clusters.NewProvider(nil)
+			b, err := prov.PlanBuilds(ctx, k8s, []string{kl}, map[string]string{"": "not built by images build"})
 			if err != nil {
 				return err
 			}
 			if kl == skew.BareVersion(k8s) {
-				b, err = clusters.PlanBuilds(ctx, k8s, nil, nil)
+				b, err = prov.PlanBuilds(ctx, k8s, nil, nil)
 				if err != nil {
 					return err
 				}
 			}
 			b.Nodes = 0
-			if err := clusters.CheckDiskFits(ctx, b); err != nil {
+			if err := capacity.CheckDiskFits(ctx, b); err != nil {
 				return usagef("%v", err)
 			}
-			p := clusters.NewProgress(os.Stderr)
-			ref, err := clusters.BuildNodeImage(ctx, p, clusters.NodeImageSpec{ControlPlane: skew.BareVersion(k8s), Kubelet: kl})
+			ref, err := clusters.NewProvider(progress.New(os.Stderr)).BuildNodeImage(ctx, clusters.NodeImageSpec{ControlPlane: skew.BareVersion(k8s), Kubelet: kl})
 			if err != nil {
 				return err
 			}
@@ -83,7 +85,7 @@ func newImagesListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "list the node images and the image cache",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, err := clusters.ListImages(cmd.Context())
+			out, err := clusters.NewProvider(nil).ListImages(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -99,14 +101,14 @@ func newImagesPruneCmd() *cobra.Command {
 		Use:   "prune [--keep N]",
 		Short: "remove every node image and cached build of skewproof, or with --keep N all node images but the newest N (the build cache stays)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := clusters.NewProgress(os.Stderr)
+			prov := clusters.NewProvider(progress.New(os.Stderr))
 			if cmd.Flags().Changed("keep") {
 				if keep < 0 {
 					return usagef("--keep must be 0 or more")
 				}
-				return clusters.PruneNodeImages(cmd.Context(), p, clusters.NodeImageRepository, keep)
+				return prov.PruneNodeImages(cmd.Context(), keep)
 			}
-			return clusters.PruneImages(cmd.Context(), p)
+			return prov.PruneImages(cmd.Context())
 		},
 	}
 	c.Flags().IntVar(&keep, "keep", -1, "keep the newest N node images; remove only older node images")

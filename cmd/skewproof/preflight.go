@@ -18,7 +18,7 @@ func newPreflightCmd() *cobra.Command {
 		Use:   "preflight",
 		Short: "check that this host can run clusters (Docker, privileges, cgroups, seccomp, AppArmor, disk)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r := clusters.Preflight(cmd.Context())
+			r := clusters.NewProvider(nil).Preflight(cmd.Context())
 			if asJSON {
 				enc := json.NewEncoder(os.Stdout)
 				enc.SetIndent("", "  ")

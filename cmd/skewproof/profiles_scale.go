@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/status"
 )
@@ -88,7 +88,7 @@ func (o scaleOptions) run(ctx context.Context, flags []string) error {
 	if err := c.InstallCRDs(ctx); err != nil {
 		return err
 	}
-	p := clusters.NewProgress(os.Stderr)
+	p := progress.New(os.Stderr)
 	p.Step("namespace %s: %d simulated nodes × %d profiles, %d writers at ≤%.0f requests/s", o.ns, o.nodes, o.nprof, o.workers, o.qps)
 	r, err := status.Bench(ctx, dyn, status.BenchOptions{Namespace: o.ns, Nodes: o.nodes, Profiles: o.nprof, Workers: o.workers,
 		FailedNode: o.nodes / 2, Log: p.Logger(), GCTimeout: o.gcTimeout})

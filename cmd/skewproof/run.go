@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/skew"
@@ -83,7 +85,7 @@ func newRunCmd() *cobra.Command {
 }
 
 func (o runOptions) run(ctx context.Context) error {
-	p := clusters.NewProgress(os.Stderr)
+	p := progress.New(os.Stderr)
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -165,7 +167,7 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 	if len(plan) == 0 {
 		plan = []skew.Cluster{{Apiserver: o.apiserver, Kubelets: o.kubelets}}
 	}
-	var all clusters.Builds
+	var all capacity.Builds
 	for _, c := range plan {
 		// The workers' runtimes: --kubelets' own, or each of
 		// --matrix-runtimes for every worker of a matrix cluster.
@@ -177,14 +179,14 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 			}
 		}
 		for _, rt := range perWorker {
-			b, err := clusters.PlanBuilds(ctx, c.Apiserver, c.Kubelets, o.images, rt...)
+			b, err := clusters.NewProvider(nil).PlanBuilds(ctx, c.Apiserver, c.Kubelets, o.images, rt...)
 			if err != nil {
 				return err
 			}
 			all.Add(b, b.Nodes*max(1, o.matrixParallel))
 		}
 	}
-	if err := clusters.CheckDiskFits(ctx, all); err != nil {
+	if err := capacity.CheckDiskFits(ctx, all); err != nil {
 		return usagef("%v", err)
 	}
 	return nil

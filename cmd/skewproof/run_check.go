@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/skew"
@@ -127,9 +127,9 @@ func (o *runOptions) checkNewCluster(ctx context.Context) error {
 	workers := len(o.kubelets)
 	if o.appArmorNode != "" {
 		// A User-Mode Linux node has 2 GiB of its own (clusters/internal/uml).
-		workers += 2048/clusters.WorkerMemoryMiB + 1
+		workers += 2048/capacity.WorkerMemoryMiB + 1
 	}
-	if err := clusters.CheckClusterFits(workers); err != nil {
+	if err := capacity.CheckClusterFits(workers); err != nil {
 		return usagef("%v", err)
 	}
 	if err := checkPair(ctx, o.apiserver, o.kubelets, needSources); err != nil {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/reports"
 	rmatrix "github.com/skewproof/skewproof/reports/matrix"
 	"github.com/skewproof/skewproof/runner"
@@ -50,12 +50,12 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 		}
 		workers = max(workers, len(c.Kubelets))
 	}
-	if err := clusters.CheckClusterFits(workers); err != nil {
+	if err := capacity.CheckClusterFits(workers); err != nil {
 		return usagef("--matrix: %v", err)
 	}
-	if fit, avail := clusters.ClustersThatFit(workers); o.matrixParallel > fit {
+	if fit, avail := capacity.ClustersThatFit(workers); o.matrixParallel > fit {
 		return usagef("--matrix-parallel %d: %d clusters of 1+%d nodes need %d MiB, the host has %d MiB available; %d fit",
-			o.matrixParallel, o.matrixParallel, workers, o.matrixParallel*clusters.ClusterMemoryMiB(workers), avail, fit)
+			o.matrixParallel, o.matrixParallel, workers, o.matrixParallel*capacity.ClusterMemoryMiB(workers), avail, fit)
 	}
 	return nil
 }

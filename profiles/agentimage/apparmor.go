@@ -15,7 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/image"
 )
 
 // The agent image gets apparmor_parser from Debian's apparmor package,
@@ -50,24 +51,24 @@ var ErrNoAppArmorPackage = errors.New("apparmor_parser is not available from thi
 // (apt-get download, dpkg-deb -x, ldd) when the cache has none for the
 // package version apt offers. Errors wrap ErrNoAppArmorPackage when the
 // host cannot provide the package.
-func AppArmorParserLayer(ctx context.Context) (clusters.ExtraLayer, error) {
+func AppArmorParserLayer(ctx context.Context) (image.Layer, error) {
 	for _, tool := range []string{"apt-cache", "apt-get", "dpkg-deb", "dpkg-query", "ldd"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return clusters.ExtraLayer{}, fmt.Errorf("%w: %s not found (a Debian-based build host provides it)", ErrNoAppArmorPackage, tool)
+			return image.Layer{}, fmt.Errorf("%w: %s not found (a Debian-based build host provides it)", ErrNoAppArmorPackage, tool)
 		}
 	}
 	version, err := aptCandidate(ctx, AppArmorPackage)
 	if err != nil {
-		return clusters.ExtraLayer{}, fmt.Errorf("%w: %v", ErrNoAppArmorPackage, err)
+		return image.Layer{}, fmt.Errorf("%w: %v", ErrNoAppArmorPackage, err)
 	}
 	arch, err := dpkgArch(ctx)
 	if err != nil {
-		return clusters.ExtraLayer{}, fmt.Errorf("%w: %v", ErrNoAppArmorPackage, err)
+		return image.Layer{}, fmt.Errorf("%w: %v", ErrNoAppArmorPackage, err)
 	}
 	// The libraries come from the host: their package version is part of the key.
 	libc := installedVersion(ctx, "libc6")
 	key := []string{"apparmor-parser", AppArmorPackage, version, arch, "libc6=" + libc, strings.Join(appArmorIncludeDirs, ","), appArmorParserConf}
-	dir, err := clusters.CacheEntry(ctx, "apparmor-parser", key, func(tmp string) error {
+	dir, err := cache.Entry(ctx, "apparmor-parser", key, func(tmp string) error {
 		work := filepath.Join(tmp, "work")
 		root := filepath.Join(work, "root")
 		if err := os.MkdirAll(root, 0o755); err != nil {
@@ -87,7 +88,7 @@ func AppArmorParserLayer(ctx context.Context) (clusters.ExtraLayer, error) {
 		if err != nil {
 			return err
 		}
-		if _, err := clusters.WriteLayer(ctx, filepath.Join(tmp, "layer.tar"), c); err != nil {
+		if _, err := image.WriteLayer(ctx, filepath.Join(tmp, "layer.tar"), c); err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(tmp, "version"), []byte(AppArmorPackage+" "+version+" "+arch+"\n"), 0o644); err != nil {
@@ -96,11 +97,11 @@ func AppArmorParserLayer(ctx context.Context) (clusters.ExtraLayer, error) {
 		return os.RemoveAll(work)
 	})
 	if err != nil {
-		return clusters.ExtraLayer{}, fmt.Errorf("building the apparmor_parser layer (%s %s): %w", AppArmorPackage, version, err)
+		return image.Layer{}, fmt.Errorf("building the apparmor_parser layer (%s %s): %w", AppArmorPackage, version, err)
 	}
-	l, err := clusters.LayerFromFile(filepath.Join(dir, "layer.tar"))
+	l, err := image.DigestFile(filepath.Join(dir, "layer.tar"))
 	if err != nil {
-		return clusters.ExtraLayer{}, err
+		return image.Layer{}, err
 	}
 	l.Version = AppArmorPackage + " " + version
 	return l, nil
@@ -109,17 +110,17 @@ func AppArmorParserLayer(ctx context.Context) (clusters.ExtraLayer, error) {
 // layerContent is apparmor_parser from the unpacked package at root (with
 // its shared libraries from the host), parser.conf, and the include
 // directories the package has.
-func layerContent(root string) (clusters.LayerContent, error) {
+func layerContent(root string) (image.LayerContent, error) {
 	bin := filepath.Join(root, AppArmorParserInImage)
 	if _, err := os.Stat(bin); err != nil {
 		// Older packages put it in /sbin.
 		alt := filepath.Join(root, "sbin", "apparmor_parser")
 		if _, err2 := os.Stat(alt); err2 != nil {
-			return clusters.LayerContent{}, fmt.Errorf("the %s package holds no apparmor_parser: %w", AppArmorPackage, err)
+			return image.LayerContent{}, fmt.Errorf("the %s package holds no apparmor_parser: %w", AppArmorPackage, err)
 		}
 		bin = alt
 	}
-	c := clusters.LayerContent{
+	c := image.LayerContent{
 		Executables: map[string]string{AppArmorParserInImage: bin},
 		Data:        map[string][]byte{"/etc/apparmor/parser.conf": []byte(appArmorParserConf)},
 		Root:        root,

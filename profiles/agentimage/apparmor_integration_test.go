@@ -3,14 +3,17 @@
 package agentimage_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/image"
 	"github.com/skewproof/skewproof/profiles/agentimage"
 )
 
@@ -29,17 +32,17 @@ func TestIntegrationAppArmorParserLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	ref := "skewproof.local/apparmor-parser-test:" + strings.TrimPrefix(l.Digest, "sha256:")[:12]
+	ref := "skewproof.local/apparmor-parser-test:" + strings.TrimPrefix(l.DiffID, "sha256:")[:12]
 	archive := filepath.Join(dir, "image.tar")
-	if err := clusters.WriteBinaryImage(archive, dir, ref, "/bin/busybox", "/bin/busybox", nil, l); err != nil {
+	if err := image.WriteBinary(archive, dir, ref, "/bin/busybox", "/bin/busybox", nil, l); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := clusters.Docker(ctx, "load", "-q", "-i", archive); err != nil {
+	if _, err := docker(ctx, "load", "-q", "-i", archive); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { clusters.Docker(context.Background(), "rmi", ref) })
+	t.Cleanup(func() { docker(context.Background(), "rmi", ref) })
 	// Both output streams: a warning (e.g. a missing parser.conf) fails too.
-	out, err := clusters.Docker(ctx, "run", "--rm", "--network=none", "--read-only", "--cap-drop=ALL", "--entrypoint", "/bin/busybox", ref,
+	out, err := docker(ctx, "run", "--rm", "--network=none", "--read-only", "--cap-drop=ALL", "--entrypoint", "/bin/busybox", ref,
 		"sh", "-c", agentimage.AppArmorParserInImage+" --version 2>&1")
 	if err != nil {
 		t.Fatalf("apparmor_parser --version in the image: %v", err)
@@ -48,4 +51,17 @@ func TestIntegrationAppArmorParserLayer(t *testing.T) {
 		t.Fatalf("unexpected output %q", out)
 	}
 	t.Logf("%s: %s", l.Version, strings.SplitN(out, "\n", 2)[0])
+}
+
+// docker runs the Docker CLI and returns its trimmed standard output; an
+// error carries its standard error.
+func docker(ctx context.Context, args ...string) (string, error) {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "docker", args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("docker %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
 }

@@ -12,15 +12,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/image"
 	"github.com/skewproof/skewproof/profiles/agent"
 )
 
 // Ref is the agent image name for a skewproof binary and the
 // extra layers under it: its tag hashes both, so a changed binary or layer
 // is a new image.
-func Ref(binary string, extra ...clusters.ExtraLayer) (string, error) {
+func Ref(binary string, extra ...image.Layer) (string, error) {
 	f, err := os.Open(binary)
 	if err != nil {
 		return "", err
@@ -31,7 +33,7 @@ func Ref(binary string, extra ...clusters.ExtraLayer) (string, error) {
 		return "", err
 	}
 	for _, e := range extra {
-		fmt.Fprintf(h, "\nlayer %s", e.Digest)
+		fmt.Fprintf(h, "\nlayer %s", e.DiffID)
 	}
 	return "skewproof.local/skewproof-agent:" + hex.EncodeToString(h.Sum(nil))[:16], nil
 }
@@ -51,10 +53,10 @@ type Image struct {
 // layers: apparmor_parser with its libraries when the build host's package
 // manager provides Debian's apparmor package (AppArmorParserLayer);
 // without it the image still builds.
-func agentImage(ctx context.Context, binary string) (Image, []clusters.ExtraLayer, error) {
+func agentImage(ctx context.Context, binary string) (Image, []image.Layer, error) {
 	var (
 		img   Image
-		extra []clusters.ExtraLayer
+		extra []image.Layer
 	)
 	l, err := AppArmorParserLayer(ctx)
 	switch {
@@ -72,6 +74,9 @@ func agentImage(ctx context.Context, binary string) (Image, []clusters.ExtraLaye
 	return img, extra, nil
 }
 
+// entrypoint is the agent image's entrypoint: the node agent.
+var entrypoint = []string{agent.BinaryInImage, "agent"}
+
 // Load builds the agent image from a static skewproof binary
 // (CGO_ENABLED=0) offline and imports it into each named kind node
 // container.
@@ -80,7 +85,14 @@ func Load(ctx context.Context, binary string, nodes []string) (Image, error) {
 	if err != nil {
 		return img, err
 	}
-	if err := clusters.LoadBinaryImage(ctx, img.Ref, binary, agent.BinaryInImage, []string{agent.BinaryInImage, "agent"}, nodes, extra...); err != nil {
+	err = inWorkDir(func(work string) error {
+		archive := filepath.Join(work, "image.tar")
+		if err := image.WriteBinary(archive, work, img.Ref, binary, agent.BinaryInImage, entrypoint, extra...); err != nil {
+			return err
+		}
+		return clusters.NewProvider(nil).LoadImageArchive(ctx, archive, img.Ref, nodes)
+	})
+	if err != nil {
 		return img, fmt.Errorf("loading the agent image: %w", err)
 	}
 	return img, nil
@@ -95,14 +107,22 @@ func Save(ctx context.Context, binary, archive string) (Image, error) {
 	if err != nil {
 		return img, err
 	}
+	return img, inWorkDir(func(work string) error {
+		if err := image.WriteBinary(archive, work, img.Ref, binary, agent.BinaryInImage, entrypoint, extra...); err != nil {
+			_ = os.Remove(archive)
+			return fmt.Errorf("writing the agent image: %w", err)
+		}
+		return nil
+	})
+}
+
+// inWorkDir runs fn with a temporary directory for the image's files,
+// removed afterwards.
+func inWorkDir(fn func(work string) error) error {
 	work, err := os.MkdirTemp("", "skewproof-agent-image-")
 	if err != nil {
-		return img, err
+		return err
 	}
 	defer func() { _ = os.RemoveAll(work) }()
-	if err := clusters.WriteBinaryImage(archive, work, img.Ref, binary, agent.BinaryInImage, []string{agent.BinaryInImage, "agent"}, extra...); err != nil {
-		_ = os.Remove(archive)
-		return img, fmt.Errorf("writing the agent image: %w", err)
-	}
-	return img, nil
+	return fn(work)
 }

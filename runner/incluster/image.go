@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/image"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/agentimage"
 	"github.com/skewproof/skewproof/runner"
@@ -37,9 +39,9 @@ type Image struct {
 // (as in the agent image, when the host's package manager provides it), the
 // e2e binary, and sh, cat and sleep (Hydrophone reads the results through
 // 'sh -c cat'; its output container runs 'sh -c "sleep infinity"').
-func layers(ctx context.Context, work, skewproof, e2e string) (Image, []clusters.ExtraLayer, error) {
+func layers(ctx context.Context, work, skewproof, e2e string) (Image, []image.Layer, error) {
 	var img Image
-	var extra []clusters.ExtraLayer
+	var extra []image.Layer
 	l, err := agentimage.AppArmorParserLayer(ctx)
 	switch {
 	case err == nil:
@@ -49,11 +51,11 @@ func layers(ctx context.Context, work, skewproof, e2e string) (Image, []clusters
 	default:
 		return img, nil, err
 	}
-	tools, err := clusters.HostToolsLayer(ctx, work, "sh", "cat", "sleep")
+	tools, err := image.HostToolsLayer(ctx, work, "sh", "cat", "sleep")
 	if err != nil {
 		return img, nil, err
 	}
-	suite, err := clusters.FileLayer(work, e2e, SuiteBinaryInImage)
+	suite, err := image.FileLayer(work, e2e, SuiteBinaryInImage)
 	if err != nil {
 		return img, nil, err
 	}
@@ -69,7 +71,7 @@ func layers(ctx context.Context, work, skewproof, e2e string) (Image, []clusters
 
 // build makes the image's layers in a temporary directory and hands them
 // to write.
-func build(ctx context.Context, skewproof, e2e string, write func(work string, img Image, extra []clusters.ExtraLayer) error) (Image, error) {
+func build(ctx context.Context, skewproof, e2e string, write func(work string, img Image, extra []image.Layer) error) (Image, error) {
 	work, err := os.MkdirTemp("", "skewproof-conformance-image-")
 	if err != nil {
 		return Image{}, err
@@ -84,8 +86,8 @@ func build(ctx context.Context, skewproof, e2e string, write func(work string, i
 
 // SaveImage writes the conformance image as a "docker save" archive.
 func SaveImage(ctx context.Context, skewproof, e2e, archive string) (Image, error) {
-	return build(ctx, skewproof, e2e, func(work string, img Image, extra []clusters.ExtraLayer) error {
-		if err := clusters.WriteBinaryImage(archive, work, img.Ref, skewproof, agent.BinaryInImage, Entrypoint, extra...); err != nil {
+	return build(ctx, skewproof, e2e, func(work string, img Image, extra []image.Layer) error {
+		if err := image.WriteBinary(archive, work, img.Ref, skewproof, agent.BinaryInImage, Entrypoint, extra...); err != nil {
 			_ = os.Remove(archive)
 			return fmt.Errorf("writing the conformance image: %w", err)
 		}
@@ -96,7 +98,11 @@ func SaveImage(ctx context.Context, skewproof, e2e, archive string) (Image, erro
 // LoadImage builds the conformance image and imports it into the named
 // local nodes (kind node containers, User-Mode Linux nodes).
 func LoadImage(ctx context.Context, skewproof, e2e string, nodes []string) (Image, error) {
-	return build(ctx, skewproof, e2e, func(_ string, img Image, extra []clusters.ExtraLayer) error {
-		return clusters.LoadBinaryImage(ctx, img.Ref, skewproof, agent.BinaryInImage, Entrypoint, nodes, extra...)
+	return build(ctx, skewproof, e2e, func(work string, img Image, extra []image.Layer) error {
+		archive := filepath.Join(work, "image.tar")
+		if err := image.WriteBinary(archive, work, img.Ref, skewproof, agent.BinaryInImage, Entrypoint, extra...); err != nil {
+			return err
+		}
+		return clusters.NewProvider(nil).LoadImageArchive(ctx, archive, img.Ref, nodes)
 	})
 }

@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/runner/sonobuoy"
@@ -225,7 +225,7 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 	son := sonobuoy.NewProgress()
 	var done int
 	var failures []string
-	p := clusters.NewProgress(out)
+	p := progress.New(out)
 	o := runner.Options{Name: s.Name, Kubeconfig: kubeconfig, Suites: s.Suites, SuiteBinary: suiteBin,
 		LabelFilter: s.LabelFilter, Focus: s.Focus, Skip: s.Skip, JUnitDir: dir, JUnitName: JUnitFile,
 		Parallel: true, Timeout: s.Timeout, FlakeAttempts: s.FlakeAttempts, AllowFlaky: s.AllowFlaky,

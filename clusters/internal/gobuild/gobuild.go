@@ -20,11 +20,11 @@ import (
 
 	"golang.org/x/mod/modfile"
 
-	"github.com/skewproof/skewproof/clusters/internal/cache"
 	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/internal/cache"
 )
 
-// Progress reports the steps of a build (clusters.Progress).
+// Progress reports the steps of a build (progress.Progress).
 type Progress interface {
 	Step(format string, args ...any)
 	Timed(name string, fn func() error) error

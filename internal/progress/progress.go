@@ -1,4 +1,8 @@
-package clusters
+// Package progress prints what long work is doing, one line per step with
+// the time elapsed since the start (image builds, cluster boots, suite
+// runs). Every command makes one Progress (New) and hands it down; packages
+// that log through log/slog show their records as its lines (Logger).
+package progress
 
 import (
 	"fmt"
@@ -16,8 +20,9 @@ type Progress struct {
 	start time.Time
 }
 
-// NewProgress returns a Progress writing to w (os.Stderr when nil).
-func NewProgress(w io.Writer) *Progress {
+// New returns a Progress writing to w (os.Stderr when nil). A nil
+// *Progress prints nothing.
+func New(w io.Writer) *Progress {
 	if w == nil {
 		w = os.Stderr
 	}

@@ -1,7 +1,6 @@
-package clusters
+package capacity
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -16,8 +15,8 @@ func TestCheckDisk(t *testing.T) {
 	}
 	b := Builds{Base: true, NodeImages: []string{"v1.37.2", "v1.37.2-kubelet-v1.33.13"}, Versions: []string{"1.37.2", "1.33.13"}, ControlPlane: []string{"1.37.2"}, Nodes: 2}
 	docker, caches := b.need()
-	if want := 2*NodeImageGiB + BaseImageGiB + 2*NodeGiB; docker != want || caches != ControlPlaneVersionGiB+KubeletVersionGiB {
-		t.Fatalf("need() = %.1f, %.1f; want %.1f, %.1f", docker, caches, want, ControlPlaneVersionGiB+KubeletVersionGiB)
+	if want := 2*nodeImageGiB + baseImageGiB + 2*nodeGiB; docker != want || caches != controlPlaneVersionGiB+kubeletVersionGiB {
+		t.Fatalf("need() = %.1f, %.1f; want %.1f, %.1f", docker, caches, want, controlPlaneVersionGiB+kubeletVersionGiB)
 	}
 	// Each half fits alone; together, on one file system, they do not.
 	half := free*0.6 + 0.1
@@ -47,24 +46,7 @@ func TestBuildsAdd(t *testing.T) {
 		t.Errorf("merged %+v", all)
 	}
 	// One control-plane version and one for a kubelet.
-	if _, caches := all.need(); caches != ControlPlaneVersionGiB+KubeletVersionGiB {
+	if _, caches := all.need(); caches != controlPlaneVersionGiB+kubeletVersionGiB {
 		t.Errorf("caches %.1f GiB", caches)
-	}
-}
-
-// A worker on another runtime has a node image of its own, which the disk
-// estimate counts.
-func TestPlanBuildsCountsRuntimeImages(t *testing.T) {
-	t.Setenv("SKEWPROOF_CACHE_DIR", t.TempDir())
-	plain, err := PlanBuilds(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mixed, err := PlanBuilds(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil, NodeRuntime{}, NodeRuntime{CRI: CRICRIO, OCI: OCICrun})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(plain.NodeImages) != 1 || len(mixed.NodeImages) != 2 || mixed.NodeImages[1] != "v1.99.1-kubelet-v1.99.1-crio-crun" {
-		t.Errorf("node images: %v without runtimes, %v with a CRI-O worker; want one, and that one plus v1.99.1-kubelet-v1.99.1-crio-crun", plain.NodeImages, mixed.NodeImages)
 	}
 }

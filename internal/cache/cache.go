@@ -1,6 +1,6 @@
-// Package cache is the content-addressed build cache of clusters: keys
-// that hash every input of an artefact, and entries that appear only when
-// complete.
+// Package cache is skewproof's content-addressed build cache (the node
+// images of clusters, the layers of the agent image): keys that hash every
+// input of an artefact, and entries that appear only when complete.
 package cache
 
 import (
@@ -12,6 +12,7 @@ import (
 	"runtime"
 
 	"github.com/skewproof/skewproof/clusters/owner"
+	"github.com/skewproof/skewproof/internal/cachedir"
 )
 
 // BuilderVersion is part of every cache key: bump it whenever what the
@@ -49,6 +50,20 @@ func Key(parts ...string) string {
 		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Entry returns the directory <cache>/<name>-<key> of skewproof's cache
+// directory, where key hashes keyParts (Key: with the builder version and
+// the Go toolchain, every input of what the entry holds), filling it with
+// fill when it is not complete yet. fill writes into a temporary directory
+// that becomes the entry only when fill succeeds (AtomicDir).
+func Entry(ctx context.Context, name string, keyParts []string, fill func(tmp string) error) (string, error) {
+	dir, err := cachedir.Resolve()
+	if err != nil {
+		return "", err
+	}
+	entry := filepath.Join(dir, name+"-"+Key(keyParts...))
+	return entry, AtomicDir(ctx, entry, nil, fill)
 }
 
 // Complete reports whether the entry at dir was completely written.

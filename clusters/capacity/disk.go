@@ -1,20 +1,18 @@
 // The disk a cluster's builds take, checked before anything is built.
 
-package clusters
+package capacity
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/skew"
-
-	"github.com/skewproof/skewproof/clusters/internal/cache"
 )
 
 // What builds and nodes take on disk on the project's build machine
@@ -27,14 +25,15 @@ import (
 // image cache; a version compiled for a worker's kubelet only, 2.0 + 0.8 +
 // 0.1 GiB (v1.37.2 and v1.36.3, 2026-11-25).
 const (
-	NodeImageGiB           = 1.0
-	BaseImageGiB           = 0.5
-	ControlPlaneVersionGiB = 6.0
-	KubeletVersionGiB      = 3.0
-	NodeGiB                = 0.3
+	nodeImageGiB           = 1.0
+	baseImageGiB           = 0.5
+	controlPlaneVersionGiB = 6.0
+	kubeletVersionGiB      = 3.0
+	nodeGiB                = 0.3
 )
 
-// Builds is what bringing a cluster up would build.
+// Builds is what bringing a cluster up would build (clusters'
+// Provider.PlanBuilds says it).
 type Builds struct {
 	Base       bool     // the base image
 	NodeImages []string // node image tags
@@ -43,59 +42,6 @@ type Builds struct {
 	// its commands); the others are compiled for a kubelet only.
 	ControlPlane []string
 	Nodes        int // nodes of the cluster
-}
-
-// PlanBuilds says what Up would build for a cluster of one control plane at
-// apiserver and one worker per kubelet; prebuilt maps a kubelet version
-// ("" for the control plane) to a given node image; runtimes, when given,
-// are the workers' runtimes (runtimes[i] is kubelets[i]'s; a worker on
-// another runtime has a node image of its own).
-func PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...NodeRuntime) (Builds, error) {
-	b := Builds{Nodes: 1 + len(kubelets)}
-	base, err := baseImageOf()
-	if err != nil {
-		return b, err
-	}
-	seen := map[string]bool{}
-	version := func(v string, controlPlane bool) {
-		v = skew.BareVersion(v)
-		if seen[v] {
-			return
-		}
-		seen[v] = true
-		done, _ := filepath.Glob(filepath.Join(filepath.Dir(base.Dir), "bin", "k8s.io_kubernetes-v"+v+"-*", ".complete"))
-		if len(done) == 0 {
-			b.Versions = append(b.Versions, v)
-			if controlPlane {
-				b.ControlPlane = append(b.ControlPlane, v)
-			}
-		}
-	}
-	for i, kl := range append([]string{""}, kubelets...) {
-		if _, ok := prebuilt[kl]; ok {
-			continue
-		}
-		spec := NodeImageSpec{ControlPlane: apiserver, Kubelet: kl}
-		if i > 0 && i <= len(runtimes) {
-			spec.Runtime = runtimes[i-1]
-		}
-		// A user's OCI runtime's image is keyed by its digest as well: not
-		// known here, so that image counts as one to build.
-		oci := ociRuntime{name: spec.Runtime.oci(), nodePath: nodeOCIRuntimes[spec.Runtime.oci()]}
-		ref, _ := nodeImageRef(base, spec, oci)
-		if imageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.Tag()) {
-			continue
-		}
-		b.NodeImages = append(b.NodeImages, spec.Tag())
-		// The control plane's version first: a worker at the same
-		// version takes its kubelet from that build.
-		version(apiserver, true)
-		version(spec.kubelet(), false)
-		if !b.Base && !(imageExists(ctx, base.Ref) && cache.Complete(base.Dir)) {
-			b.Base = true
-		}
-	}
-	return b, nil
 }
 
 // Add merges o into b: builds of several clusters, of which nodes run at once.
@@ -121,15 +67,15 @@ func (b *Builds) Add(o Builds, nodes int) {
 
 // need is what b takes in Docker's data and in the caches, in GiB.
 func (b Builds) need() (docker, caches float64) {
-	docker = float64(len(b.NodeImages))*NodeImageGiB + float64(b.Nodes)*NodeGiB
+	docker = float64(len(b.NodeImages))*nodeImageGiB + float64(b.Nodes)*nodeGiB
 	if b.Base {
-		docker += BaseImageGiB
+		docker += baseImageGiB
 	}
 	for _, v := range b.Versions {
 		if slices.Contains(b.ControlPlane, v) {
-			caches += ControlPlaneVersionGiB
+			caches += controlPlaneVersionGiB
 		} else {
-			caches += KubeletVersionGiB
+			caches += kubeletVersionGiB
 		}
 	}
 	return docker, caches
@@ -157,7 +103,7 @@ func (b Builds) cacheWhat() string {
 // CheckDiskFits refuses builds that do not fit in the free disk where
 // Docker keeps its data and where the caches are, with the numbers.
 func CheckDiskFits(ctx context.Context, b Builds) error {
-	dockerRoot, _ := docker(ctx, "info", "--format", "{{.DockerRootDir}}")
+	dockerRoot := dockerRootDir(ctx)
 	if dockerRoot == "" {
 		dockerRoot = "/var/lib/docker"
 	}
@@ -232,4 +178,14 @@ func statDisk(dir string) (dev uint64, freeGiB float64, ok bool) {
 			return 0, 0, false
 		}
 	}
+}
+
+// dockerRootDir is where the Docker daemon keeps its data, "" when it does
+// not answer.
+func dockerRootDir(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "docker", "info", "--format", "{{.DockerRootDir}}").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

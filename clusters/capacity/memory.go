@@ -1,4 +1,10 @@
-package clusters
+// Package capacity says whether skewproof's clusters fit on this host,
+// before anything is built: the memory their nodes take while the suites
+// run (CheckClusterFits, ClustersThatFit) and the disk their builds and
+// nodes take (Builds, which clusters' Provider.PlanBuilds fills in, and
+// CheckDiskFits). The sizes were measured on the project's build machine
+// (docs/measurements.md, docs/reliability.md).
+package capacity
 
 import (
 	"bufio"
@@ -13,13 +19,13 @@ import (
 // MATRIX=1.36..1.37 was 733 MiB for a control plane and 219-264 MiB for a
 // worker (docs/measurements.md, "Memory per node"); rounded up.
 const (
-	ControlPlaneMemoryMiB = 800
+	controlPlaneMemoryMiB = 800
 	WorkerMemoryMiB       = 300
 )
 
 // ClusterMemoryMiB is what a cluster with that many workers needs.
 func ClusterMemoryMiB(workers int) int {
-	return ControlPlaneMemoryMiB + workers*WorkerMemoryMiB
+	return controlPlaneMemoryMiB + workers*WorkerMemoryMiB
 }
 
 // ClustersThatFit returns how many clusters with that many workers fit in
@@ -39,23 +45,9 @@ func CheckClusterFits(workers int) error {
 	need, avail := ClusterMemoryMiB(workers), availableMiB()
 	if avail > 0 && avail < need {
 		return fmt.Errorf("a cluster with %d worker(s) needs about %d MiB (%d for the control plane, %d a worker), the host has %d MiB available; free memory or give fewer kubelets",
-			workers, need, ControlPlaneMemoryMiB, WorkerMemoryMiB, avail)
+			workers, need, controlPlaneMemoryMiB, WorkerMemoryMiB, avail)
 	}
 	return nil
-}
-
-// memoryCheck says how many clusters of the default size (4 workers) fit.
-func memoryCheck() Check {
-	const workers = 4
-	fit, avail := ClustersThatFit(workers)
-	if avail == 0 {
-		return Check{"memory", "unknown (no /proc/meminfo)", Warn, ""}
-	}
-	c := Check{"memory", fmt.Sprintf("%d MiB available: %d cluster(s) of 1+%d nodes at once (%d MiB each)", avail, fit, workers, ClusterMemoryMiB(workers)), OK, ""}
-	if avail < ClusterMemoryMiB(workers) {
-		c.Status, c.Remedy = Warn, "the default cluster may not fit; give fewer kubelets or free memory"
-	}
-	return c
 }
 
 // availableMiB is MemAvailable of /proc/meminfo (0 when unknown).

@@ -1,4 +1,4 @@
-package clusters
+package progress
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 // A package's log records print as progress lines, attributes as key=value.
 func TestProgressLogger(t *testing.T) {
 	var buf bytes.Buffer
-	l := NewProgress(&buf).Logger().With("node", "w1").WithGroup("g")
+	l := New(&buf).Logger().With("node", "w1").WithGroup("g")
 	l.Info("installed", "profile", "a b", "n", 3)
 	l.Debug("hidden")
 	l.Error("failed", "err", errors.New("boom"))

@@ -23,6 +23,9 @@ import (
 type Layer struct {
 	Path   string
 	DiffID string // sha256:<hex> of the uncompressed tar
+	// Version says what a prebuilt layer holds, for messages (e.g.
+	// "apparmor 3.0.8-3"); empty for most.
+	Version string
 }
 
 type entry struct {

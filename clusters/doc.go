@@ -1,0 +1,29 @@
+// Package clusters brings up and removes the kind clusters skewproof tests
+// on: one control plane at the API server's version and one worker per
+// kubelet version, each worker on the container runtime it names, from node
+// images built offline (nothing is pulled), and, on a host whose kernel has
+// no AppArmor, one more worker on a User-Mode Linux kernel that enforces it.
+//
+// Like kind's pkg/cluster, whose Go packages it drives, its surface is a
+// Provider with options:
+//
+//   - NewProvider returns a Provider reporting its steps to a progress.Progress.
+//   - Provider.Up brings a cluster up as UpOptions describe it; Down, List,
+//     ListOwned and NodeNames remove and find clusters (a name that is taken
+//     is an ExistsError).
+//   - ParseWorker, ParseNodeRuntime and ParseOCIRuntime read the --kubelets
+//     grammar (VERSION[@CRI][+OCI]) into a Worker and its NodeRuntime.
+//   - Provider.BuildNodeImage, PlanBuilds, ListImages, PruneImages and
+//     PruneNodeImages build and tidy node images; Provider.LoadImageArchive
+//     loads an image into a cluster's nodes (those IsLocalNode finds);
+//     Provider.Preflight checks the host; the AppArmorNode methods serve the
+//     User-Mode Linux worker.
+//   - DefaultKubeconfig, NetworkName and AppArmorNodeName name what a
+//     cluster of a given name has.
+//
+// Whether a cluster fits in the host's memory and disk is package
+// clusters/capacity. The machinery is in this package's unexported code and
+// in clusters/internal (Go builds from the module proxy, the User-Mode Linux
+// node), with the module's internal/image and internal/cache;
+// docs/clusters/README.md describes how a node image is built.
+package clusters

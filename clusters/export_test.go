@@ -1,0 +1,13 @@
+package clusters
+
+// What the tests of package clusters_test (integration_test.go,
+// containerd2_integration_test.go: they import the runner, which imports
+// clusters) use of the package beyond its surface.
+const (
+	ControllerManagerQPS = controllerManagerQPS
+	BuildContainerPrefix = buildContainerPrefix
+	CRIContainerd2       = criContainerd2
+)
+
+// Docker runs the Docker CLI and returns its trimmed standard output.
+var Docker = docker
