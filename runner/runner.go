@@ -163,7 +163,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		return out, err
 	}
 	o.Complete()
-	r := &run{o: o, p: o.Progress, out: &out}
+	r := &run{o: o, p: o.Progress, prov: clusters.NewProvider(o.Progress), out: &out}
 	// Registered first, so it runs last, after the clean-up: whatever
 	// failed once the run was interrupted (a terminal's Ctrl-C reaches the
 	// commands it runs too) is the interrupt.
@@ -198,6 +198,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 type run struct {
 	o        Options
 	p        *progress.Progress
+	prov     *clusters.Provider
 	out      *Outcome
 	junitDir string
 	rec      reports.Record
@@ -234,7 +235,7 @@ func (r *run) start(ctx context.Context) error {
 	r.rec = reports.Record{Command: o.Command, Skewproof: reports.ToolVersion(), Mode: o.Mode, Cluster: o.Name, Suites: o.Suites,
 		LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip, Started: time.Now().UTC(),
 		AllowFlaky: o.AllowFlaky, AllowedNotReadyNodes: o.AllowedNotReadyNodes}
-	if left, err := clusters.NewProvider(r.p).ListOwned(ctx); err == nil {
+	if left, err := r.prov.ListOwned(ctx); err == nil {
 		for _, l := range left {
 			if l.Left {
 				r.p.Step("cluster %s was %s", l.Name, l.State)
@@ -263,13 +264,13 @@ func (r *run) bringUp(ctx context.Context) error {
 			return err
 		}
 		if err != nil {
-			for _, f := range clusters.NewProvider(p).SaveAppArmorNodeConsoles(o.Name, r.junitDir) {
+			for _, f := range r.prov.SaveAppArmorNodeConsoles(o.Name, r.junitDir) {
 				p.Step("AppArmor node console log kept: %s", f)
 			}
 		}
 		dctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		if derr := p.Timed("deleting cluster "+o.Name, func() error { return clusters.NewProvider(p).Down(dctx, o.Name, r.kubeconfig) }); derr != nil {
+		if derr := p.Timed("deleting cluster "+o.Name, func() error { return r.prov.Down(dctx, o.Name, r.kubeconfig) }); derr != nil {
 			r.cleanupErr = fmt.Errorf("deleting cluster %s: %v; remove it with 'skewproof cluster down --name %s'", o.Name, reports.FirstLine(derr.Error()), o.Name)
 			err = errors.Join(err, r.cleanupErr)
 		}
@@ -278,7 +279,7 @@ func (r *run) bringUp(ctx context.Context) error {
 	up := o.Up
 	up.Name, up.Kubeconfig, up.ArtifactsDir = o.Name, r.kubeconfig, r.junitDir
 	up.Temporary = !o.Keep
-	if _, err := clusters.NewProvider(p).Up(ctx, up); err != nil {
+	if _, err := r.prov.Up(ctx, up); err != nil {
 		return fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
 	}
 	h := nodefacts.Host()
