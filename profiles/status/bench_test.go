@@ -132,7 +132,7 @@ func TestBench(t *testing.T) {
 	// namespace and name, no UID in the fake).
 	var s BenchResult
 	p0 := api.Profile{Kind: api.KindSeccompProfile, Namespace: "scale", Name: "scale-profile-0",
-		Content: `{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO"}]}`}
+		Content: benchContent}
 	s.SingleObjectBytes, s.SingleObjectPerNode, s.SingleObjectMaxNodes = singleObject(p0, []string{"scale-node-00000", "scale-node-00001", "scale-node-00002", "scale-node-00003"})
 	s.SingleObjectBytesLongNames, _, s.SingleObjectMaxNodesLongNames = singleObject(p0, []string{longNodeName(0), longNodeName(1), longNodeName(2), longNodeName(3)})
 	if r.SingleObjectBytes != s.SingleObjectBytes || r.SingleObjectPerNode != s.SingleObjectPerNode || r.SingleObjectMaxNodes != s.SingleObjectMaxNodes ||
