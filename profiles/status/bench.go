@@ -216,9 +216,7 @@ func (b *bench) writeNodeStatuses(ctx context.Context) error {
 					errOnce.Do(func() { firstErr = err; cancel() })
 					continue
 				}
-				if int64(size) > largest.Load() {
-					largest.Store(int64(size))
-				}
+				storeMax(&largest, int64(size))
 				if n := written.Add(1); n%2500 == 0 {
 					b.logf("%d/%d node statuses written (%s)", n, b.o.Nodes*b.o.Profiles, time.Since(start).Round(time.Second))
 				}
@@ -245,6 +243,13 @@ feed:
 	}
 	b.logf("%d node statuses written in %s", b.res.Written, b.res.WriteAll.Round(time.Millisecond))
 	return nil
+}
+
+// storeMax raises m to v if v is larger, also when other writers raise it
+// at the same time (a Load then a Store could lower it again).
+func storeMax(m *atomic.Int64, v int64) {
+	for cur := m.Load(); v > cur && !m.CompareAndSwap(cur, v); cur = m.Load() {
+	}
 }
 
 // writeNodeStatus writes node's status of p, as its agent would: Installed,
