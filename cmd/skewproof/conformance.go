@@ -71,7 +71,7 @@ func imagesConformance(ctx context.Context, out, cluster, suite *string) error {
 func newConformanceEntrypointCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:                "conformance-entrypoint",
-		Short:              "run the suites inside the cluster: the conformance image's entrypoint (E2E_FOCUS, E2E_SKIP, E2E_EXTRA_ARGS, E2E_DRYRUN)",
+		Short:              "run the suites inside the cluster: the conformance image's entrypoint (E2E_FOCUS, E2E_SKIP, E2E_EXTRA_ARGS, E2E_EXTRA_GINKGO_ARGS, E2E_DRYRUN)",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

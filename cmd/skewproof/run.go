@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,28 +21,28 @@ import (
 )
 
 type runOptions struct {
-	name, apiserver, kubeconfig, labelFilter, junitDir string
-	suiteBinary, agentImg, appArmorNode, umlKernel     string
-	kubeletList, ids, rerun, suiteList, matrix         string
-	matrixRuntimeList                                  string
-	matrixRuntimes                                     []clusters.NodeRuntime
-	ociArgs                                            []string
-	runtimes                                           []clusters.NodeRuntime
-	ociRuntimes                                        map[string]string
-	suites, kubelets                                   []string
-	keep, parallel, buildSuites, allowFlaky            bool
-	allowedNotReady                                    int
-	timeout                                            time.Duration
-	flakeAttempts, matrixParallel                      int
-	plan                                               []skew.Cluster
-	appArmorWorker                                     clusters.Worker // --apparmor-node, parsed
-	imageArgs, gateArgs                                []string
-	images                                             map[string]string
-	gates                                              map[string]bool
+	// The flags the in-cluster entrypoint takes too.
+	runner.SharedFlags
+	apiserver, kubeconfig, junitDir      string
+	suiteBinary, appArmorNode, umlKernel string
+	kubeletList, ids, rerun, matrix      string
+	matrixRuntimeList                    string
+	matrixRuntimes                       []clusters.NodeRuntime
+	ociArgs                              []string
+	runtimes                             []clusters.NodeRuntime
+	ociRuntimes                          map[string]string
+	suites, kubelets                     []string
+	keep, parallel, buildSuites          bool
+	matrixParallel                       int
+	plan                                 []skew.Cluster
+	appArmorWorker                       clusters.Worker // --apparmor-node, parsed
+	imageArgs, gateArgs                  []string
+	images                               map[string]string
+	gates                                map[string]bool
 }
 
 func newRunCmd() *cobra.Command {
-	var o runOptions
+	o := runOptions{SharedFlags: runner.CLIDefaults()}
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "run the conformance suites on a new cluster (--apiserver, --kubelets), every cluster of a version matrix (--matrix) or an existing one (--kubeconfig)",
@@ -55,30 +54,23 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	fs := c.Flags()
-	fs.StringVar(&o.name, "name", "skewproof-run", "cluster name (a new cluster), or the name recorded in the report (--kubeconfig)")
+	o.BindFlags(fs)
 	fs.StringVar(&o.apiserver, "apiserver", "", "kube-apiserver version of a new cluster, e.g. 1.37.2")
 	fs.StringVar(&o.kubeletList, "kubelets", "", kubeletsUsage)
 	fs.StringArrayVar(&o.ociArgs, "oci-runtime", nil, ociRuntimeUsage)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "run against this existing cluster instead of creating one")
-	fs.StringVar(&o.labelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'kubelet && !failure' or 'seccomp-kubelet-enforce' (ids with '/' replaced by '-')")
-	fs.StringVar(&o.junitDir, "junit-dir", "_artifacts", "directory for junit-<cluster>.xml and the suite log")
-	fs.BoolVar(&o.keep, "keep", false, "keep the cluster (and leftover namespaces) after the run")
+	fs.StringVar(&o.junitDir, "junit-dir", "_artifacts", "directory for the results: junit-<name>.xml (and each suite's), run.json and the suites' logs")
+	fs.BoolVar(&o.keep, "keep", false, "keep what the run created: the new cluster, or on an existing one (--kubeconfig) the suites' namespaces and the fixture profiles")
 	fs.BoolVar(&o.parallel, "parallel", true, "run the suites at the same time, each in concurrent processes (the API server rules in one, each worker's kubelet rules in others); false: one suite after the other")
 	fs.StringVar(&o.ids, "ids", "", "comma-separated catalogue ids to run, e.g. seccomp/kubelet/enforce,seccomp/failure/row-4 (ANDed with --label-filter)")
-	fs.StringVar(&o.rerun, "rerun-failed", "", "a JUnit file of an earlier run: run only the specs that failed there, on the nodes they failed on")
-	fs.StringVar(&o.suiteList, "suites", "seccomp,apparmor", "comma-separated suites to run (at the same time with --parallel, else one after the other): "+strings.Join(runner.Suites, ", "))
+	fs.StringVar(&o.rerun, "rerun-failed", "", "a JUnit file of an earlier run, or a directory holding it (a run's --junit-dir, a report's --out): run only the specs that failed or were flaky there, on the nodes they failed on")
 	fs.StringVar(&o.suiteBinary, "suite-binary", "", "the e2e binary (default: "+runner.SuiteBinaryName+" beside this executable, as 'make build' puts it)")
 	fs.BoolVar(&o.buildSuites, "build-suites", false, "compile the e2e binary from the source tree with 'go test -c "+runner.SuitePackage+"' (development; needs Go)")
-	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "limit for the suite run")
-	fs.StringVar(&o.agentImg, "agent-image", "", "node agent image present on every node (default: built from this binary and loaded into the kind node containers; required with --kubeconfig when the nodes are not local containers)")
 	fs.StringVar(&o.appArmorNode, "apparmor-node", "", appArmorNodeUsage)
 	fs.StringVar(&o.umlKernel, "uml-kernel", "", umlKernelUsage)
 	fs.StringArrayVar(&o.gateArgs, "feature-gates", nil, "feature gates for every component of a new cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.StringArrayVar(&o.imageArgs, "node-image", nil, nodeImageUsage)
-	fs.IntVar(&o.flakeAttempts, "flake-attempts", runner.DefaultFlakeAttempts, "attempts of a failed spec: a pass on a later attempt is reported flaky, with the earlier failure, and fails the run (1: no retry)")
-	fs.BoolVar(&o.allowFlaky, "allow-flaky", false, "tolerate flaky specs: they do not fail the run and their JUnit cases carry no <failure> (recorded in run.json and the JUnit suite's properties)")
-	fs.IntVar(&o.allowedNotReady, "allowed-not-ready-nodes", 0, "with --kubeconfig: how many nodes may be not Ready without failing the run; their kubelet rules are skipped, naming the node")
-	fs.StringVar(&o.matrix, "matrix", "", "run every cluster 'skewproof matrix' plans for these kube-apiserver minors, e.g. 1.36..1.37, into --junit-dir/<cluster>/, then merge them into --junit-dir/report/")
+	fs.StringVar(&o.matrix, "matrix", "", "run every cluster 'skewproof matrix' plans for these kube-apiserver minors, e.g. 1.36..1.37, each named --name and its minor (skewproof-run-1-37) with its results in --junit-dir/<that name>/, then merge them into --junit-dir/report/")
 	fs.StringVar(&o.matrixRuntimeList, "matrix-runtimes", "", matrixRuntimesUsage)
 	fs.IntVar(&o.matrixParallel, "matrix-parallel", 1, "with --matrix: clusters at once (preflight refuses more than the host's free memory fits)")
 	return c
@@ -90,10 +82,10 @@ func (o runOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ro := runner.Options{Name: o.name, Kubeconfig: o.kubeconfig, Suites: o.suites, LabelFilter: o.labelFilter,
-		JUnitDir: o.junitDir, Keep: o.keep, Parallel: o.parallel, Timeout: o.timeout, AgentImage: o.agentImg,
-		AgentBinary: exe, Mode: "existing-cluster", Command: os.Args, Progress: p, FlakeAttempts: o.flakeAttempts,
-		AllowFlaky: o.allowFlaky, AllowedNotReadyNodes: o.allowedNotReady}
+	ro := runner.Options{Name: o.Name, Kubeconfig: o.kubeconfig, Suites: o.suites, LabelFilter: o.LabelFilter,
+		JUnitDir: o.junitDir, Keep: o.keep, Parallel: o.parallel, Timeout: o.Timeout, AgentImage: o.AgentImage,
+		AgentBinary: exe, Mode: "existing-cluster", Command: os.Args, Progress: p, FlakeAttempts: o.FlakeAttempts,
+		AllowFlaky: o.AllowFlaky, AllowedNotReadyNodes: o.AllowedNotReadyNodes}
 	if o.kubeconfig == "" {
 		// Docker first: without it nothing can start, and nothing need be
 		// cleaned up.

@@ -42,8 +42,8 @@ func (o *runOptions) check(ctx context.Context) error {
 		}
 		rerunSel = f
 	}
-	o.labelFilter = schedule.Select(idSel, rerunSel, o.labelFilter)
-	suites, err := runner.ParseSuites(o.suiteList)
+	o.LabelFilter = schedule.Select(idSel, rerunSel, o.LabelFilter)
+	suites, err := runner.ParseSuites(o.SuiteList)
 	if err != nil {
 		return usagef("--suites: %v", err)
 	}
@@ -54,8 +54,8 @@ func (o *runOptions) check(ctx context.Context) error {
 		}
 	}
 	// The settings every front end shares: the runner's own check.
-	shared := runner.Options{Kubeconfig: o.kubeconfig, Suites: o.suites, Timeout: o.timeout,
-		FlakeAttempts: o.flakeAttempts, AllowedNotReadyNodes: o.allowedNotReady}
+	shared := runner.Options{Kubeconfig: o.kubeconfig, Suites: o.suites, Timeout: o.Timeout,
+		FlakeAttempts: o.FlakeAttempts, AllowedNotReadyNodes: o.AllowedNotReadyNodes}
 	if err := shared.Validate(); err != nil {
 		return usagef("%v", err)
 	}
@@ -110,7 +110,7 @@ func (o *runOptions) checkNewCluster(ctx context.Context) error {
 	if len(o.kubelets) == 0 {
 		o.kubelets = []string{o.apiserver}
 	}
-	if err := validName(o.name); err != nil {
+	if err := validName(o.Name); err != nil {
 		return err
 	}
 	needSources := false

@@ -26,7 +26,7 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 	case o.matrixParallel < 1:
 		return usagef("--matrix-parallel must be at least 1")
 	}
-	if err := validName(o.name); err != nil {
+	if err := validName(o.Name); err != nil {
 		return err
 	}
 	from, to, err := skew.ParseMinorRange(o.matrix)

@@ -7,6 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/skewproof/skewproof/runner"
+	"github.com/skewproof/skewproof/runner/incluster"
 )
 
 func TestRunUsageErrors(t *testing.T) {
@@ -39,5 +44,32 @@ func TestRunUsageErrors(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("run %q: got %v, want a usage error mentioning %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestRunAndEntrypointShareFlags: 'skewproof run' takes every flag of
+// E2E_EXTRA_ARGS, with the same usage and type, and their defaults differ
+// only where runner.InClusterDefaults says so.
+func TestRunAndEntrypointShareFlags(t *testing.T) {
+	differ := map[string]bool{"suites": true, "name": true, "timeout": true}
+	run := newRunCmd().Flags()
+	var s runner.SharedFlags
+	n := 0
+	incluster.ExtraArgsFlags(&s).VisitAll(func(e *pflag.Flag) {
+		n++
+		c := run.Lookup(e.Name)
+		switch {
+		case c == nil:
+			t.Errorf("skewproof run has no --%s", e.Name)
+		case c.Usage != e.Usage:
+			t.Errorf("--%s: usage of skewproof run %q, of %s %q", e.Name, c.Usage, incluster.EnvExtraArgs, e.Usage)
+		case c.Value.Type() != e.Value.Type():
+			t.Errorf("--%s: type %s in skewproof run, %s in %s", e.Name, c.Value.Type(), e.Value.Type(), incluster.EnvExtraArgs)
+		case (c.DefValue != e.DefValue) != differ[e.Name]:
+			t.Errorf("--%s: default %q in skewproof run, %q in %s; a difference must be on purpose (runner.InClusterDefaults)", e.Name, c.DefValue, e.DefValue, incluster.EnvExtraArgs)
+		}
+	})
+	if n != 8 {
+		t.Errorf("%s has %d flags, want the 8 the entrypoint shares with skewproof run", incluster.EnvExtraArgs, n)
 	}
 }

@@ -86,61 +86,113 @@ var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespace
 // DefaultBenchNodeName names simulated nodes.
 func DefaultBenchNodeName(i int) string { return fmt.Sprintf("scale-node-%05d", i) }
 
+// benchContent is the seccomp profile of the bench's profiles.
+const benchContent = `{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO"}]}`
+
 // Bench writes Nodes × Profiles node statuses as the agents would, lists
 // and aggregates each profile's statuses, measures object sizes, deletes the
 // profiles and times the garbage collection of their node statuses.
 func Bench(ctx context.Context, dyn dynamic.Interface, o BenchOptions) (BenchResult, error) {
+	b := newBench(dyn, o)
+	if err := b.createNamespace(ctx); err != nil {
+		return b.res, err
+	}
+	if !b.o.Keep {
+		defer b.deleteNamespace(ctx)
+	}
+	for _, step := range []func(context.Context) error{
+		b.createProfiles,    // Profiles seccomp profiles in the namespace
+		b.writeNodeStatuses, // every node's status of every profile, Workers at a time
+		b.aggregate,         // each profile's node statuses listed by label and aggregated into its status
+		b.sizeSingleObject,  // the single-object alternative, on the first profile
+		b.collectGarbage,    // the profiles deleted; the garbage collection of their node statuses timed
+	} {
+		if err := step(ctx); err != nil {
+			return b.res, err
+		}
+	}
+	return b.res, nil
+}
+
+// bench is one run of Bench: its options with their defaults, the simulated
+// nodes' names, the profiles created and what was measured so far.
+type bench struct {
+	dyn   dynamic.Interface
+	o     BenchOptions
+	nodes []string
+	profs []api.Profile
+	res   BenchResult
+}
+
+func newBench(dyn dynamic.Interface, o BenchOptions) *bench {
 	if o.Workers <= 0 {
 		o.Workers = 8
 	}
 	if o.NodeName == nil {
 		o.NodeName = DefaultBenchNodeName
 	}
-	logf := func(format string, args ...any) {
-		if o.Log != nil {
-			o.Log.Info(fmt.Sprintf(format, args...))
-		}
-	}
-	res := BenchResult{Nodes: o.Nodes, Profiles: o.Profiles}
-	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
-		"metadata": map[string]any{"name": o.Namespace, "labels": map[string]any{"app.kubernetes.io/part-of": "skewproof"}}}}
-	if _, err := dyn.Resource(namespaces).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil {
-		return res, fmt.Errorf("creating namespace %s: %w", o.Namespace, err)
-	}
-	if !o.Keep {
-		defer func() {
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			if err := dyn.Resource(namespaces).Delete(dctx, o.Namespace, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				logf("deleting namespace %s: %v", o.Namespace, err)
-			}
-		}()
+	if o.GCTimeout == 0 {
+		o.GCTimeout = 15 * time.Minute
 	}
 	nodes := make([]string, o.Nodes)
 	for i := range nodes {
 		nodes[i] = o.NodeName(i)
 	}
-	var profs []api.Profile
-	for i := 0; i < o.Profiles; i++ {
-		sp := &api.SeccompProfile{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-profile-%d", i), Namespace: o.Namespace},
-			Spec: api.SeccompProfileSpec{Content: `{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO"}]}`}}
+	return &bench{dyn: dyn, o: o, nodes: nodes, res: BenchResult{Nodes: o.Nodes, Profiles: o.Profiles}}
+}
+
+func (b *bench) logf(format string, args ...any) {
+	if b.o.Log != nil {
+		b.o.Log.Info(fmt.Sprintf(format, args...))
+	}
+}
+
+// createNamespace creates the bench's namespace, labelled as skewproof's.
+func (b *bench) createNamespace(ctx context.Context) error {
+	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": b.o.Namespace, "labels": map[string]any{"app.kubernetes.io/part-of": "skewproof"}}}}
+	if _, err := b.dyn.Resource(namespaces).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", b.o.Namespace, err)
+	}
+	return nil
+}
+
+// deleteNamespace deletes the bench's namespace, even once ctx has ended,
+// and logs a failure.
+func (b *bench) deleteNamespace(ctx context.Context) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := b.dyn.Resource(namespaces).Delete(dctx, b.o.Namespace, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		b.logf("deleting namespace %s: %v", b.o.Namespace, err)
+	}
+}
+
+// createProfiles creates the seccomp profiles scale-profile-0, -1, ….
+func (b *bench) createProfiles(ctx context.Context) error {
+	for i := 0; i < b.o.Profiles; i++ {
+		sp := &api.SeccompProfile{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-profile-%d", i), Namespace: b.o.Namespace},
+			Spec: api.SeccompProfileSpec{Content: benchContent}}
 		u, err := api.ToUnstructured(sp)
 		if err != nil {
-			return res, err
+			return err
 		}
 		delete(u.Object, "status")
-		created, err := dyn.Resource(api.SeccompProfiles).Namespace(o.Namespace).Create(ctx, u, metav1.CreateOptions{})
+		created, err := b.dyn.Resource(api.SeccompProfiles).Namespace(b.o.Namespace).Create(ctx, u, metav1.CreateOptions{})
 		if err != nil {
-			return res, fmt.Errorf("creating profile %s: %w", sp.Name, err)
+			return fmt.Errorf("creating profile %s: %w", sp.Name, err)
 		}
 		p, err := api.ProfileFromUnstructured(created)
 		if err != nil {
-			return res, err
+			return err
 		}
-		profs = append(profs, p)
+		b.profs = append(b.profs, p)
 	}
+	return nil
+}
 
-	// Write every node status, Workers at a time.
+// writeNodeStatuses writes every node's status of every profile, Workers
+// at a time; the first error stops the writers.
+func (b *bench) writeNodeStatuses(ctx context.Context) error {
 	type job struct {
 		p    api.Profile
 		node int
@@ -156,39 +208,24 @@ func Bench(ctx context.Context, dyn dynamic.Interface, o BenchOptions) (BenchRes
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
-	for w := 0; w < o.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for w := 0; w < b.o.Workers; w++ {
+		wg.Go(func() {
 			for j := range jobs {
-				s, msg := api.Installed, ""
-				if j.node == o.FailedNode && j.p.Name == profs[0].Name {
-					s, msg = api.Failed, fmt.Sprintf("writing <seccomp root>/%s: permission denied", j.p.LocalhostProfile())
-				}
-				u, err := api.ToUnstructured(j.p.NewNodeStatus(nodes[j.node], s, msg))
-				if err == nil {
-					unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-					var out *unstructured.Unstructured
-					out, err = dyn.Resource(api.ProfileNodeStatuses).Namespace(o.Namespace).Create(wctx, u, metav1.CreateOptions{})
-					if err == nil {
-						if b, merr := json.Marshal(out.Object); merr == nil && int64(len(b)) > largest.Load() {
-							largest.Store(int64(len(b)))
-						}
-					}
-				}
+				size, err := b.writeNodeStatus(wctx, j.p, j.node)
 				if err != nil {
 					errOnce.Do(func() { firstErr = err; cancel() })
 					continue
 				}
+				storeMax(&largest, int64(size))
 				if n := written.Add(1); n%2500 == 0 {
-					logf("%d/%d node statuses written (%s)", n, o.Nodes*o.Profiles, time.Since(start).Round(time.Second))
+					b.logf("%d/%d node statuses written (%s)", n, b.o.Nodes*b.o.Profiles, time.Since(start).Round(time.Second))
 				}
 			}
-		}()
+		})
 	}
 feed:
-	for _, p := range profs {
-		for i := range nodes {
+	for _, p := range b.profs {
+		for i := range b.nodes {
 			select {
 			case jobs <- job{p, i}:
 			case <-wctx.Done():
@@ -198,96 +235,158 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	res.WriteAll = time.Since(start)
-	res.Written = int(written.Load())
-	res.LargestNodeStatusBytes = int(largest.Load())
+	b.res.WriteAll = time.Since(start)
+	b.res.Written = int(written.Load())
+	b.res.LargestNodeStatusBytes = int(largest.Load())
 	if firstErr != nil {
-		return res, fmt.Errorf("writing node statuses: %w", firstErr)
+		return fmt.Errorf("writing node statuses: %w", firstErr)
 	}
-	logf("%d node statuses written in %s", res.Written, res.WriteAll.Round(time.Millisecond))
+	b.logf("%d node statuses written in %s", b.res.Written, b.res.WriteAll.Round(time.Millisecond))
+	return nil
+}
 
-	// List each profile's statuses by label and aggregate them.
-	for _, p := range profs {
-		t0 := time.Now()
-		l, err := dyn.Resource(api.ProfileNodeStatuses).Namespace(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: api.ProfileSelector(p.Kind, p.Name)})
-		if err != nil {
-			return res, fmt.Errorf("listing the node statuses of %s: %w", p.Name, err)
-		}
-		list := time.Since(t0)
-		t1 := time.Now()
-		states, err := NodeStatesOf(p, l.Items)
-		if err != nil {
-			return res, err
-		}
-		r := Aggregate(nodes, states)
-		agg := time.Since(t1)
-		_, u, err := GetProfile(ctx, dyn, p.Kind, p.Namespace, p.Name)
-		if err != nil {
-			return res, err
-		}
-		if _, err := WriteStatus(ctx, dyn, u, r.ProfileStatus(p.LocalhostProfile(), p.Generation)); err != nil {
-			return res, err
-		}
-		_, u, err = GetProfile(ctx, dyn, p.Kind, p.Namespace, p.Name)
-		if err != nil {
-			return res, err
-		}
-		b, _ := json.Marshal(u.Object)
-		res.PerProfile = append(res.PerProfile, ProfileFigures{Name: p.Name, List: list, Aggregate: agg, Listed: len(l.Items),
-			Status: r.Status, Nodes: r.Nodes, StatusBytes: len(b)})
-		logf("%s: listed %d node statuses in %s, decoded and aggregated in %s: %s %v", p.Name, len(l.Items), list.Round(time.Millisecond), agg, r.Status, r.Nodes)
+// storeMax raises m to v if v is larger, also when other writers raise it
+// at the same time (a Load then a Store could lower it again).
+func storeMax(m *atomic.Int64, v int64) {
+	for cur := m.Load(); v > cur && !m.CompareAndSwap(cur, v); cur = m.Load() {
 	}
+}
 
-	// The single-object alternative, measured on the real object shape.
-	res.SingleObjectBytes, res.SingleObjectPerNode, res.SingleObjectMaxNodes = singleObject(profs[0], nodes)
-	long := make([]string, len(nodes))
+// writeNodeStatus writes node's status of p, as its agent would: Installed,
+// but Failed for FailedNode's status of the first profile. It returns the
+// JSON size of the object the API server returned (0 if it cannot tell).
+func (b *bench) writeNodeStatus(ctx context.Context, p api.Profile, node int) (int, error) {
+	s, msg := api.Installed, ""
+	if node == b.o.FailedNode && p.Name == b.profs[0].Name {
+		s, msg = api.Failed, fmt.Sprintf("writing <seccomp root>/%s: permission denied", p.LocalhostProfile())
+	}
+	u, err := api.ToUnstructured(p.NewNodeStatus(b.nodes[node], s, msg))
+	if err != nil {
+		return 0, err
+	}
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	out, err := b.dyn.Resource(api.ProfileNodeStatuses).Namespace(b.o.Namespace).Create(ctx, u, metav1.CreateOptions{})
+	if err != nil {
+		return 0, err
+	}
+	bs, err := json.Marshal(out.Object)
+	if err != nil {
+		return 0, nil
+	}
+	return len(bs), nil
+}
+
+// aggregate lists each profile's node statuses by label, aggregates them
+// and writes the aggregate to the profile's status.
+func (b *bench) aggregate(ctx context.Context) error {
+	for _, p := range b.profs {
+		f, err := b.aggregateProfile(ctx, p)
+		if err != nil {
+			return err
+		}
+		b.res.PerProfile = append(b.res.PerProfile, f)
+		b.logf("%s: listed %d node statuses in %s, decoded and aggregated in %s: %s %v", p.Name, f.Listed, f.List.Round(time.Millisecond), f.Aggregate, f.Status, f.Nodes)
+	}
+	return nil
+}
+
+// aggregateProfile times the listing of p's node statuses by label and
+// their aggregation, writes the aggregate to p's status and sizes p then.
+func (b *bench) aggregateProfile(ctx context.Context, p api.Profile) (ProfileFigures, error) {
+	t0 := time.Now()
+	l, err := b.dyn.Resource(api.ProfileNodeStatuses).Namespace(b.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: api.ProfileSelector(p.Kind, p.Name)})
+	if err != nil {
+		return ProfileFigures{}, fmt.Errorf("listing the node statuses of %s: %w", p.Name, err)
+	}
+	list := time.Since(t0)
+	t1 := time.Now()
+	states, err := NodeStatesOf(p, l.Items)
+	if err != nil {
+		return ProfileFigures{}, err
+	}
+	r := Aggregate(b.nodes, states)
+	agg := time.Since(t1)
+	_, u, err := GetProfile(ctx, b.dyn, p.Kind, p.Namespace, p.Name)
+	if err != nil {
+		return ProfileFigures{}, err
+	}
+	if _, err := WriteStatus(ctx, b.dyn, u, r.ProfileStatus(p.LocalhostProfile(), p.Generation)); err != nil {
+		return ProfileFigures{}, err
+	}
+	_, u, err = GetProfile(ctx, b.dyn, p.Kind, p.Namespace, p.Name)
+	if err != nil {
+		return ProfileFigures{}, err
+	}
+	bs, _ := json.Marshal(u.Object)
+	return ProfileFigures{Name: p.Name, List: list, Aggregate: agg, Listed: len(l.Items),
+		Status: r.Status, Nodes: r.Nodes, StatusBytes: len(bs)}, nil
+}
+
+// sizeSingleObject sizes the single-object alternative on the real object
+// shape, the first profile's, with the simulated nodes' names and with
+// 40-character names.
+func (b *bench) sizeSingleObject(context.Context) error {
+	res := &b.res
+	res.SingleObjectBytes, res.SingleObjectPerNode, res.SingleObjectMaxNodes = singleObject(b.profs[0], b.nodes)
+	long := make([]string, len(b.nodes))
 	for i := range long {
 		long[i] = longNodeName(i)
 	}
-	res.SingleObjectBytesLongNames, _, res.SingleObjectMaxNodesLongNames = singleObject(profs[0], long)
-	logf("largest node status %d bytes; single object: %d bytes at %d nodes (%.1f bytes/node), passes 1 MiB at %d nodes; with 40-character names %d bytes, passes 1 MiB at %d nodes",
-		res.LargestNodeStatusBytes, res.SingleObjectBytes, o.Nodes, res.SingleObjectPerNode, res.SingleObjectMaxNodes,
+	res.SingleObjectBytesLongNames, _, res.SingleObjectMaxNodesLongNames = singleObject(b.profs[0], long)
+	b.logf("largest node status %d bytes; single object: %d bytes at %d nodes (%.1f bytes/node), passes 1 MiB at %d nodes; with 40-character names %d bytes, passes 1 MiB at %d nodes",
+		res.LargestNodeStatusBytes, res.SingleObjectBytes, b.o.Nodes, res.SingleObjectPerNode, res.SingleObjectMaxNodes,
 		res.SingleObjectBytesLongNames, res.SingleObjectMaxNodesLongNames)
-	if o.GCTimeout == 0 {
-		o.GCTimeout = 15 * time.Minute
-	}
+	return nil
+}
 
-	// Delete the profiles: the garbage collector removes their node statuses.
+// collectGarbage deletes the profiles and times the garbage collector's
+// removal of their node statuses. It looks every second until none is left
+// or GCTimeout (counted from before the deletions) has passed; the API is
+// asked with ctx, not the poll's deadline, so that the last look counts
+// what is left. Past GCTimeout, GCLeft says how many were left.
+func (b *bench) collectGarbage(ctx context.Context) error {
 	t0 := time.Now()
-	for _, p := range profs {
-		if err := dyn.Resource(api.SeccompProfiles).Namespace(o.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
-			return res, fmt.Errorf("deleting profile %s: %w", p.Name, err)
+	for _, p := range b.profs {
+		if err := b.dyn.Resource(api.SeccompProfiles).Namespace(b.o.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			return fmt.Errorf("deleting profile %s: %w", p.Name, err)
 		}
 	}
-	// Every second until none is left or GCTimeout (counted from t0, before
-	// the deletions) has passed; the API is asked with ctx, not the poll's
-	// deadline, so that the last look counts what is left.
 	var left int
-	err := wait.PollUntilContextTimeout(ctx, time.Second, o.GCTimeout-time.Since(t0), true, func(context.Context) (bool, error) {
-		l, err := dyn.Resource(api.ProfileNodeStatuses).Namespace(o.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	err := wait.PollUntilContextTimeout(ctx, time.Second, b.o.GCTimeout-time.Since(t0), true, func(context.Context) (bool, error) {
+		n, err := b.nodeStatusesLeft(ctx)
 		if err != nil {
 			return false, err
 		}
-		left = len(l.Items)
-		if rc := l.GetRemainingItemCount(); rc != nil {
-			left += int(*rc)
-		}
+		left = n
 		return left == 0, nil
 	})
 	switch {
 	case err == nil:
 	case !wait.Interrupted(err):
-		return res, err
+		return err
 	case ctx.Err() != nil:
-		return res, ctx.Err()
+		return ctx.Err()
 	default:
-		res.GC, res.GCLeft = time.Since(t0), left
-		logf("%d node statuses left %s after their profiles were deleted", left, res.GC.Round(time.Second))
-		return res, nil
+		b.res.GC, b.res.GCLeft = time.Since(t0), left
+		b.logf("%d node statuses left %s after their profiles were deleted", left, b.res.GC.Round(time.Second))
+		return nil
 	}
-	res.GC = time.Since(t0)
-	logf("garbage collector removed every node status in %s", res.GC.Round(time.Second))
-	return res, nil
+	b.res.GC = time.Since(t0)
+	b.logf("garbage collector removed every node status in %s", b.res.GC.Round(time.Second))
+	return nil
+}
+
+// nodeStatusesLeft counts the node statuses in the namespace.
+func (b *bench) nodeStatusesLeft(ctx context.Context) (int, error) {
+	l, err := b.dyn.Resource(api.ProfileNodeStatuses).Namespace(b.o.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return 0, err
+	}
+	left := len(l.Items)
+	if rc := l.GetRemainingItemCount(); rc != nil {
+		left += int(*rc)
+	}
+	return left, nil
 }
 
 // SingleObject sizes the single-object alternative for n simulated nodes
@@ -295,7 +394,7 @@ feed:
 // 40-character names) and the node counts at which it passes EtcdLimit.
 func SingleObject(n int) BenchResult {
 	p := api.Profile{Kind: api.KindSeccompProfile, Namespace: "skewproof-scale-0000", Name: "scale-profile-0", UID: "00000000-0000-0000-0000-000000000000",
-		Content: `{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO"}]}`}
+		Content: benchContent}
 	nodes, long := make([]string, n), make([]string, n)
 	for i := range nodes {
 		nodes[i] = DefaultBenchNodeName(i)

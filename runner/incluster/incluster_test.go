@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -61,4 +64,30 @@ func TestAddRunFailure(t *testing.T) {
 	if len(rs) != 1 || rs[0].ID != RunFailureID || rs[0].Verdict != skew.Fail || !strings.Contains(rs[0].Failure, "no spec selected") {
 		t.Errorf("results %+v", rs)
 	}
+}
+
+// E2E_EXTRA_ARGS takes the flags with one dash or two, as the upstream e2e
+// binary does; its defaults are the entrypoint's; a bad flag's error lists
+// every flag it takes.
+func TestReadSettingsExtraArgs(t *testing.T) {
+	s, err := ReadSettings(env(map[string]string{EnvExtraArgs: "-timeout=5m --allow-flaky -flake-attempts=3 --allowed-not-ready-nodes=1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runner.InClusterDefaults()
+	want.Timeout, want.AllowFlaky, want.FlakeAttempts, want.AllowedNotReadyNodes = 5*time.Minute, true, 3, 1
+	if s.SharedFlags != want {
+		t.Errorf("flags %+v, want %+v", s.SharedFlags, want)
+	}
+	_, err = ReadSettings(env(map[string]string{EnvExtraArgs: "--procs=4"}))
+	var d runner.SharedFlags
+	flags := ExtraArgsFlags(&d)
+	if err == nil {
+		t.Fatal("--procs accepted")
+	}
+	flags.VisitAll(func(f *pflag.Flag) {
+		if !strings.Contains(err.Error(), "--"+f.Name) {
+			t.Errorf("the error %q does not name --%s", err, f.Name)
+		}
+	})
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/runner"
 )
 
 // fakeE2E stands for the e2e binary: it records its arguments and, for a
@@ -38,7 +40,7 @@ func TestPlanCountsTheSelectedSpecs(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(fakeE2E), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := Settings{Suites: []string{"seccomp", "apparmor"}, LabelFilter: "smoke", Focus: "api"}
+	s := Settings{Suites: []string{"seccomp", "apparmor"}, SharedFlags: runner.SharedFlags{LabelFilter: "smoke"}, Focus: "api"}
 	will, total, err := plan(context.Background(), bin, s, nil, "")
 	if err != nil || will != 2 || total != 3 {
 		t.Fatalf("plan = %d of %d, %v; want 2 of 3 (the suite node is no spec)", will, total, err)

@@ -6,7 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/skewproof/skewproof/runner/schedule"
 
@@ -15,44 +16,45 @@ import (
 
 // Settings are what the entrypoint runs, read from the environment.
 type Settings struct {
-	Focus, Skip, LabelFilter string
-	DryRun                   bool
-	Suites                   []string
-	AgentImage, Name         string
-	Timeout                  time.Duration
-	// FlakeAttempts: attempts of a failed spec (2: one retry).
-	FlakeAttempts int
-	// AllowFlaky tolerates flaky specs (runner.Options.AllowFlaky).
-	AllowFlaky bool
-	// AllowedNotReadyNodes: runner.Options.AllowedNotReadyNodes.
-	AllowedNotReadyNodes int
+	// SharedFlags are E2E_EXTRA_ARGS: the flags 'skewproof run' takes
+	// too, with the entrypoint's defaults (runner.InClusterDefaults).
+	runner.SharedFlags
+	Focus, Skip string
+	DryRun      bool
+	// Suites are SuiteList's.
+	Suites []string
 	// Ignored lists the Ginkgo arguments that do not apply (the runner
 	// plans its own processes).
 	Ignored []string
 }
 
+// ExtraArgsFlags are the flags of E2E_EXTRA_ARGS, bound to f with the
+// entrypoint's defaults: runner.SharedFlags, declared once for the CLI and
+// the entrypoint.
+func ExtraArgsFlags(f *runner.SharedFlags) *pflag.FlagSet {
+	*f = runner.InClusterDefaults()
+	fs := pflag.NewFlagSet(EnvExtraArgs, pflag.ContinueOnError)
+	fs.SortFlags = false
+	f.BindFlags(fs)
+	return fs
+}
+
 // ReadSettings reads the E2E_* environment. E2E_EXTRA_ARGS takes
-// skewproof's own flags (--suites, --label-filter, --agent-image,
-// --timeout, --name); E2E_EXTRA_GINKGO_ARGS takes Ginkgo's --focus,
-// --skip, --label-filter and --dry-run.
+// skewproof's own flags (ExtraArgsFlags); E2E_EXTRA_GINKGO_ARGS takes
+// Ginkgo's --focus, --skip, --label-filter, --dry-run and --flake-attempts.
 func ReadSettings(getenv func(string) string) (Settings, error) {
 	s := Settings{Focus: getenv(EnvFocus), Skip: getenv(EnvSkip), DryRun: getenv(EnvDryRun) == "true"}
+	flags := ExtraArgsFlags(&s.SharedFlags)
+	// Parsed as Go's flag package parses: like the upstream e2e binary's
+	// flags, they take one dash or two (-timeout=5m, --timeout=5m).
 	fs := flag.NewFlagSet(EnvExtraArgs, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	suites := fs.String("suites", strings.Join(runner.Suites, ","), "")
-	fs.StringVar(&s.LabelFilter, "label-filter", "", "")
-	fs.StringVar(&s.AgentImage, "agent-image", "", "")
-	fs.StringVar(&s.Name, "name", "in-cluster", "")
-	fs.DurationVar(&s.Timeout, "timeout", 60*time.Minute, "")
-	fs.IntVar(&s.FlakeAttempts, "flake-attempts", runner.DefaultFlakeAttempts, "")
-	fs.BoolVar(&s.AllowFlaky, "allow-flaky", false, "")
-	fs.IntVar(&s.AllowedNotReadyNodes, "allowed-not-ready-nodes", 0, "")
-	const flags = "--suites, --label-filter, --agent-image, --timeout, --name, --flake-attempts, --allow-flaky, --allowed-not-ready-nodes"
+	flags.CopyToGoFlagSet(fs)
 	if err := fs.Parse(strings.Fields(getenv(EnvExtraArgs))); err != nil {
-		return s, fmt.Errorf("%s: %v (flags: %s)", EnvExtraArgs, err, flags)
+		return s, fmt.Errorf("%s: %v (flags: %s)", EnvExtraArgs, err, flagNames(flags))
 	}
 	var err error
-	if s.Suites, err = runner.ParseSuites(*suites); err != nil {
+	if s.Suites, err = runner.ParseSuites(s.SuiteList); err != nil {
 		return s, fmt.Errorf("%s: --suites: %v", EnvExtraArgs, err)
 	}
 	for _, a := range strings.Fields(getenv(EnvExtraGinkgoArgs)) {
@@ -83,6 +85,13 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 		return s, fmt.Errorf("%s: %v", EnvExtraArgs, err)
 	}
 	return s, nil
+}
+
+// flagNames lists the flags of fs in its order, as "--a, --b".
+func flagNames(fs *pflag.FlagSet) string {
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, "--"+f.Name) })
+	return strings.Join(names, ", ")
 }
 
 // join ORs two Ginkgo regular expressions.
