@@ -138,97 +138,19 @@ var parts = []part{
 // specs starts once every process holding a LabelWaitsForGC spec has
 // finished its specs (their clean-up may still run).
 func Plan(suites []string, parallel bool, specs []SpecLabels) []Job {
-	var jobs []Job
 	if !parallel {
-		// One after the other: within one process the specs of a suite run
-		// one at a time, so nothing floods the garbage collector while a
-		// spec waits for it.
-		for i, s := range suites {
-			j := Job{Suite: s, Name: "all"}
-			if i > 0 {
-				j.After = []string{jobs[i-1].Key()}
-			}
-			jobs = append(jobs, j)
-		}
-		return jobs
+		return sequential(suites)
 	}
+	var jobs []Job
 	var gcWaiters []string
 	var floods []int
 	for _, s := range suites {
-		// The groups: no node first ("api" beside nodes, else "main"),
-		// then each node in the order its specs are declared.
-		var nodes []string
-		noNode := false
-		for _, sp := range specs {
-			if !slices.Contains(sp, s) {
-				continue
-			}
-			if n := sp.nodeOf(); n == "" {
-				noNode = true
-			} else if !slices.Contains(nodes, n) {
-				nodes = append(nodes, n)
-			}
-		}
-		var groups []string
-		if noNode {
-			groups = append(groups, "")
-		}
-		groups = append(groups, nodes...)
-		for _, g := range groups {
-			name, filter := g, "node: containsAny "+g
-			if g == "" {
-				name, filter = "main", "node: isEmpty"
-				if len(nodes) > 0 {
-					name = "api"
-				}
-			}
-			var in []SpecLabels
-			for _, sp := range specs {
-				if slices.Contains(sp, s) && sp.nodeOf() == g {
-					in = append(in, sp)
-				}
-			}
-			// Each part takes its specs; what no part takes is the rest.
-			type share struct {
-				name, filter string
-				specs        []SpecLabels
-			}
-			var shares []share
-			var taken []string
-			left := in
-			for _, pt := range parts {
-				if pt.nodesOnly && g == "" {
-					continue
-				}
-				var mine, rest []SpecLabels
-				for _, sp := range left {
-					if pt.has(sp) {
-						mine = append(mine, sp)
-					} else {
-						rest = append(rest, sp)
-					}
-				}
-				f := pt.filter
-				if len(taken) > 0 {
-					f = Select(f, "!("+strings.Join(taken, " || ")+")")
-				}
-				taken = append(taken, pt.filter)
-				left = rest
-				if len(mine) > 0 {
-					shares = append(shares, share{pt.name, f, mine})
-				}
-			}
-			if len(left) > 0 {
-				f := ""
-				if len(shares) > 0 {
-					f = "!(" + strings.Join(taken, " || ") + ")"
-				}
-				shares = append(shares, share{"rest", f, left})
-			}
+		for _, g := range groupsOf(s, specs) {
+			shares := shareOut(g)
 			for _, sh := range shares {
-				j := Job{Suite: s, Name: name + "." + sh.name, Filter: Select(filter, sh.filter)}
+				j := Job{Suite: s, Name: g.name + "." + sh.name, Filter: Select(g.filter, sh.filter)}
 				if len(shares) == 1 {
-					j.Name = name
+					j.Name = g.name
 				}
 				if slices.ContainsFunc(sh.specs, hasLabel(senv.LabelWaitsForGC)) {
 					gcWaiters = append(gcWaiters, j.Key())
@@ -244,6 +166,108 @@ func Plan(suites []string, parallel bool, specs []SpecLabels) []Job {
 		jobs[i].AfterSpecs = slices.DeleteFunc(slices.Clone(gcWaiters), func(k string) bool { return k == jobs[i].Key() })
 	}
 	return jobs
+}
+
+// sequential is one process per suite, one after the other: within one
+// process the specs of a suite run one at a time, so nothing floods the
+// garbage collector while a spec waits for it.
+func sequential(suites []string) []Job {
+	var jobs []Job
+	for i, s := range suites {
+		j := Job{Suite: s, Name: "all"}
+		if i > 0 {
+			j.After = []string{jobs[i-1].Key()}
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// group is the specs of a suite on one node, or on none.
+type group struct {
+	name, filter string
+	node         string // "": the specs of no node
+	specs        []SpecLabels
+}
+
+// groupsOf are a suite's groups: no node first ("api" beside nodes, else
+// "main"), then each node in the order its specs are declared.
+func groupsOf(suite string, specs []SpecLabels) []group {
+	var nodes []string
+	noNode := false
+	for _, sp := range specs {
+		if !slices.Contains(sp, suite) {
+			continue
+		}
+		if n := sp.nodeOf(); n == "" {
+			noNode = true
+		} else if !slices.Contains(nodes, n) {
+			nodes = append(nodes, n)
+		}
+	}
+	var out []group
+	if noNode {
+		name := "main"
+		if len(nodes) > 0 {
+			name = "api"
+		}
+		out = append(out, group{name: name, filter: "node: isEmpty"})
+	}
+	for _, n := range nodes {
+		out = append(out, group{name: n, filter: "node: containsAny " + n, node: n})
+	}
+	for i := range out {
+		for _, sp := range specs {
+			if slices.Contains(sp, suite) && sp.nodeOf() == out[i].node {
+				out[i].specs = append(out[i].specs, sp)
+			}
+		}
+	}
+	return out
+}
+
+// share is what one process of a group runs.
+type share struct {
+	name, filter string
+	specs        []SpecLabels
+}
+
+// shareOut gives each part its specs of the group; what no part takes is
+// the rest.
+func shareOut(g group) []share {
+	var shares []share
+	var taken []string
+	left := g.specs
+	for _, pt := range parts {
+		if pt.nodesOnly && g.node == "" {
+			continue
+		}
+		var mine, rest []SpecLabels
+		for _, sp := range left {
+			if pt.has(sp) {
+				mine = append(mine, sp)
+			} else {
+				rest = append(rest, sp)
+			}
+		}
+		f := pt.filter
+		if len(taken) > 0 {
+			f = Select(f, "!("+strings.Join(taken, " || ")+")")
+		}
+		taken = append(taken, pt.filter)
+		left = rest
+		if len(mine) > 0 {
+			shares = append(shares, share{pt.name, f, mine})
+		}
+	}
+	if len(left) > 0 {
+		f := ""
+		if len(shares) > 0 {
+			f = "!(" + strings.Join(taken, " || ") + ")"
+		}
+		shares = append(shares, share{"rest", f, left})
+	}
+	return shares
 }
 
 // JobFilters are the Ginkgo label filters of the suite processes a run
