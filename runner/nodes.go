@@ -1,22 +1,29 @@
 package runner
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
 
 	corev1 "k8s.io/api/core/v1"
+
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// untestable returns, for each node the kubelet rules would run on that
-// cannot be tested now, why: the node is not Ready (its Ready condition's
-// status, reason and message), or, on a cluster skewproof brought up
-// itself, cordoned. On an existing cluster a cordoned but Ready node is
-// tested: the specs bind their pods with nodeName, which the scheduler's
-// cordon does not apply to (as for DaemonSet pods); cordoned lists it.
-func untestable(nodes []corev1.Node, own bool) (out map[string]string, cordoned []string) {
+// untestable returns, for each node the kubelet rules would run on
+// (tested, the plan's workers) that cannot be tested now, why: the node is
+// not Ready (its Ready condition's status, reason and message), or, on a
+// cluster skewproof brought up itself, cordoned. On an existing cluster a
+// cordoned but Ready node is tested: the specs bind their pods with
+// nodeName, which the scheduler's cordon does not apply to (as for
+// DaemonSet pods); cordoned lists it.
+func untestable(nodes []corev1.Node, tested []senv.PlanNode, own bool) (out map[string]string, cordoned []string) {
 	out = map[string]string{}
-	for _, n := range testedNodes(nodes) {
+	for _, n := range nodes {
+		if !slices.ContainsFunc(tested, func(t senv.PlanNode) bool { return t.Name == n.Name }) {
+			continue
+		}
 		if why := nodefacts.NotReady(&n); why != "" {
 			out[n.Name] = why
 			continue
@@ -30,21 +37,6 @@ func untestable(nodes []corev1.Node, own bool) (out map[string]string, cordoned 
 		}
 	}
 	return out, cordoned
-}
-
-// testedNodes are the nodes the kubelet rules run on: every node that is
-// not a control plane, or every node when all of them are.
-func testedNodes(nodes []corev1.Node) []corev1.Node {
-	var workers []corev1.Node
-	for i := range nodes {
-		if !nodefacts.IsControlPlane(&nodes[i]) {
-			workers = append(workers, nodes[i])
-		}
-	}
-	if len(workers) == 0 {
-		return nodes
-	}
-	return workers
 }
 
 // untestableRemedy is what to do about nodes that cannot be tested.

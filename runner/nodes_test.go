@@ -6,6 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skewproof/skewproof/skew"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 func node(name string, controlPlane, cordoned bool, ready *corev1.NodeCondition) corev1.Node {
@@ -39,7 +42,7 @@ func TestUntestable(t *testing.T) {
 		node("cordoned", false, true, readyTrue),
 	}
 	for _, own := range []bool{false, true} {
-		got, cordoned := untestable(nodes, own)
+		got, cordoned := untestable(nodes, planWorkers(t, nodes), own)
 		want := map[string]string{
 			"stopped": "node stopped is not Ready (Ready=Unknown, NodeStatusUnknown: Kubelet stopped posting node status.)",
 			"broken":  "node broken is not Ready (Ready=False, KubeletNotReady: container runtime is down)",
@@ -61,10 +64,23 @@ func TestUntestable(t *testing.T) {
 		}
 	}
 	// A cluster of control planes only: they are the nodes tested.
-	if got, _ := untestable([]corev1.Node{node("cp", true, false, kubeletGone)}, false); got["cp"] == "" {
+	cps := []corev1.Node{node("cp", true, false, kubeletGone)}
+	if got, _ := untestable(cps, planWorkers(t, cps), false); got["cp"] == "" {
 		t.Errorf("single control plane not Ready: %v", got)
 	}
 	if d := DescribeNotTested(map[string]string{"b": "B", "a": "A"}); strings.Join(d, ",") != "A,B" {
 		t.Errorf("DescribeNotTested = %v, want node order", d)
 	}
+}
+
+// planWorkers are the workers of the plan of nodes.
+func planWorkers(t *testing.T, nodes []corev1.Node) []senv.PlanNode {
+	for i := range nodes {
+		nodes[i].Status.NodeInfo.KubeletVersion = "v1.37.2"
+	}
+	pn, err := senv.NodesOf(nodes, skew.HostFacts{}, "", map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return senv.Plan{Nodes: pn}.Workers()
 }

@@ -209,6 +209,7 @@ type run struct {
 	kubeconfig string
 	own        bool // the run brought the cluster up
 	c          *cluster
+	nodes      []senv.PlanNode // the plan's nodes
 	notTested  map[string]string
 	specs      []reports.Result // the suites' results
 	plan       senv.Plan
@@ -296,14 +297,20 @@ func (r *run) connect(ctx context.Context) (err error) {
 		reportOtherRuns(ctx, r.c, r.p)
 	}
 	r.rec.APIServer = r.c.apiserver
-	return nil
+	// The plan's nodes, with this host's kernel facts until the agents
+	// have read each node's (fixtures).
+	r.nodes, err = senv.NodesOf(r.c.nodes, nodefacts.Host(), senv.HostFromLocal, map[string]string{})
+	return err
 }
 
 // findUntestable names the nodes that cannot be tested before anything is
 // deployed, not after the agent's time-out.
 func (r *run) findUntestable(context.Context) error {
 	var cordoned []string
-	r.notTested, cordoned = untestable(r.c.nodes, r.own)
+	r.notTested, cordoned = untestable(r.c.nodes, senv.Plan{Nodes: r.nodes}.Workers(), r.own)
+	for i := range r.nodes {
+		r.nodes[i].Untestable = r.notTested[r.nodes[i].Name]
+	}
 	r.out.NotTested, r.rec.NotTested = r.notTested, r.notTested
 	reported := skew.Skip
 	if r.own {
@@ -349,10 +356,7 @@ func (r *run) fixtures(ctx context.Context) error {
 // the nodes with their facts, read once here.
 func (r *run) makePlan(context.Context) error {
 	o := r.o
-	nodes, err := senv.NodesOf(r.c.nodes, nodefacts.Host(), senv.HostFromLocal, r.notTested)
-	if err != nil {
-		return err
-	}
+	nodes := r.nodes
 	for i := range nodes {
 		n := &nodes[i]
 		if f, ok := r.host[n.Name]; ok {
