@@ -56,7 +56,9 @@ unit:
 	$(GO) vet ./...
 	SKEWPROOF_REQUIRE_BROWSER=1 $(GO) test ./...
 
-# A real mixed-version cluster (control plane 1.37.2, worker kubelet 1.34.4)
+# The image writer's archives loaded by Docker and imported by containerd, and
+# the agent image's apparmor_parser layer. A real mixed-version cluster
+# (control plane 1.37.2, worker kubelet 1.34.4)
 # built offline; seccomp RuntimeDefault/Unconfined checked on each node. Two
 # control planes made at once, each node on its own cluster's network. Then
 # the smoke subsets of the seccomp and AppArmor suites on a cluster of the same pair.
@@ -66,6 +68,7 @@ unit:
 # (from the module proxy) running the conformance image. Last, a runtime
 # certified: workers on runc, crun, a deliberately wrong --oci-runtime and CRI-O.
 integration: host-uml build
+	$(GO) test -tags integration -count=1 -timeout 10m -v -run Integration ./internal/image/ ./profiles/agentimage/
 	$(GO) test -tags integration -count=1 -timeout 80m -v -run Integration ./clusters/
 	$(BIN) run --name smoke --apiserver 1.37.2 --kubelets 1.34.4 --suites seccomp,apparmor --label-filter smoke --junit-dir _artifacts/smoke
 	$(GO) test -tags integration -count=1 -timeout 45m -v -run IntegrationAppArmorNode ./cmd/skewproof/
