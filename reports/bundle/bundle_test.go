@@ -3,13 +3,11 @@ package bundle
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/tartest"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -115,33 +114,13 @@ func create(t *testing.T, dir string) string {
 // members reads the files of a bundle in order.
 func members(t *testing.T, path string) ([]file, []*tar.Header) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
 	var out []file
 	var hdrs []*tar.Header
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return out, hdrs
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, file{h.Name, b})
-		hdrs = append(hdrs, h)
+	for _, e := range tartest.ReadGzipFile(t, path) {
+		out = append(out, file{e.Header.Name, e.Data})
+		hdrs = append(hdrs, e.Header)
 	}
+	return out, hdrs
 }
 
 func member(t *testing.T, fs []file, name string) string {
