@@ -150,10 +150,7 @@ func (a *Agent) recordAppArmor(name, policy string) error {
 
 // appArmorRecords lists the profiles this agent loaded and has not unloaded.
 func (a *Agent) appArmorRecords() ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(a.Dir(), AppArmorRecordDir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := listDir(filepath.Join(a.Dir(), AppArmorRecordDir))
 	if err != nil {
 		return nil, err
 	}

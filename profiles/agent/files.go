@@ -42,16 +42,21 @@ func fileHolds(path, content string) bool {
 	return err == nil && bytes.Equal(b, []byte(content))
 }
 
-// removeStaleFiles removes the files of dir whose names stale picks, and
-// logs each by its path on the node (onNode) with why it went. listed is
-// false when dir could not be read; a missing dir is no error.
-func (a *Agent) removeStaleFiles(dir string, stale func(name string) bool, onNode func(name string) string, why string) (listed bool, err error) {
+// listDir lists dir; a missing dir holds nothing.
+func listDir(dir string) ([]os.DirEntry, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return nil, nil
 	}
+	return entries, err
+}
+
+// removeStaleFiles removes the files of dir whose names stale picks, and
+// logs each by its path on the node (onNode) with why it went.
+func (a *Agent) removeStaleFiles(dir string, stale func(name string) bool, onNode func(name string) string, why string) error {
+	entries, err := listDir(dir)
 	if err != nil {
-		return false, err
+		return err
 	}
 	var errs []error
 	for _, e := range entries {
@@ -64,5 +69,5 @@ func (a *Agent) removeStaleFiles(dir string, stale func(name string) bool, onNod
 			a.logf("removed %s (%s)", onNode(e.Name()), why)
 		}
 	}
-	return true, errors.Join(errs...)
+	return errors.Join(errs...)
 }

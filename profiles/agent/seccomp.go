@@ -41,13 +41,15 @@ func (a *Agent) writeSeccomp(p api.Profile) error {
 // removeStale deletes the seccomp files of profiles that no longer exist
 // (want holds "SeccompProfile/<name>" of those that do).
 func (a *Agent) removeStale(want map[string]bool) error {
-	listed, err := a.removeStaleFiles(a.Dir(), func(n string) bool {
+	stale := func(n string) bool {
 		return !want[api.KindSeccompProfile+"/"+strings.TrimSuffix(n, ".json")] && (strings.HasSuffix(n, ".json") || strings.Contains(n, ".tmp-"))
-	}, func(n string) string { return a.nodePath(filepath.Join(a.Dir(), n)) }, "its profile is gone")
-	if listed {
-		a.removeEmptyDirs()
 	}
-	return err
+	onNode := func(n string) string { return a.nodePath(filepath.Join(a.Dir(), n)) }
+	if err := a.removeStaleFiles(a.Dir(), stale, onNode, "its profile is gone"); err != nil {
+		return err
+	}
+	a.removeEmptyDirs()
+	return nil
 }
 
 // removeEmptyDirs removes the agent's seccomp directory and the project's

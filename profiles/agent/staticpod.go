@@ -83,11 +83,10 @@ func (a *Agent) removeStaleStaticPods(want map[string]bool) error {
 		return nil
 	}
 	prefix := api.StaticPodFilePrefix(a.cfg.Namespace)
-	_, err := a.removeStaleFiles(a.cfg.StaticPodDir, func(n string) bool {
+	return a.removeStaleFiles(a.cfg.StaticPodDir, func(n string) bool {
 		if name, ok := strings.CutPrefix(n, prefix); ok && strings.HasSuffix(name, ".yaml") {
 			return !want[api.KindStaticPod+"/"+strings.TrimSuffix(name, ".yaml")]
 		}
 		return strings.HasPrefix(n, "."+prefix) && strings.Contains(n, ".tmp-")
 	}, func(n string) string { return filepath.Join(a.cfg.StaticPodPath, n) }, "its StaticPod is gone")
-	return err
 }
