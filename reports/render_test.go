@@ -10,16 +10,14 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/served/servedtest"
 )
 
 // servedForTest is the served list of ENVIRONMENT.md ("Sources").
 func servedForTest(t *testing.T) []*version.Version {
 	t.Helper()
 	var vs []*version.Version
-	for _, s := range []string{
-		"v1.29.6", "v1.30.4", "v1.30.14", "v1.31.0", "v1.31.14", "v1.32.2", "v1.32.13", "v1.33.6", "v1.33.13",
-		"v1.34.0", "v1.34.1", "v1.34.2", "v1.34.3", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2",
-	} {
+	for _, s := range servedtest.Versions {
 		vs = append(vs, skew.MustParseVersion(s))
 	}
 	sort.Sort(version.Collection(vs))

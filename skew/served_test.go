@@ -6,18 +6,14 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-version"
-)
 
-// servedForTest is the served list of ENVIRONMENT.md ("Sources").
-var servedForTest = []string{
-	"v1.29.6", "v1.30.4", "v1.30.14", "v1.31.0", "v1.31.14", "v1.32.2", "v1.32.13", "v1.33.6", "v1.33.13",
-	"v1.34.0", "v1.34.1", "v1.34.2", "v1.34.3", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2",
-}
+	"github.com/skewproof/skewproof/skew/served/servedtest"
+)
 
 func servedVersionsForTest(t *testing.T) []*version.Version {
 	t.Helper()
 	var vs []*version.Version
-	for _, s := range servedForTest {
+	for _, s := range servedtest.Versions {
 		v, err := ParseVersion(s)
 		if err != nil {
 			t.Fatal(err)
