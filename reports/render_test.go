@@ -3,26 +3,12 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/go-version"
 
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/skew/served/servedtest"
 )
-
-// servedForTest is the served list of ENVIRONMENT.md ("Sources").
-func servedForTest(t *testing.T) []*version.Version {
-	t.Helper()
-	var vs []*version.Version
-	for _, s := range servedtest.Versions {
-		vs = append(vs, skew.MustParseVersion(s))
-	}
-	sort.Sort(version.Collection(vs))
-	return vs
-}
 
 func minor(t *testing.T, s string) skew.Minor {
 	t.Helper()
@@ -34,7 +20,7 @@ func minor(t *testing.T, s string) skew.Minor {
 }
 
 func TestWriteMatrixGitHub(t *testing.T) {
-	cs, err := skew.Matrix(servedForTest(t), minor(t, "1.34"), minor(t, "1.37"))
+	cs, err := skew.Matrix(servedtest.Sorted(), minor(t, "1.34"), minor(t, "1.37"))
 	if err != nil {
 		t.Fatal(err)
 	}

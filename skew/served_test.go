@@ -1,31 +1,14 @@
 package skew
 
 import (
-	"sort"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/go-version"
 
 	"github.com/skewproof/skewproof/skew/served/servedtest"
 )
 
-func servedVersionsForTest(t *testing.T) []*version.Version {
-	t.Helper()
-	var vs []*version.Version
-	for _, s := range servedtest.Versions {
-		v, err := ParseVersion(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, v)
-	}
-	sort.Sort(version.Collection(vs))
-	return vs
-}
-
 func TestCheckServedIn(t *testing.T) {
-	served := servedVersionsForTest(t)
+	served := servedtest.Sorted()
 	if err := CheckServedIn(served, MustParseVersion("1.34.4")); err != nil {
 		t.Errorf("1.34.4: %v", err)
 	}
