@@ -13,13 +13,11 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
-	"github.com/skewproof/skewproof/internal/progress"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skewproof/skewproof/clusters"
-	"github.com/skewproof/skewproof/clusters/kubeclient"
 )
 
 // A worker whose node image has containerd 2 (NodeRuntime.CRI) beside a
@@ -32,27 +30,8 @@ func TestIntegrationContainerd2Worker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Minute)
 	defer cancel()
 
-	name := fmt.Sprintf("c2-it-%d", time.Now().Unix()%100000)
-	kubeconfig := t.TempDir() + "/kubeconfig"
-	p := progress.New(os.Stderr)
-	_, err := clusters.NewProvider(p).Up(ctx, clusters.UpOptions{
-		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig,
-		Runtimes: []clusters.NodeRuntime{{CRI: clusters.CRIContainerd2}},
-	})
-	if err != nil {
-		t.Fatalf("cluster up: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := clusters.NewProvider(p).Down(context.Background(), name, kubeconfig); err != nil {
-			t.Errorf("cluster down: %v", err)
-		}
-		assertNothingLeft(t, name)
-	})
-	cl, err := kubeclient.Load(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := cl.Core
+	cs := upForTest(ctx, t, "c2-it", clusters.UpOptions{APIServer: itAPIServer, Kubelets: []string{itKubelet},
+		Runtimes: []clusters.NodeRuntime{{CRI: clusters.CRIContainerd2}}}).cs
 
 	var worker string
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

@@ -44,26 +44,8 @@ func TestIntegrationMixedCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(ctx, 70*time.Minute)
 	defer cancel()
 
-	name := fmt.Sprintf("it-%d", time.Now().Unix()%100000)
-	kubeconfig := t.TempDir() + "/kubeconfig"
-	p := progress.New(os.Stderr)
-	c, err := clusters.NewProvider(p).Up(ctx, clusters.UpOptions{
-		Name: name, APIServer: itAPIServer, Kubelets: []string{itKubelet}, Kubeconfig: kubeconfig,
-	})
-	if err != nil {
-		t.Fatalf("cluster up: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := clusters.NewProvider(p).Down(context.Background(), name, kubeconfig); err != nil {
-			t.Errorf("cluster down: %v", err)
-		}
-		assertNothingLeft(t, name)
-	})
-	cl, err := kubeclient.Load(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := cl.Core
+	it := upForTest(ctx, t, "it", clusters.UpOptions{APIServer: itAPIServer, Kubelets: []string{itKubelet}})
+	name, kubeconfig, cs := it.name, it.kubeconfig, it.cs
 
 	// Security (docs/reliability.md): the kubeconfig is private to its
 	// owner, and the only published port — the API server's — listens on
@@ -101,7 +83,7 @@ func TestIntegrationMixedCluster(t *testing.T) {
 	// A second run of the same name refuses with one line and leaves the
 	// first one's cluster alone (it used to delete it on its way out).
 	t.Run("same name refused, nothing deleted", func(t *testing.T) {
-		_, err := runner.Run(ctx, runner.Options{Name: name, JUnitDir: t.TempDir(), Progress: p,
+		_, err := runner.Run(ctx, runner.Options{Name: name, JUnitDir: t.TempDir(), Progress: it.p,
 			Suites: []string{"seccomp"}, Timeout: time.Minute, FlakeAttempts: 1,
 			Up: clusters.UpOptions{APIServer: itAPIServer, Kubelets: []string{itKubelet}}})
 		if !errors.As(err, new(clusters.ExistsError)) || strings.Contains(err.Error(), "\n") {
@@ -194,11 +176,11 @@ func TestIntegrationMixedCluster(t *testing.T) {
 	})
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "it-seccomp-"}}
-	ns, err = cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	ns, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range c.Nodes {
+	for _, n := range it.c.Nodes {
 		for _, tc := range []struct {
 			profile corev1.SeccompProfileType
 			want    string
@@ -215,6 +197,39 @@ func TestIntegrationMixedCluster(t *testing.T) {
 			})
 		}
 	}
+}
+
+// itCluster is a cluster a test brought up (upForTest).
+type itCluster struct {
+	name, kubeconfig string
+	p                *progress.Progress
+	c                *clusters.Cluster
+	cs               kubernetes.Interface
+}
+
+// upForTest brings up the cluster opts describes, named prefix-<n>, with
+// its kubeconfig in a temporary directory, and deletes it when the test
+// ends, checking that nothing of it is left.
+func upForTest(ctx context.Context, t *testing.T, prefix string, opts clusters.UpOptions) *itCluster {
+	t.Helper()
+	it := &itCluster{name: fmt.Sprintf("%s-%d", prefix, time.Now().Unix()%100000), kubeconfig: t.TempDir() + "/kubeconfig", p: progress.New(os.Stderr)}
+	opts.Name, opts.Kubeconfig = it.name, it.kubeconfig
+	c, err := clusters.NewProvider(it.p).Up(ctx, opts)
+	if err != nil {
+		t.Fatalf("cluster up: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := clusters.NewProvider(it.p).Down(context.Background(), it.name, it.kubeconfig); err != nil {
+			t.Errorf("cluster down: %v", err)
+		}
+		assertNothingLeft(t, it.name)
+	})
+	cl, err := kubeclient.Load(it.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it.c, it.cs = c, cl.Core
+	return it
 }
 
 var seccompLine = regexp.MustCompile(`(?m)^Seccomp:\s*(\d+)`)

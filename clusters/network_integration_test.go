@@ -81,7 +81,7 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := progress.New(io.MultiWriter(&linePrefix{w: os.Stderr, prefix: name + ": "}, &logs[i]))
+			p := progress.New(io.MultiWriter(progress.Prefixed(os.Stderr, nil, name+": "), &logs[i]))
 			_, errs[i] = up(ctx, p, UpOptions{Name: name, APIServer: "1.37.2", Kubeconfig: kubeconfigs[i], Temporary: true})
 		}()
 	}
@@ -113,25 +113,4 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 			}
 		}
 	}
-}
-
-// linePrefix writes every line it is given with a prefix (Progress writes
-// whole lines).
-type linePrefix struct {
-	w      io.Writer
-	prefix string
-}
-
-func (l *linePrefix) Write(b []byte) (int, error) {
-	var buf bytes.Buffer
-	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
-		if len(line) > 0 {
-			buf.WriteString(l.prefix)
-			buf.Write(line)
-		}
-	}
-	if _, err := l.w.Write(buf.Bytes()); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }

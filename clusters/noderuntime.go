@@ -5,11 +5,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/skewproof/skewproof/skew"
@@ -130,7 +130,7 @@ func ParseNodeRuntime(s string, vendor map[string]string) (NodeRuntime, error) {
 		_, own := nodeOCIRuntimes[oci]
 		_, theirs := vendor[oci]
 		if !own && !theirs {
-			known := append(sortedKeys(nodeOCIRuntimes), sortedKeys(vendor)...)
+			known := append(slices.Sorted(maps.Keys(nodeOCIRuntimes)), slices.Sorted(maps.Keys(vendor))...)
 			return r, fmt.Errorf("unknown OCI runtime %q (known: %s; give your own with --oci-runtime NAME=PATH)", oci, strings.Join(known, ", "))
 		}
 		r.OCI = oci
@@ -181,7 +181,7 @@ func resolveOCI(r NodeRuntime, vendor map[string]string) (ociRuntime, error) {
 	}
 	host, ok := vendor[name]
 	if !ok {
-		return ociRuntime{}, fmt.Errorf("OCI runtime %s: not one of the node images' (%s) and not given with --oci-runtime", name, strings.Join(sortedKeys(nodeOCIRuntimes), ", "))
+		return ociRuntime{}, fmt.Errorf("OCI runtime %s: not one of the node images' (%s) and not given with --oci-runtime", name, strings.Join(slices.Sorted(maps.Keys(nodeOCIRuntimes)), ", "))
 	}
 	f, err := os.Open(host)
 	if err != nil {
@@ -193,15 +193,6 @@ func resolveOCI(r NodeRuntime, vendor map[string]string) (ociRuntime, error) {
 		return ociRuntime{}, fmt.Errorf("OCI runtime %s: reading %s: %w", name, host, err)
 	}
 	return ociRuntime{name: name, nodePath: vendorOCIDir + "/" + name, hostPath: host, digest: hex.EncodeToString(h.Sum(nil))}, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // productFilesHook replaces kind's createContainer hook

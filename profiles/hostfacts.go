@@ -47,4 +47,3 @@ func (c *Cluster) HostFacts(ctx context.Context) (map[string]skew.HostFacts, err
 	}
 	return out, nil
 }
-

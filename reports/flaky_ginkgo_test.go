@@ -1,14 +1,11 @@
 package reports
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/skewproof/skewproof/skew"
 )
@@ -30,16 +27,12 @@ func TestFlakyWithRealGinkgo(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the suite has a spec that always fails, yet it passed:\n%s", out)
 	}
-	b, rerr := os.ReadFile(report)
+	rep, rerr := ReadGinkgoReport(report)
 	if rerr != nil {
-		t.Fatalf("no report (%v):\n%s", rerr, out)
-	}
-	var reps []types.Report
-	if err := json.Unmarshal(b, &reps); err != nil || len(reps) != 1 {
-		t.Fatalf("report: %v", err)
+		t.Fatalf("report: %v\n%s", rerr, out)
 	}
 	got := map[string]Result{}
-	for _, sp := range reps[0].SpecReports {
+	for _, sp := range rep.SpecReports {
 		if r, ok := FromSpec(sp); ok {
 			got[r.ID] = r
 		}

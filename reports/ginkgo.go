@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -34,6 +35,23 @@ func entryJSON(e types.ReportEntry) string {
 		return e.Value.AsJSON
 	}
 	return e.Value.Representation
+}
+
+// ReadGinkgoReport reads the report of the one suite that a Ginkgo JSON
+// report (-ginkgo.json-report) holds.
+func ReadGinkgoReport(path string) (types.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return types.Report{}, err
+	}
+	var rs []types.Report
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return types.Report{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rs) != 1 {
+		return types.Report{}, fmt.Errorf("%s: %d suites, want one", path, len(rs))
+	}
+	return rs[0], nil
 }
 
 // FromSpec turns a Ginkgo spec report into a Result. ok is false for specs

@@ -11,6 +11,14 @@ import (
 	"github.com/skewproof/skewproof/skew"
 )
 
+// WriteJSON writes v to w as JSON indented by two spaces, with a final
+// newline: the json format of every command that has one.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 // Describe renders an observation as one line.
 func Describe(o skew.Observation) string {
 	if o.NotApplicable != "" {
@@ -153,9 +161,7 @@ func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command 
 			recs[i] = simulateRecord{e.ID, e.Title, e.KEPRef, e.Component, e.Apiserver, e.Kubelet, e.Version,
 				e.Expected, e.KEPPlanned, e.KEPPhase, e.Phase, e.Deviation, e.Reason, e.Source, e.Skip, e.RuntimeNotResearched, e.RuntimeSource}
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(recs)
+		return WriteJSON(w, recs)
 	case "markdown":
 		if len(es) == 0 {
 			return nil
@@ -244,12 +250,10 @@ func skipSaysAll(e skew.Expectation) bool {
 func WriteUpgrade(w io.Writer, format string, from, to string, cs []skew.Change, command, note string) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
 		if cs == nil {
 			cs = []skew.Change{}
 		}
-		return enc.Encode(struct {
+		return WriteJSON(w, struct {
 			From    string        `json:"from"`
 			To      string        `json:"to"`
 			Note    string        `json:"note,omitempty"`
@@ -308,9 +312,7 @@ func WriteUpgrade(w io.Writer, format string, from, to string, cs []skew.Change,
 func WriteMatrix(w io.Writer, format string, cs []skew.Cluster) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(cs)
+		return WriteJSON(w, cs)
 	case "github":
 		type entry struct {
 			Name      string `json:"name"`
@@ -344,12 +346,10 @@ func WriteMatrix(w io.Writer, format string, cs []skew.Cluster) error {
 func WriteDeviations(w io.Writer, format string, from, to skew.Minor, ds []skew.DeviationEntry, command string) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
 		if ds == nil {
 			ds = []skew.DeviationEntry{}
 		}
-		return enc.Encode(ds)
+		return WriteJSON(w, ds)
 	case "markdown":
 		fmt.Fprintf(w, "## Deviations found in v%s to v%s\n\n", from, to)
 		if command != "" {

@@ -3,28 +3,12 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-version"
-
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/served/servedtest"
 )
-
-// servedForTest is the served list of ENVIRONMENT.md ("Sources").
-func servedForTest(t *testing.T) []*version.Version {
-	t.Helper()
-	var vs []*version.Version
-	for _, s := range []string{
-		"v1.29.6", "v1.30.4", "v1.30.14", "v1.31.0", "v1.31.14", "v1.32.2", "v1.32.13", "v1.33.6", "v1.33.13",
-		"v1.34.0", "v1.34.1", "v1.34.2", "v1.34.3", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2",
-	} {
-		vs = append(vs, skew.MustParseVersion(s))
-	}
-	sort.Sort(version.Collection(vs))
-	return vs
-}
 
 func minor(t *testing.T, s string) skew.Minor {
 	t.Helper()
@@ -36,7 +20,7 @@ func minor(t *testing.T, s string) skew.Minor {
 }
 
 func TestWriteMatrixGitHub(t *testing.T) {
-	cs, err := skew.Matrix(servedForTest(t), minor(t, "1.34"), minor(t, "1.37"))
+	cs, err := skew.Matrix(servedtest.Sorted(), minor(t, "1.34"), minor(t, "1.37"))
 	if err != nil {
 		t.Fatal(err)
 	}

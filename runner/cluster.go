@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -11,7 +10,6 @@ import (
 	"github.com/skewproof/skewproof/internal/nodefacts"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -35,15 +33,15 @@ func connect(ctx context.Context, kubeconfig string) (*cluster, error) {
 	}
 	cs := cl.Core
 	sv, err := cs.Discovery().ServerVersion()
+	if err := kubeclient.Unreachable(kubeconfig, err); err != nil {
+		return nil, err
+	}
 	if err != nil {
-		if !errors.As(err, new(apierrors.APIStatus)) {
-			return nil, fmt.Errorf("cannot reach the API server of %s (%w); check that the cluster runs and the kubeconfig's server address", kubeconfig, err)
-		}
-		return nil, fmt.Errorf("asking the API server of %s its version: %w", kubeconfig, apiRemedy(err))
+		return nil, fmt.Errorf("asking the API server of %s its version: %w", kubeconfig, kubeclient.WithRemedy(err, grantRun))
 	}
 	nl, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("listing the nodes of %s: %w", kubeconfig, apiRemedy(err))
+		return nil, fmt.Errorf("listing the nodes of %s: %w", kubeconfig, kubeclient.WithRemedy(err, grantRun))
 	}
 	sort.Slice(nl.Items, func(i, j int) bool { return nl.Items[i].Name < nl.Items[j].Name })
 	return &cluster{cs: cs, apiserver: sv.GitVersion, nodes: nl.Items}, nil
@@ -91,13 +89,5 @@ func allLocal(ctx context.Context, nodes []string) bool {
 	return len(nodes) > 0
 }
 
-// apiRemedy adds what to do to a refusal of the API server.
-func apiRemedy(err error) error {
-	switch {
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%w; grant the run its permissions: skewproof rbac | kubectl apply -f - (docs/rbac.md)", err)
-	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("%w; the kubeconfig's credentials were refused: renew them", err)
-	}
-	return err
-}
+// grantRun is how to grant a run the permissions it lacks.
+const grantRun = "grant the run its permissions: skewproof rbac | kubectl apply -f - (docs/rbac.md)"

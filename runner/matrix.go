@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -106,7 +105,7 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 			ro.Name, ro.JUnitDir = l.Name, l.Dir
 			if n > 1 {
 				// Legs at once: each line says whose it is.
-				ro.Progress = progress.New(&prefixWriter{mu: &outMu, w: out, prefix: l.Name + ": "})
+				ro.Progress = progress.New(progress.Prefixed(out, &outMu, l.Name+": "))
 				ro.OnSpec = nil
 			}
 			ro.Up.APIServer, ro.Up.Kubelets, ro.Up.Runtimes = l.Cluster.Apiserver, l.Cluster.Kubelets, nil
@@ -127,28 +126,4 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 		errs = append(errs, l.Err)
 	}
 	return legs, errors.Join(errs...)
-}
-
-// prefixWriter prefixes every line written to it; the writes of Progress
-// are whole lines.
-type prefixWriter struct {
-	mu     *sync.Mutex
-	w      io.Writer
-	prefix string
-}
-
-func (pw *prefixWriter) Write(b []byte) (int, error) {
-	pw.mu.Lock()
-	defer pw.mu.Unlock()
-	var buf bytes.Buffer
-	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
-		if len(line) > 0 {
-			buf.WriteString(pw.prefix)
-			buf.Write(line)
-		}
-	}
-	if _, err := pw.w.Write(buf.Bytes()); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }

@@ -1,11 +1,8 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/skewproof/skewproof/clusters"
@@ -17,17 +14,6 @@ func TestLegName(t *testing.T) {
 		if got := LegName("skewproof", skew.Cluster{Apiserver: in}); got != want {
 			t.Errorf("LegName(%s) = %s, want %s", in, got, want)
 		}
-	}
-}
-
-// Lines of legs that run at once say whose they are.
-func TestPrefixWriter(t *testing.T) {
-	var buf bytes.Buffer
-	var mu sync.Mutex
-	w := &prefixWriter{mu: &mu, w: &buf, prefix: "a: "}
-	fmt.Fprintf(w, "one\ntwo\n")
-	if got := buf.String(); got != "a: one\na: two\n" {
-		t.Errorf("got %q", got)
 	}
 }
 

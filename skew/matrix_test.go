@@ -3,10 +3,12 @@ package skew
 import (
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/skew/served/servedtest"
 )
 
 func TestMatrix(t *testing.T) {
-	served := servedVersionsForTest(t)
+	served := servedtest.Sorted()
 	cs, err := Matrix(served, mustMinor("1.34"), mustMinor("1.37"))
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +38,7 @@ func TestMatrix(t *testing.T) {
 }
 
 func TestMatrixErrors(t *testing.T) {
-	served := servedVersionsForTest(t)
+	served := servedtest.Sorted()
 	if _, err := Matrix(served, mustMinor("1.37"), mustMinor("1.34")); err == nil || !strings.Contains(err.Error(), "reversed") {
 		t.Errorf("reversed range: %v", err)
 	}

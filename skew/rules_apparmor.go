@@ -150,6 +150,45 @@ func aaRule(id, title, ref string, c Component, host HostCondition, source strin
 	return r
 }
 
+// aaAnnotationToFieldRule builds a rule about the API server populating
+// the container field from the annotation on pod creation: in the plan
+// through Phases 1-2 and not in Phase 3; upstream still, Phase 3 not
+// shipped. copied and notCopied are the summaries of what is stored with
+// the copy and without.
+func aaAnnotationToFieldRule(id, title, ref, source, copied, notCopied string) Rule {
+	return Rule{
+		ID: id, Title: title, KEPRef: ref, Component: Apiserver,
+		KEPWindow: aaPhase12, UpstreamWindow: aaFields, Source: source,
+		KEP: []Phase{
+			aaBeforeFieldsPhase,
+			phase("Phases 1-2: annotations copied to fields", aaPhase12, aaAnnAndField(copied)),
+			phase("Phase 3: no annotation-to-field copy", aaPhase3, aaAnnNoField(notCopied)),
+		},
+		Upstream: []Phase{
+			aaBeforeFieldsPhase,
+			phase("annotations copied to fields (Phase 3 not shipped)", aaFields, aaAnnAndField(copied)),
+		},
+	}
+}
+
+// aaNoWarningPhase: no AppArmor warning exists before the fields.
+var aaNoWarningPhase = phase("before AppArmor fields: no warning", aaBeforeFields,
+	Observation{Summary: "annotation-only pod accepted without warning", Admission: Accepted, NoWarnings: true})
+
+// aaWarned: an annotation-only pod accepted with the annotation warning.
+func aaWarned(summary string) Observation {
+	return Observation{Summary: summary, Admission: Accepted, Warnings: []string{AppArmorAnnotationWarning("", ContainerName)}}
+}
+
+// With the AppArmor gate disabled the API server drops the annotations
+// (before the fields exist), then the fields and the annotations.
+var (
+	aaGateOffAnnotationsPhase = phase("gate disabled: annotations cleared", aaBeforeFields,
+		Observation{Summary: "with --feature-gates=AppArmor=false the annotations are dropped", Admission: Accepted, AbsentAnnotations: []string{aaAnnKey}})
+	aaGateOffFields = Observation{Summary: "with --feature-gates=AppArmor=false fields and annotations are dropped", Admission: Accepted,
+		AbsentAnnotations: []string{aaAnnKey}, AbsentFields: []string{PodAppArmorType, ContainerAppArmorType}}
+)
+
 var (
 	aaRuntimeProfileKEP = Observation{Summary: "pod not created", Admission: Rejected,
 		MessageContains: []string{`Invalid value: "runtime/default-audit": must be a valid AppArmor profile`}}
@@ -249,21 +288,10 @@ var appArmorRules = []Rule{
 		},
 	},
 
-	{
-		ID: "apparmor/create/annotation-to-field", Title: "annotation only: field populated (until Phase 3)",
-		KEPRef: appArmorKEP + " §Version Skew Strategy › Pod Creation; §Removing annotation support (Phase 3)", Component: Apiserver,
-		KEPWindow: aaPhase12, UpstreamWindow: aaFields,
-		Source: "pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew (annotation → field still in v1.37.2)",
-		KEP: []Phase{
-			aaBeforeFieldsPhase,
-			phase("Phases 1-2: annotations copied to fields", aaPhase12, aaAnnAndField("container field Localhost populated from the annotation")),
-			phase("Phase 3: no annotation-to-field copy", aaPhase3, aaAnnNoField("annotation stored; no field populated")),
-		},
-		Upstream: []Phase{
-			aaBeforeFieldsPhase,
-			phase("annotations copied to fields (Phase 3 not shipped)", aaFields, aaAnnAndField("container field Localhost populated from the annotation")),
-		},
-	},
+	aaAnnotationToFieldRule("apparmor/create/annotation-to-field", "annotation only: field populated (until Phase 3)",
+		appArmorKEP+" §Version Skew Strategy › Pod Creation; §Removing annotation support (Phase 3)",
+		"pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew (annotation → field still in v1.37.2)",
+		"container field Localhost populated from the annotation", "annotation stored; no field populated"),
 
 	aaRule("apparmor/create/match", "field and annotation both set and equal: accepted",
 		appArmorKEP+" §Proposal › Validation (1)", Apiserver, HostCondition{},
@@ -300,16 +328,13 @@ var appArmorRules = []Rule{
 		KEPWindow: aaFields, UpstreamWindow: aaFields,
 		Source: "pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew (pod warning, same condition and text v1.30.14…v1.37.2)",
 		KEP: []Phase{
-			phase("before AppArmor fields: no warning", aaBeforeFields, Observation{Summary: "annotation-only pod accepted without warning", Admission: Accepted, NoWarnings: true}),
-			phase("Phase 1: warn when only annotations", aaPhase1, Observation{Summary: "annotation-only pod accepted with one warning (text not fixed by the KEP; upstream text)", Admission: Accepted,
-				Warnings: []string{AppArmorAnnotationWarning("", ContainerName)}}),
-			phase("Phase 2+: warn when no container field", aaPhase23, Observation{Summary: "annotation-only pod accepted with one warning (text not fixed by the KEP; upstream text)", Admission: Accepted,
-				Warnings: []string{AppArmorAnnotationWarning("", ContainerName)}}),
+			aaNoWarningPhase,
+			phase("Phase 1: warn when only annotations", aaPhase1, aaWarned("annotation-only pod accepted with one warning (text not fixed by the KEP; upstream text)")),
+			phase("Phase 2+: warn when no container field", aaPhase23, aaWarned("annotation-only pod accepted with one warning (text not fixed by the KEP; upstream text)")),
 		},
 		Upstream: []Phase{
-			phase("before AppArmor fields: no warning", aaBeforeFields, Observation{Summary: "annotation-only pod accepted without warning", Admission: Accepted, NoWarnings: true}),
-			phase("deprecated-since-v1.30 warning", aaFields, Observation{Summary: "annotation-only pod accepted with one warning", Admission: Accepted,
-				Warnings: []string{AppArmorAnnotationWarning("", ContainerName)}}),
+			aaNoWarningPhase,
+			phase("deprecated-since-v1.30 warning", aaFields, aaWarned("annotation-only pod accepted with one warning")),
 		},
 	},
 
@@ -338,21 +363,10 @@ var appArmorRules = []Rule{
 		},
 	},
 
-	{
-		ID: "apparmor/template/instantiation", Title: "pods made from a template follow the creation rules",
-		KEPRef: appArmorKEP + " §Version Skew Strategy › PodTemplates", Component: Apiserver,
-		KEPWindow: aaPhase12, UpstreamWindow: aaFields,
-		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate → applyAppArmorVersionSkew",
-		KEP: []Phase{
-			aaBeforeFieldsPhase,
-			phase("Phases 1-2: annotations copied to fields", aaPhase12, aaAnnAndField("the ReplicaSet's pod (annotation only in template) gets the container field")),
-			phase("Phase 3: no annotation-to-field copy", aaPhase3, aaAnnNoField("the ReplicaSet's pod keeps the annotation; no field")),
-		},
-		Upstream: []Phase{
-			aaBeforeFieldsPhase,
-			phase("annotations copied to fields (Phase 3 not shipped)", aaFields, aaAnnAndField("the ReplicaSet's pod (annotation only in template) gets the container field")),
-		},
-	},
+	aaAnnotationToFieldRule("apparmor/template/instantiation", "pods made from a template follow the creation rules",
+		appArmorKEP+" §Version Skew Strategy › PodTemplates",
+		"pkg/registry/core/pod/strategy.go: PrepareForCreate → applyAppArmorVersionSkew",
+		"the ReplicaSet's pod (annotation only in template) gets the container field", "the ReplicaSet's pod keeps the annotation; no field"),
 
 	aaRule("apparmor/ephemeral/inherit", "ephemeral container follows the pod-level profile",
 		appArmorKEP+" §Version Skew Strategy › Pod Update (ephemeral containers)", Kubelet, needAppArmor,
@@ -399,14 +413,12 @@ var appArmorRules = []Rule{
 		KEPWindow: aaFields, UpstreamWindow: win("1.30", "1.31"),
 		Source: "pkg/api/pod/util.go: dropDisabledFields (AppArmor, AppArmorFields gates); pkg/features: gates GA and locked in v1.31, removed in v1.33",
 		KEP: []Phase{
-			phase("gate disabled: annotations cleared", aaBeforeFields, Observation{Summary: "with --feature-gates=AppArmor=false the annotations are dropped", Admission: Accepted, AbsentAnnotations: []string{aaAnnKey}}),
-			phase("gate disabled: fields and annotations cleared", aaFields, Observation{Summary: "with --feature-gates=AppArmor=false fields and annotations are dropped", Admission: Accepted,
-				AbsentAnnotations: []string{aaAnnKey}, AbsentFields: []string{PodAppArmorType, ContainerAppArmorType}}),
+			aaGateOffAnnotationsPhase,
+			phase("gate disabled: fields and annotations cleared", aaFields, aaGateOffFields),
 		},
 		Upstream: []Phase{
-			phase("gate disabled: annotations cleared", aaBeforeFields, Observation{Summary: "with --feature-gates=AppArmor=false the annotations are dropped", Admission: Accepted, AbsentAnnotations: []string{aaAnnKey}}),
-			phase("gate disabled: fields and annotations cleared", win("1.30", "1.31"), Observation{Summary: "with --feature-gates=AppArmor=false fields and annotations are dropped", Admission: Accepted,
-				AbsentAnnotations: []string{aaAnnKey}, AbsentFields: []string{PodAppArmorType, ContainerAppArmorType}}),
+			aaGateOffAnnotationsPhase,
+			phase("gate disabled: fields and annotations cleared", win("1.30", "1.31"), aaGateOffFields),
 			phase("gate locked to true", win("1.31", "1.33"), na("the AppArmor gate is GA and locked to true: it cannot be disabled")),
 			phase("gate removed", win("1.33", ""), na("the AppArmor gate no longer exists")),
 		},

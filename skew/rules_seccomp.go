@@ -107,11 +107,11 @@ const (
 )
 
 func seccompFieldRule(id, title, ref, source string, o Observation) Rule {
+	ps := []Phase{seccompBeforeFieldsPhase, phase("seccomp GA", seccompFieldsOnwards, o)}
 	return Rule{
 		ID: id, Title: title, KEPRef: ref, Component: Apiserver,
 		KEPWindow: seccompFieldsOnwards, UpstreamWindow: seccompFieldsOnwards, Source: source,
-		KEP:      []Phase{seccompBeforeFieldsPhase, phase("seccomp GA", seccompFieldsOnwards, o)},
-		Upstream: []Phase{seccompBeforeFieldsPhase, phase("seccomp GA", seccompFieldsOnwards, o)},
+		KEP: ps, Upstream: ps,
 	}
 }
 
@@ -121,6 +121,49 @@ func seccompKubeletRule(id, title, ref, source string, host HostCondition, o Obs
 	r.Host = host
 	return r
 }
+
+// seccompCopy is one way of upstream's field/annotation copy on pod
+// creation: its phase while the API server copies (window) and the one
+// after the copy was removed.
+type seccompCopy struct {
+	name, removed string
+	window, after Window
+}
+
+var (
+	seccompUpFieldToAnnCopy = seccompCopy{"fields copied to annotations (to v1.24)", "field-to-annotation copy removed (v1.25)", seccompUpFieldToAnn, seccompUpNoFieldToAnn}
+	seccompUpAnnToFieldCopy = seccompCopy{"annotations copied to fields (to v1.26)", "annotation-to-field copy removed (v1.27)", seccompUpAnnToField, seccompUpNoAnnToField}
+)
+
+// seccompSyncRule builds an API server rule about the field/annotation
+// copy on pod creation: synced is what a pod shows while the API server
+// copies, after once it no longer does; in the plan up to the removal of
+// annotation support (v1.23), upstream as up says.
+func seccompSyncRule(id, title, ref, source string, up seccompCopy, synced, after Observation) Rule {
+	return Rule{
+		ID: id, Title: title, KEPRef: ref, Component: Apiserver,
+		KEPWindow: seccompKEPSyncWindow, UpstreamWindow: up.window, Source: source,
+		KEP: []Phase{
+			seccompBeforeFieldsPhase,
+			phase("field/annotation sync", seccompKEPSyncWindow, synced),
+			phase("annotation support removed (v1.23)", seccompKEPAfterRemoval, after),
+		},
+		Upstream: []Phase{
+			seccompBeforeFieldsPhase,
+			phase(up.name, up.window, synced),
+			phase(up.removed, up.after, after),
+		},
+	}
+}
+
+var (
+	// seccompUpdateIgnored: a seccomp annotation update changes nothing.
+	seccompUpdateIgnored = Observation{Summary: "update accepted; after a restart the container still runs with the field's profile (RuntimeDefault)",
+		Admission: Accepted, Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}
+	// seccompPodFieldApplies: the kubelet no longer honours annotations.
+	seccompPodFieldApplies = Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: annotation ignored, pod field applies (Seccomp: 2)",
+		Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}
+)
 
 // seccompEphemeralRule is a rule about ephemeral containers: not applicable
 // before v1.23 (seccompNoEphemeralPhase), o from then on, in plan and
@@ -164,8 +207,6 @@ var seccompRules = []Rule{
 			"pkg/registry/core/pod/strategy.go applySeccompVersionSkew copies no field for an unknown value)",
 		KEP: always("runtime profiles other than runtime/default rejected", Observation{Summary: "pod not created", Admission: Rejected,
 			MessageContains: []string{`Invalid value: "runtime/default-audit": must be a valid seccomp profile`}}),
-		Upstream: always("runtime profiles other than runtime/default rejected", Observation{Summary: "pod not created", Admission: Rejected,
-			MessageContains: []string{`Invalid value: "runtime/default-audit": must be a valid seccomp profile`}}),
 	},
 
 	seccompFieldRule("seccomp/create/none",
@@ -175,49 +216,25 @@ var seccompRules = []Rule{
 		Observation{Summary: "accepted; neither field nor annotation added", Admission: Accepted, NoWarnings: true,
 			AbsentAnnotations: []string{seccompPodAnnKey, seccompCtrAnnKey}, AbsentFields: []string{PodSeccompType, ContainerSeccompType}}),
 
-	{
-		ID: "seccomp/create/field-to-annotation", Title: "field only: annotation added (pod and container)",
-		KEPRef:    seccompKEP + " §Version Skew Strategy › Pod Creation",
-		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpFieldToAnn,
-		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate → applySeccompVersionSkew with pkg/api/pod/util.go SeccompAnnotationForField " +
+	seccompSyncRule("seccomp/create/field-to-annotation", "field only: annotation added (pod and container)",
+		seccompKEP+" §Version Skew Strategy › Pod Creation",
+		"pkg/registry/core/pod/strategy.go: PrepareForCreate → applySeccompVersionSkew with pkg/api/pod/util.go SeccompAnnotationForField "+
 			"(v1.19.16…v1.24.17); applySeccompVersionSkew copies annotations to fields only in v1.25.16, v1.26.15; gone in v1.27.16…v1.37.2",
-		KEP: []Phase{
-			seccompBeforeFieldsPhase,
-			phase("field/annotation sync", seccompKEPSyncWindow, Observation{Summary: "annotations added from the fields", Admission: Accepted,
-				Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}}),
-			phase("annotation support removed (v1.23)", seccompKEPAfterRemoval, Observation{Summary: "fields stored as sent; no annotation added", Admission: Accepted,
-				AbsentAnnotations: []string{seccompPodAnnKey, seccompCtrAnnKey}}),
-		},
-		Upstream: []Phase{
-			seccompBeforeFieldsPhase,
-			phase("fields copied to annotations (to v1.24)", seccompUpFieldToAnn, Observation{Summary: "annotations added from the fields", Admission: Accepted,
-				Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}}),
-			phase("field-to-annotation copy removed (v1.25)", seccompUpNoFieldToAnn, Observation{Summary: "fields stored as sent; no annotation added", Admission: Accepted,
-				AbsentAnnotations: []string{seccompPodAnnKey, seccompCtrAnnKey}}),
-		},
-	},
+		seccompUpFieldToAnnCopy,
+		Observation{Summary: "annotations added from the fields", Admission: Accepted,
+			Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}},
+		Observation{Summary: "fields stored as sent; no annotation added", Admission: Accepted,
+			AbsentAnnotations: []string{seccompPodAnnKey, seccompCtrAnnKey}}),
 
-	{
-		ID: "seccomp/create/annotation-to-field", Title: "annotation only: field populated (unconfined, runtime/default, docker/default, localhost/<p>)",
-		KEPRef:    seccompKEP + " §Version Skew Strategy › Pod Creation",
-		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpAnnToField,
-		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate → applySeccompVersionSkew (v1.19.16…v1.26.15; the value through pkg/api/pod/util.go " +
+	seccompSyncRule("seccomp/create/annotation-to-field", "annotation only: field populated (unconfined, runtime/default, docker/default, localhost/<p>)",
+		seccompKEP+" §Version Skew Strategy › Pod Creation",
+		"pkg/registry/core/pod/strategy.go: PrepareForCreate → applySeccompVersionSkew (v1.19.16…v1.26.15; the value through pkg/api/pod/util.go "+
 			"SeccompFieldForAnnotation to v1.24.17, strategy.go seccompFieldForAnnotation in v1.25.16, v1.26.15; docker/default → RuntimeDefault); gone in v1.27.16…v1.37.2",
-		KEP: []Phase{
-			seccompBeforeFieldsPhase,
-			phase("field/annotation sync", seccompKEPSyncWindow, Observation{Summary: "fields populated from the annotations (docker/default → RuntimeDefault)", Admission: Accepted,
-				Fields: map[string]string{PodSeccompType: "RuntimeDefault", ContainerSeccompType: "Localhost"}}),
-			phase("annotation support removed (v1.23)", seccompKEPAfterRemoval, Observation{Summary: "annotations stored as sent; no field populated", Admission: Accepted,
-				Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}, AbsentFields: []string{PodSeccompType, ContainerSeccompType}}),
-		},
-		Upstream: []Phase{
-			seccompBeforeFieldsPhase,
-			phase("annotations copied to fields (to v1.26)", seccompUpAnnToField, Observation{Summary: "fields populated from the annotations (docker/default → RuntimeDefault)", Admission: Accepted,
-				Fields: map[string]string{PodSeccompType: "RuntimeDefault", ContainerSeccompType: "Localhost"}}),
-			phase("annotation-to-field copy removed (v1.27)", seccompUpNoAnnToField, Observation{Summary: "annotations stored as sent; no field populated", Admission: Accepted,
-				Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}, AbsentFields: []string{PodSeccompType, ContainerSeccompType}}),
-		},
-	},
+		seccompUpAnnToFieldCopy,
+		Observation{Summary: "fields populated from the annotations (docker/default → RuntimeDefault)", Admission: Accepted,
+			Fields: map[string]string{PodSeccompType: "RuntimeDefault", ContainerSeccompType: "Localhost"}},
+		Observation{Summary: "annotations stored as sent; no field populated", Admission: Accepted,
+			Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}, AbsentFields: []string{PodSeccompType, ContainerSeccompType}}),
 
 	seccompFieldRule("seccomp/create/match",
 		"field and annotation both set and equal: accepted",
@@ -268,15 +285,13 @@ var seccompRules = []Rule{
 			"v1.20.15…v1.37.2: the structured Seccomp, fields only, which containerd v1.7.24 pkg/cri/server/container_create_linux.go containerSpecOpts prefers)",
 		KEP: []Phase{
 			seccompBeforeFieldsPhase,
-			phase("annotation updates ignored", seccompFieldsOnwards, Observation{Summary: "update accepted; after a restart the container still runs with the field's profile (RuntimeDefault)",
-				Admission: Accepted, Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
+			phase("annotation updates ignored", seccompFieldsOnwards, seccompUpdateIgnored),
 		},
 		Upstream: []Phase{
 			seccompBeforeFieldsPhase,
 			phase("kubelet v1.19 honours the updated container annotation", win("1.19", "1.20"), Observation{Summary: "update accepted; after a restart the container runs with the updated container annotation's profile (unconfined)",
 				Admission: Accepted, Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
-			phase("annotation updates ignored (the kubelet sends the fields' profile)", win("1.20", ""), Observation{Summary: "update accepted; after a restart the container still runs with the field's profile (RuntimeDefault)",
-				Admission: Accepted, Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
+			phase("annotation updates ignored (the kubelet sends the fields' profile)", win("1.20", ""), seccompUpdateIgnored),
 		},
 	},
 
@@ -306,26 +321,14 @@ var seccompRules = []Rule{
 		},
 	},
 
-	{
-		ID: "seccomp/template/instantiation", Title: "pods made from a template follow the creation rules",
-		KEPRef:    seccompKEP + " §Version Skew Strategy › PodTemplates (\"resolution will happen on template instantiation\")",
-		Component: Apiserver, KEPWindow: seccompKEPSyncWindow, UpstreamWindow: seccompUpAnnToField,
-		Source: "pkg/registry/core/pod/strategy.go: PrepareForCreate → applySeccompVersionSkew (same path as any pod create; annotation to field v1.19.16…v1.26.15, gone in v1.27.16…v1.37.2)",
-		KEP: []Phase{
-			seccompBeforeFieldsPhase,
-			phase("field/annotation sync", seccompKEPSyncWindow, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the field", Admission: Accepted,
-				Fields: map[string]string{PodSeccompType: "RuntimeDefault"}}),
-			phase("annotation support removed (v1.23)", seccompKEPAfterRemoval, Observation{Summary: "the ReplicaSet's pod keeps the annotation; no field populated", Admission: Accepted,
-				Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType}}),
-		},
-		Upstream: []Phase{
-			seccompBeforeFieldsPhase,
-			phase("annotations copied to fields (to v1.26)", seccompUpAnnToField, Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the field", Admission: Accepted,
-				Fields: map[string]string{PodSeccompType: "RuntimeDefault"}}),
-			phase("annotation-to-field copy removed (v1.27)", seccompUpNoAnnToField, Observation{Summary: "the ReplicaSet's pod keeps the annotation; no field populated", Admission: Accepted,
-				Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType}}),
-		},
-	},
+	seccompSyncRule("seccomp/template/instantiation", "pods made from a template follow the creation rules",
+		seccompKEP+" §Version Skew Strategy › PodTemplates (\"resolution will happen on template instantiation\")",
+		"pkg/registry/core/pod/strategy.go: PrepareForCreate → applySeccompVersionSkew (same path as any pod create; annotation to field v1.19.16…v1.26.15, gone in v1.27.16…v1.37.2)",
+		seccompUpAnnToFieldCopy,
+		Observation{Summary: "the ReplicaSet's pod (annotation only in template) gets the field", Admission: Accepted,
+			Fields: map[string]string{PodSeccompType: "RuntimeDefault"}},
+		Observation{Summary: "the ReplicaSet's pod keeps the annotation; no field populated", Admission: Accepted,
+			Annotations: map[string]string{seccompPodAnnKey: "runtime/default"}, AbsentFields: []string{PodSeccompType}}),
 
 	seccompEphemeralRule("seccomp/ephemeral/inherit",
 		"ephemeral container without a profile runs with the pod's",
@@ -368,15 +371,13 @@ var seccompRules = []Rule{
 			seccompBeforeFieldsPhase,
 			phase("fields and annotations honoured", seccompKEPSyncWindow, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: container annotation wins (Seccomp: 0)",
 				Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
-			phase("fields only (annotations removed v1.23)", seccompKEPAfterRemoval, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: annotation ignored, pod field applies (Seccomp: 2)",
-				Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
+			phase("fields only (annotations removed v1.23)", seccompKEPAfterRemoval, seccompPodFieldApplies),
 		},
 		Upstream: []Phase{
 			seccompBeforeFieldsPhase,
 			phase("container annotation copied to the container field by the API server (to v1.26)", seccompUpAnnToField, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: the API server sets the container field Unconfined, which wins (Seccomp: 0)",
 				Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
-			phase("fields only (no copy from v1.27; kubelets send the fields' profile)", seccompUpNoAnnToField, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: annotation ignored, pod field applies (Seccomp: 2)",
-				Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
+			phase("fields only (no copy from v1.27; kubelets send the fields' profile)", seccompUpNoAnnToField, seccompPodFieldApplies),
 		},
 	},
 

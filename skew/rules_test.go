@@ -3,6 +3,7 @@ package skew
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -236,64 +237,57 @@ func deviation(want bool) check {
 }
 
 func annotation(k, v string) check {
-	return func(e Expectation) error {
-		if e.Expected.Annotations[k] != v {
-			return fmt.Errorf("annotation %s = %q, want %q", k, e.Expected.Annotations[k], v)
-		}
-		return nil
-	}
+	return hasEntry("annotation", func(o Observation) map[string]string { return o.Annotations }, k, v)
 }
 
 func noAnnotation(k string) check {
-	return func(e Expectation) error {
-		for _, a := range e.Expected.AbsentAnnotations {
-			if a == k {
-				return nil
-			}
-		}
-		return fmt.Errorf("annotation %s not expected absent: %s", k, describe(e.Expected))
-	}
+	return listsAbsent(expectedObs, func(o Observation) []string { return o.AbsentAnnotations }, k, "annotation "+k+" not expected absent")
 }
 
 func field(k, v string) check {
+	return hasEntry("field", func(o Observation) map[string]string { return o.Fields }, k, v)
+}
+
+func absentField(k string) check {
+	return listsAbsent(expectedObs, absentFields, k, "field "+k+" not expected unset")
+}
+
+func kepAbsentField(k string) check {
+	return listsAbsent(func(e Expectation) Observation { return e.KEPPlanned }, absentFields, k, "KEP plan should leave "+k+" unset")
+}
+
+func expectedObs(e Expectation) Observation { return e.Expected }
+func absentFields(o Observation) []string   { return o.AbsentFields }
+
+// hasEntry checks that the expected observation's annotations or fields
+// (what, picked by m) hold k = v.
+func hasEntry(what string, m func(Observation) map[string]string, k, v string) check {
 	return func(e Expectation) error {
-		if e.Expected.Fields[k] != v {
-			return fmt.Errorf("field %s = %q, want %q", k, e.Expected.Fields[k], v)
+		if got := m(e.Expected)[k]; got != v {
+			return fmt.Errorf("%s %s = %q, want %q", what, k, got, v)
 		}
 		return nil
 	}
 }
 
-func absentField(k string) check {
+// listsAbsent checks that an observation of the expectation (the expected
+// one, the KEP's plan) names k among what it expects absent; fail says
+// what is wrong if not.
+func listsAbsent(o func(Expectation) Observation, absent func(Observation) []string, k, fail string) check {
 	return func(e Expectation) error {
-		for _, a := range e.Expected.AbsentFields {
-			if a == k {
-				return nil
-			}
+		if !slices.Contains(absent(o(e)), k) {
+			return fmt.Errorf("%s: %s", fail, describe(o(e)))
 		}
-		return fmt.Errorf("field %s not expected unset: %s", k, describe(e.Expected))
-	}
-}
-
-func kepAbsentField(k string) check {
-	return func(e Expectation) error {
-		for _, a := range e.KEPPlanned.AbsentFields {
-			if a == k {
-				return nil
-			}
-		}
-		return fmt.Errorf("KEP plan should leave %s unset: %s", k, describe(e.KEPPlanned))
+		return nil
 	}
 }
 
 func warning(w string) check {
 	return func(e Expectation) error {
-		for _, got := range e.Expected.Warnings {
-			if got == w {
-				return nil
-			}
+		if !slices.Contains(e.Expected.Warnings, w) {
+			return fmt.Errorf("warning %q not expected; warnings: %q", w, e.Expected.Warnings)
 		}
-		return fmt.Errorf("warning %q not expected; warnings: %q", w, e.Expected.Warnings)
+		return nil
 	}
 }
 

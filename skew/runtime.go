@@ -203,24 +203,19 @@ func describeRuntime(h HostFacts) string {
 // host does not state (an empty name or version) matches any: the oracle
 // then answers only when every variant it matches agrees (runtimePhase).
 func (w RuntimeWindow) matches(h HostFacts) bool {
-	if h.Runtime != "" && NormalizeRuntime(h.Runtime) != w.Runtime {
+	return runtimeMatches(h.Runtime, h.RuntimeVersion, w.Runtime, w.Versions) &&
+		(w.OCIRuntime == "" || runtimeMatches(h.OCIRuntime, h.OCIRuntimeVersion, w.OCIRuntime, w.OCIVersions))
+}
+
+// runtimeMatches says whether a runtime the host names (name, version; ""
+// for unstated) may be want at a minor within versions.
+func runtimeMatches(name, version, want string, versions Window) bool {
+	if name != "" && NormalizeRuntime(name) != want {
 		return false
 	}
-	if versionStated(h.RuntimeVersion) {
-		m, ok := runtimeMinor(h.RuntimeVersion)
-		if !ok || !w.Versions.ContainsMinor(m) {
-			return false
-		}
-	}
-	if w.OCIRuntime == "" {
-		return true
-	}
-	if h.OCIRuntime != "" && NormalizeRuntime(h.OCIRuntime) != w.OCIRuntime {
-		return false
-	}
-	if versionStated(h.OCIRuntimeVersion) {
-		m, ok := runtimeMinor(h.OCIRuntimeVersion)
-		if !ok || !w.OCIVersions.ContainsMinor(m) {
+	if versionStated(version) {
+		m, ok := runtimeMinor(version)
+		if !ok || !versions.ContainsMinor(m) {
 			return false
 		}
 	}

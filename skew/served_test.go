@@ -1,35 +1,14 @@
 package skew
 
 import (
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-version"
+	"github.com/skewproof/skewproof/skew/served/servedtest"
 )
 
-// servedForTest is the served list of ENVIRONMENT.md ("Sources").
-var servedForTest = []string{
-	"v1.29.6", "v1.30.4", "v1.30.14", "v1.31.0", "v1.31.14", "v1.32.2", "v1.32.13", "v1.33.6", "v1.33.13",
-	"v1.34.0", "v1.34.1", "v1.34.2", "v1.34.3", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2",
-}
-
-func servedVersionsForTest(t *testing.T) []*version.Version {
-	t.Helper()
-	var vs []*version.Version
-	for _, s := range servedForTest {
-		v, err := ParseVersion(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, v)
-	}
-	sort.Sort(version.Collection(vs))
-	return vs
-}
-
 func TestCheckServedIn(t *testing.T) {
-	served := servedVersionsForTest(t)
+	served := servedtest.Sorted()
 	if err := CheckServedIn(served, MustParseVersion("1.34.4")); err != nil {
 		t.Errorf("1.34.4: %v", err)
 	}

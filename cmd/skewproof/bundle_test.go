@@ -4,13 +4,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/tartest"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -107,31 +107,16 @@ func TestBundleVerifyTampered(t *testing.T) {
 		t.Fatalf("bundle: exit %d: %s", code, stderr)
 	}
 	// Change one byte of e2e.log inside the tar.
-	f, _ := os.Open(out)
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
+	for _, e := range tartest.ReadGzipFile(t, out) {
+		if e.Header.Name == "e2e.log" {
+			e.Data[0] ^= 1
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(tr)
-		if h.Name == "e2e.log" {
-			b[0] ^= 1
-		}
-		tw.WriteHeader(h)
-		tw.Write(b)
+		tw.WriteHeader(e.Header)
+		tw.Write(e.Data)
 	}
-	f.Close()
 	tw.Close()
 	zw.Close()
 	bad := filepath.Join(t.TempDir(), "bad.tar.gz")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/reports"
 )
 
 func newPreflightCmd() *cobra.Command {
@@ -20,9 +20,7 @@ func newPreflightCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r := clusters.NewProvider(nil).Preflight(cmd.Context())
 			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(r); err != nil {
+				if err := reports.WriteJSON(os.Stdout, r); err != nil {
 					return err
 				}
 			} else {

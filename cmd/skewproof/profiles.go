@@ -2,20 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/skewproof/skewproof/profiles/agentimage"
-
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
+	"github.com/skewproof/skewproof/profiles/agentimage"
 )
 
 func newProfilesCmd() *cobra.Command {
@@ -50,10 +48,11 @@ func profilesCmd(use, short string, run func(ctx context.Context, c *profiles.Cl
 			}
 			// One line when the cluster is not there, before any of the
 			// command's requests fails on its own.
-			if _, err := pc.Core.Discovery().ServerVersion(); err != nil && !errors.As(err, new(apierrors.APIStatus)) {
-				return fmt.Errorf("cannot reach the API server of %s (%w); check that the cluster runs and the kubeconfig's server address", f.kubeconfig, err)
+			_, err = pc.Core.Discovery().ServerVersion()
+			if err := kubeclient.Unreachable(f.kubeconfig, err); err != nil {
+				return err
 			}
-			return apiRemedy(oneLine(run(cmd.Context(), pc)))
+			return kubeclient.WithRemedy(oneLine(run(cmd.Context(), pc)), "grant the permissions 'skewproof rbac' prints (docs/rbac.md)")
 		},
 	}
 	c.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (required)")
@@ -148,14 +147,3 @@ type firstLineError struct {
 
 func (e firstLineError) Error() string { return e.msg }
 func (e firstLineError) Unwrap() error { return e.err }
-
-// apiRemedy adds to a refusal of the API server what to do about it.
-func apiRemedy(err error) error {
-	switch {
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%w; grant the permissions 'skewproof rbac' prints (docs/rbac.md)", err)
-	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("%w; the kubeconfig's credentials were refused: renew them", err)
-	}
-	return err
-}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,11 +33,31 @@ func withServedCache(t *testing.T) *bytes.Buffer {
 	if err := served.WriteCache(path, versions, "test"); err != nil {
 		t.Fatal(err)
 	}
+	return capture(t, &oracleOut)
+}
+
+// capture points *w at a buffer for the length of the test and returns the
+// buffer.
+func capture(t *testing.T, w *io.Writer) *bytes.Buffer {
 	var buf bytes.Buffer
-	old := oracleOut
-	oracleOut = &buf
-	t.Cleanup(func() { oracleOut = old })
+	old := *w
+	*w = &buf
+	t.Cleanup(func() { *w = old })
 	return &buf
+}
+
+// oneRecordPerRule decodes the JSON records simulate printed and fails t
+// unless there is one per rule.
+func oneRecordPerRule[R any](t *testing.T, out *bytes.Buffer) []R {
+	t.Helper()
+	var recs []R
+	if err := json.Unmarshal(out.Bytes(), &recs); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if len(recs) != len(skew.Rules()) {
+		t.Fatalf("%d records, want %d", len(recs), len(skew.Rules()))
+	}
+	return recs
 }
 
 func TestSimulateJSON(t *testing.T) {
@@ -44,7 +65,7 @@ func TestSimulateJSON(t *testing.T) {
 	if code := run([]string{"simulate", "--apiserver", "v1.37.2", "--kubelet", "1.34.4", "--format", "json", "--apparmor", "off"}); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	var recs []struct {
+	recs := oneRecordPerRule[struct {
 		ID         string          `json:"id"`
 		KEPRef     string          `json:"kepRef"`
 		Component  string          `json:"component"`
@@ -53,13 +74,7 @@ func TestSimulateJSON(t *testing.T) {
 		Deviation  *bool           `json:"deviation"`
 		Reason     string          `json:"reason"`
 		Skip       string          `json:"skip"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &recs); err != nil {
-		t.Fatalf("not JSON: %v", err)
-	}
-	if len(recs) != len(skew.Rules()) {
-		t.Fatalf("%d records, want %d", len(recs), len(skew.Rules()))
-	}
+	}](t, out)
 	for _, r := range recs {
 		if r.ID == "" || r.KEPRef == "" || (r.Component != "apiserver" && r.Component != "kubelet") || r.Deviation == nil || r.Reason == "" || len(r.Expected) == 0 || len(r.KEPPlanned) == 0 {
 			t.Errorf("incomplete record %+v", r)
@@ -154,19 +169,13 @@ func TestSimulateNotResearched(t *testing.T) {
 		if code := run([]string{"simulate", "--apiserver", c.apiserver, "--kubelet", c.kubelet, "--format", "json"}); code != 0 {
 			t.Fatalf("%s/%s: exit %d", c.apiserver, c.kubelet, code)
 		}
-		var recs []struct {
+		recs := oneRecordPerRule[struct {
 			ID        string `json:"id"`
 			Component string `json:"component"`
 			Phase     string `json:"upstreamPhase"`
 			Deviation bool   `json:"deviation"`
 			Skip      string `json:"skip"`
-		}
-		if err := json.Unmarshal(out.Bytes(), &recs); err != nil {
-			t.Fatalf("not JSON: %v", err)
-		}
-		if len(recs) != len(skew.Rules()) {
-			t.Fatalf("%d records, want %d", len(recs), len(skew.Rules()))
-		}
+		}](t, out)
 		for _, r := range recs {
 			outside := c.skips(r.ID, r.Component)
 			if outside == "" {

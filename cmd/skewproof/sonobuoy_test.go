@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,17 +9,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func withPluginOut(t *testing.T) *bytes.Buffer {
-	t.Helper()
-	var buf bytes.Buffer
-	old := pluginOut
-	pluginOut = &buf
-	t.Cleanup(func() { pluginOut = old })
-	return &buf
-}
-
 func TestSonobuoyPlugin(t *testing.T) {
-	out := withPluginOut(t)
+	out := capture(t, &pluginOut)
 	if code := run([]string{"sonobuoy-plugin", "--image", "registry.example.com/skewproof/conformance:v0.1.0", "--focus", `\[seccomp\]`, "--skip", "Serial"}); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -45,7 +35,7 @@ func TestSonobuoyPlugin(t *testing.T) {
 
 // The flags-free output is the package's golden file.
 func TestSonobuoyPluginGolden(t *testing.T) {
-	out := withPluginOut(t)
+	out := capture(t, &pluginOut)
 	if code := run([]string{"sonobuoy-plugin", "--image", "registry.example.com/skewproof/conformance:v0.1.0"}); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -59,7 +49,7 @@ func TestSonobuoyPluginGolden(t *testing.T) {
 }
 
 func TestSonobuoyPluginBadInput(t *testing.T) {
-	withPluginOut(t)
+	capture(t, &pluginOut)
 	for _, args := range [][]string{
 		{"sonobuoy-plugin"},
 		{"sonobuoy-plugin", "--image", ""},

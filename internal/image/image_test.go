@@ -1,7 +1,6 @@
 package image
 
 import (
-	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/internal/tartest"
 )
 
 func TestParseLdd(t *testing.T) {
@@ -46,24 +47,16 @@ func testLayer(t *testing.T, dir string) Layer {
 	return l
 }
 
-// readTar returns the regular files of a tar by name.
+// readTar returns the files of a tar by name, and their names in order.
 func readTar(t *testing.T, r io.Reader) (map[string][]byte, []string) {
 	t.Helper()
 	files := map[string][]byte{}
 	var names []string
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return files, names
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(tr)
-		files[h.Name] = data
-		names = append(names, h.Name)
+	for _, e := range tartest.Read(t, r) {
+		files[e.Header.Name] = e.Data
+		names = append(names, e.Header.Name)
 	}
+	return files, names
 }
 
 func TestLayerIsReproducible(t *testing.T) {

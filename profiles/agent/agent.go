@@ -33,7 +33,6 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/profiles/internal/kick"
@@ -139,13 +138,7 @@ func (a *Agent) logf(format string, args ...any) {
 
 // Start starts the informers and waits for their first lists.
 func (a *Agent) Start(ctx context.Context) error {
-	a.profileFactory.Start(ctx.Done())
-	a.statusFactory.Start(ctx.Done())
-	infs := []cache.SharedIndexInformer{a.statuses.Informer()}
-	for _, inf := range a.profiles {
-		infs = append(infs, inf.Informer())
-	}
-	return kick.WaitForSync(ctx, "agent", infs...)
+	return kick.Start(ctx, "agent", a.profileFactory, a.statusFactory)
 }
 
 // Run starts the informers, does a full pass, calls ready, then works off

@@ -277,8 +277,7 @@ func TestRunFollowsWatchEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	ready := make(chan struct{})
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, func() { close(ready) }) }()
+	stop := apitest.Background(t, cancel, func() error { return a.Run(ctx, func() { close(ready) }) })
 	select {
 	case <-ready:
 	case <-time.After(5 * time.Second):
@@ -304,15 +303,7 @@ func TestRunFollowsWatchEvents(t *testing.T) {
 		_, st := nodeStatusesNoFail(dyn)["late-w1"]
 		return os.IsNotExist(err) && !st
 	})
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after the context ended")
-	}
+	stop()
 }
 
 func nodeStatusesNoFail(dyn *dynfake.FakeDynamicClient) map[string]api.Status {

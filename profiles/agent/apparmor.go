@@ -145,29 +145,12 @@ func (a *Agent) recordAppArmor(name, policy string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.WriteString(policy)
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), filepath.Join(dir, name))
-	}
-	if werr != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return werr
+	return writeAtomic(filepath.Join(dir, name), name, policy, 0o600)
 }
 
 // appArmorRecords lists the profiles this agent loaded and has not unloaded.
 func (a *Agent) appArmorRecords() ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(a.Dir(), AppArmorRecordDir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := listDir(filepath.Join(a.Dir(), AppArmorRecordDir))
 	if err != nil {
 		return nil, err
 	}

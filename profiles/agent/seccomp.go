@@ -5,7 +5,6 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +16,7 @@ import (
 )
 
 func (a *Agent) fileIs(p api.Profile) bool {
-	b, err := os.ReadFile(filepath.Join(a.Dir(), p.Name+".json"))
-	return err == nil && bytes.Equal(b, []byte(p.Content))
+	return fileHolds(filepath.Join(a.Dir(), p.Name+".json"), p.Content)
 }
 
 // writeSeccomp writes the profile file atomically (temporary file, rename).
@@ -34,24 +32,8 @@ func (a *Agent) writeSeccomp(p api.Profile) error {
 		return fmt.Errorf("creating %s: %w", a.nodePath(dir), err)
 	}
 	final := filepath.Join(dir, p.Name+".json")
-	tmp, err := os.CreateTemp(dir, "."+p.Name+".tmp-")
-	if err != nil {
+	if err := writeAtomic(final, p.Name, p.Content, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", a.nodePath(final), err)
-	}
-	_, werr := tmp.WriteString(p.Content)
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp.Name(), 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), final)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", a.nodePath(final), werr)
 	}
 	return nil
 }
@@ -59,29 +41,15 @@ func (a *Agent) writeSeccomp(p api.Profile) error {
 // removeStale deletes the seccomp files of profiles that no longer exist
 // (want holds "SeccompProfile/<name>" of those that do).
 func (a *Agent) removeStale(want map[string]bool) error {
-	entries, err := os.ReadDir(a.Dir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	stale := func(n string) bool {
+		return !want[api.KindSeccompProfile+"/"+strings.TrimSuffix(n, ".json")] && (strings.HasSuffix(n, ".json") || strings.Contains(n, ".tmp-"))
 	}
-	if err != nil {
+	onNode := func(n string) string { return a.nodePath(filepath.Join(a.Dir(), n)) }
+	if err := a.removeStaleFiles(a.Dir(), stale, onNode, "its profile is gone"); err != nil {
 		return err
 	}
-	var errs []error
-	for _, e := range entries {
-		if e.IsDir() || want[api.KindSeccompProfile+"/"+strings.TrimSuffix(e.Name(), ".json")] {
-			continue
-		}
-		if !strings.HasSuffix(e.Name(), ".json") && !strings.Contains(e.Name(), ".tmp-") {
-			continue
-		}
-		if err := os.Remove(filepath.Join(a.Dir(), e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		} else {
-			a.logf("removed %s (its profile is gone)", a.nodePath(filepath.Join(a.Dir(), e.Name())))
-		}
-	}
 	a.removeEmptyDirs()
-	return errors.Join(errs...)
+	return nil
 }
 
 // removeEmptyDirs removes the agent's seccomp directory and the project's

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -37,8 +36,7 @@ func (a *Agent) staticPodFileIs(p api.Profile) bool {
 	if a.cfg.StaticPodDir == "" {
 		return false
 	}
-	b, err := os.ReadFile(a.staticPodFile(p.Name))
-	return err == nil && bytes.Equal(b, []byte(p.Content))
+	return fileHolds(a.staticPodFile(p.Name), p.Content)
 }
 
 // writeStaticPod writes the manifest atomically: a temporary file whose
@@ -56,21 +54,8 @@ func (a *Agent) writeStaticPod(p api.Profile) (api.Status, string) {
 	if fi, err := os.Stat(a.cfg.StaticPodDir); err != nil || !fi.IsDir() {
 		return api.Failed, fmt.Sprintf("the static pod directory %s is not there: %v", a.cfg.StaticPodPath, err)
 	}
-	final := a.staticPodFile(p.Name)
-	tmp, err := os.CreateTemp(a.cfg.StaticPodDir, "."+api.StaticPodFile(a.cfg.Namespace, p.Name)+".tmp-")
-	if err != nil {
+	if err := writeAtomic(a.staticPodFile(p.Name), api.StaticPodFile(a.cfg.Namespace, p.Name), p.Content, 0o600); err != nil {
 		return api.Failed, fmt.Sprintf("writing %s: %v", a.staticPodNodePath(p.Name), err)
-	}
-	_, werr := tmp.WriteString(p.Content)
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), final)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp.Name())
-		return api.Failed, fmt.Sprintf("writing %s: %v", a.staticPodNodePath(p.Name), werr)
 	}
 	return api.Installed, a.staticPodNodePath(p.Name)
 }
@@ -97,29 +82,11 @@ func (a *Agent) removeStaleStaticPods(want map[string]bool) error {
 	if a.cfg.StaticPodDir == "" {
 		return nil
 	}
-	entries, err := os.ReadDir(a.cfg.StaticPodDir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
 	prefix := api.StaticPodFilePrefix(a.cfg.Namespace)
-	var errs []error
-	for _, e := range entries {
-		n := e.Name()
-		stale := strings.HasPrefix(n, "."+prefix) && strings.Contains(n, ".tmp-")
+	return a.removeStaleFiles(a.cfg.StaticPodDir, func(n string) bool {
 		if name, ok := strings.CutPrefix(n, prefix); ok && strings.HasSuffix(name, ".yaml") {
-			stale = !want[api.KindStaticPod+"/"+strings.TrimSuffix(name, ".yaml")]
+			return !want[api.KindStaticPod+"/"+strings.TrimSuffix(name, ".yaml")]
 		}
-		if !stale || e.IsDir() {
-			continue
-		}
-		if err := os.Remove(filepath.Join(a.cfg.StaticPodDir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		} else {
-			a.logf("removed %s (its StaticPod is gone)", filepath.Join(a.cfg.StaticPodPath, n))
-		}
-	}
-	return errors.Join(errs...)
+		return strings.HasPrefix(n, "."+prefix) && strings.Contains(n, ".tmp-")
+	}, func(n string) string { return filepath.Join(a.cfg.StaticPodPath, n) }, "its StaticPod is gone")
 }

@@ -45,8 +45,7 @@ func TestControllerFollowsNodeStatuses(t *testing.T) {
 		other.NewNodeStatus("a", api.Failed, "not this profile's"))
 	c := &Controller{Dyn: dyn, Namespace: testNS, Interval: time.Hour,
 		Nodes: func(context.Context) ([]string, error) { return []string{"a", "b"}, nil }}
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
+	stop := apitest.Background(t, cancel, func() error { return c.Run(ctx) })
 	waitFor := func(what string, cond func(api.ProfileStatus) bool) {
 		t.Helper()
 		var ps api.ProfileStatus
@@ -73,13 +72,5 @@ func TestControllerFollowsNodeStatuses(t *testing.T) {
 	waitFor("all installed", func(ps api.ProfileStatus) bool {
 		return ps.Status == api.Installed && ps.Nodes[api.Installed] == 2 && len(ps.NotReady) == 0
 	})
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after the context ended")
-	}
+	stop()
 }

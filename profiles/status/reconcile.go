@@ -209,13 +209,7 @@ func (c *Controller) EnqueueAll() {
 // Start starts the informers and waits for their first lists.
 func (c *Controller) Start(ctx context.Context) error {
 	c.init()
-	c.factory.Start(ctx.Done())
-	c.statusFactory.Start(ctx.Done())
-	infs := []cache.SharedIndexInformer{c.statuses.Informer()}
-	for _, inf := range c.profiles {
-		infs = append(infs, inf.Informer())
-	}
-	return kick.WaitForSync(ctx, "aggregator", infs...)
+	return kick.Start(ctx, "aggregator", c.factory, c.statusFactory)
 }
 
 // Run starts the informers and reconciles each profile whose object or

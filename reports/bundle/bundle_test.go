@@ -3,13 +3,11 @@ package bundle
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/tartest"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -112,36 +111,35 @@ func create(t *testing.T, dir string) string {
 	return out
 }
 
+// containsAll fails t for every one of wants that the text of the file
+// name lacks.
+func containsAll(t *testing.T, name, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s lacks %q:\n%s", name, w, text)
+		}
+	}
+}
+
+// leavesNothing fails t if dir holds anything.
+func leavesNothing(t *testing.T, dir string) {
+	t.Helper()
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
 // members reads the files of a bundle in order.
 func members(t *testing.T, path string) ([]file, []*tar.Header) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
 	var out []file
 	var hdrs []*tar.Header
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return out, hdrs
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, file{h.Name, b})
-		hdrs = append(hdrs, h)
+	for _, e := range tartest.ReadGzipFile(t, path) {
+		out = append(out, file{e.Header.Name, e.Data})
+		hdrs = append(hdrs, e.Header)
 	}
+	return out, hdrs
 }
 
 func member(t *testing.T, fs []file, name string) string {
@@ -235,14 +233,10 @@ func TestCreateVerify(t *testing.T) {
 	}
 
 	log := member(t, fs, LogFile)
-	for _, w := range []string{"kube-apiserver version: v1.37.2\n", "kubelet version: v1.34.4 (node t-worker)\n",
+	containsAll(t, "e2e.log", log, "kube-apiserver version: v1.37.2\n", "kubelet version: v1.34.4 (node t-worker)\n",
 		"kubelet version: v1.37.2 (node t-control-plane, control plane)\n", "not a CNCF certification",
 		"==> seccomp-t.log <==\nseccomp suite log line 1\nline 2\n",
-		"==> apparmor-t.part-api.log <==\napparmor api part, no final newline\n\n==> apparmor-t.part-t-worker.log <==\n"} {
-		if !strings.Contains(log, w) {
-			t.Errorf("e2e.log lacks %q:\n%s", w, log)
-		}
-	}
+		"==> apparmor-t.part-api.log <==\napparmor api part, no final newline\n\n==> apparmor-t.part-t-worker.log <==\n")
 	if strings.Contains(log, "another run") {
 		t.Errorf("e2e.log holds a log the record does not name:\n%s", log)
 	}
@@ -251,15 +245,11 @@ func TestCreateVerify(t *testing.T) {
 		t.Errorf("command.txt = %q, want %q", got, want)
 	}
 	versions := member(t, fs, VersionsFile)
-	for _, w := range []string{"skewproof (run)     v0.3.0", "skewproof (bundle)  v0.3.1", "kube-apiserver      v1.37.2",
-		"t-worker2", "6.12.0-uml", "containerd://2.1.3", "cgroup v2"} {
-		if !strings.Contains(versions, w) {
-			t.Errorf("versions.txt lacks %q:\n%s", w, versions)
-		}
-	}
+	containsAll(t, "versions.txt", versions, "skewproof (run)     v0.3.0", "skewproof (bundle)  v0.3.1", "kube-apiserver      v1.37.2",
+		"t-worker2", "6.12.0-uml", "containerd://2.1.3", "cgroup v2")
 
 	oracle := member(t, fs, OracleFile)
-	for _, w := range []string{
+	containsAll(t, "oracle.md", oracle,
 		"# Oracle rules in force: kube-apiserver v1.37.2\n",
 		"- kubelet v1.34.4 on t-worker: seccomp yes, AppArmor no, runtime containerd\n",
 		"- kubelet v1.37.2 on t-worker2: seccomp yes, AppArmor yes, runtime containerd\n",
@@ -270,11 +260,7 @@ func TestCreateVerify(t *testing.T) {
 		"### Deviations\n",
 		"## Citations\n",
 		"| `seccomp/api/types` | apiserver | KEP-135 §Proposal › API › Pod API | pkg/apis/core/validation/validation.go",
-	} {
-		if !strings.Contains(oracle, w) {
-			t.Errorf("oracle.md lacks %q", w)
-		}
-	}
+	)
 	if strings.Contains(oracle, "t-control-plane") {
 		t.Errorf("oracle.md evaluates the control plane's kubelet though the run has workers")
 	}
@@ -435,9 +421,7 @@ func TestCreateNoRecord(t *testing.T) {
 	if !errors.Is(err, ErrNoRecord) || !strings.Contains(err.Error(), "--junit-dir") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("error is not one line naming --junit-dir: %v", err)
 	}
-	if left, _ := os.ReadDir(outDir); len(left) != 0 {
-		t.Errorf("left behind: %v", left)
-	}
+	leavesNothing(t, outDir)
 }
 
 func TestCreateErrorsLeaveNothing(t *testing.T) {
@@ -461,9 +445,7 @@ func TestCreateErrorsLeaveNothing(t *testing.T) {
 			} else if name == "other cluster" && !strings.Contains(err.Error(), "junit-u.xml") {
 				t.Errorf("error does not name junit-u.xml: %v", err)
 			}
-			if left, _ := os.ReadDir(outDir); len(left) != 0 {
-				t.Errorf("left behind: %v", left)
-			}
+			leavesNothing(t, outDir)
 		})
 	}
 }
@@ -636,18 +618,14 @@ func TestOracleNotResearched(t *testing.T) {
 		t.Fatal(err)
 	}
 	oracle := b.String()
-	for _, w := range []string{
+	containsAll(t, "oracle.md", oracle,
 		"| `seccomp/api/types` | apiserver | not researched (see skip) | seccomp GA: accepted; seccompProfile stored as sent",
 		"| no | not researched at kube-apiserver v1.38.0 (sources read: v1.19.16 … v1.37.2) |\n",
 		"| `seccomp/kubelet/enforce` | kubelet | not researched (see skip) | seccomp GA: ",
 		"| no | not researched at kubelet v1.38.0 (sources read: v1.19.16 … v1.37.2) |\n",
 		"| no | not researched at kube-apiserver v1.38.0 (sources read: v1.29.6 … v1.37.2); host has no AppArmor |\n",
 		"| KEP-135 §Proposal › API › Pod API | pkg/apis/core/validation/validation.go: validateSeccompProfileField, validateSeccompProfileType (v1.19.16…v1.37.2) | v1.19.16 … v1.37.2 |",
-	} {
-		if !strings.Contains(oracle, w) {
-			t.Errorf("oracle.md lacks %q", w)
-		}
-	}
+	)
 	if strings.Contains(oracle, "### Deviations") {
 		t.Errorf("oracle.md claims deviations at v1.38.0:\n%s", oracle)
 	}

@@ -11,9 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/skewproof/skewproof/reports"
@@ -116,7 +117,7 @@ func Verify(path string) (Summary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("%s: %s: %w", path, SumsFile, err)
 	}
-	for _, name := range sortedKeys(listed) {
+	for _, name := range slices.Sorted(maps.Keys(listed)) {
 		got, present := hashes[name]
 		if !present {
 			return sum, fmt.Errorf("%s: %s is missing: %s lists it", path, name, SumsFile)
@@ -184,13 +185,4 @@ func parseSums(b []byte) (map[string]string, error) {
 		return nil, errors.New("lists no file")
 	}
 	return out, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,20 +1,19 @@
 package matrix
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/skewproof/skewproof/reports"
 )
 
 // WriteDiff writes d as text, json or md.
 func WriteDiff(w io.Writer, format string, d Diff) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
+		return reports.WriteJSON(w, d)
 	case "md":
 		return writeDiffMarkdown(w, d, "##")
 	case "text":

@@ -1,7 +1,6 @@
 package matrix
 
 import (
-	"encoding/json"
 	"io"
 	"sort"
 
@@ -86,7 +85,5 @@ func Summarize(rep Report) Summary {
 
 // WriteSummary writes rep's summary as indented JSON.
 func WriteSummary(w io.Writer, rep Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(Summarize(rep))
+	return reports.WriteJSON(w, Summarize(rep))
 }

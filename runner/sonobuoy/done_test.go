@@ -2,13 +2,13 @@ package sonobuoy
 
 import (
 	"archive/tar"
-	"compress/gzip"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/skewproof/skewproof/internal/tartest"
 )
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -28,34 +28,14 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 // other kind of entry.
 func readTarball(t *testing.T, path string) map[string]string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s is not gzip: %v", path, err)
-	}
-	tr := tar.NewReader(gz)
 	got := map[string]string{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return got
+	for _, e := range tartest.ReadGzipFile(t, path) {
+		if e.Header.Typeflag != tar.TypeReg {
+			t.Errorf("entry %s has type %c", e.Header.Name, e.Header.Typeflag)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag != tar.TypeReg {
-			t.Errorf("entry %s has type %c", h.Name, h.Typeflag)
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[h.Name] = string(b)
+		got[e.Header.Name] = string(e.Data)
 	}
+	return got
 }
 
 func TestDone(t *testing.T) {

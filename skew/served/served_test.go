@@ -9,15 +9,10 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/skew/served/servedtest"
 
 	"github.com/skewproof/skewproof/skew"
 )
-
-// servedForTest is the served list of ENVIRONMENT.md ("Sources").
-var servedForTest = []string{
-	"v1.29.6", "v1.30.4", "v1.30.14", "v1.31.0", "v1.31.14", "v1.32.2", "v1.32.13", "v1.33.6", "v1.33.13",
-	"v1.34.0", "v1.34.1", "v1.34.2", "v1.34.3", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2",
-}
 
 // fakeLister replaces the proxy lister for the duration of a test.
 func fakeLister(t *testing.T, list []string, err error) *int {
@@ -35,13 +30,13 @@ func fakeLister(t *testing.T, list []string, err error) *int {
 func TestVersionsCachesAndWorksOffline(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(cachedir.Env, dir)
-	calls := fakeLister(t, append([]string{"v1.37.0-alpha.1", "v1.13.0"}, servedForTest...), nil)
+	calls := fakeLister(t, append([]string{"v1.37.0-alpha.1", "v1.13.0"}, servedtest.Versions...), nil)
 
 	vs, err := Versions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vs) != len(servedForTest)+1 || vs[0].String() != "1.13.0" || vs[len(vs)-1].String() != "1.37.2" {
+	if len(vs) != len(servedtest.Versions)+1 || vs[0].String() != "1.13.0" || vs[len(vs)-1].String() != "1.37.2" {
 		t.Fatalf("ServedVersions = %v", vs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, cacheFile)); err != nil {
@@ -74,7 +69,7 @@ func TestVersionsNoCacheNoNetwork(t *testing.T) {
 func TestVersionsCorruptCache(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(cachedir.Env, dir)
-	fakeLister(t, servedForTest, nil)
+	fakeLister(t, servedtest.Versions, nil)
 	if err := os.WriteFile(filepath.Join(dir, cacheFile), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +81,7 @@ func TestVersionsCorruptCache(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	t.Setenv(cachedir.Env, t.TempDir())
-	fakeLister(t, servedForTest, nil)
+	fakeLister(t, servedtest.Versions, nil)
 	ctx := context.Background()
 	if err := Check(ctx, skew.MustParseVersion("1.34.4")); err != nil {
 		t.Errorf("1.34.4: %v", err)

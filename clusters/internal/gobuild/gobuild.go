@@ -7,12 +7,13 @@ package gobuild
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
@@ -53,13 +54,13 @@ type ProgramSet struct {
 
 func (s ProgramSet) key() string {
 	parts := []string{s.Module, s.Version, s.LDFlags}
-	for _, m := range sortedKeys(s.Replaces) {
+	for _, m := range slices.Sorted(maps.Keys(s.Replaces)) {
 		parts = append(parts, "replace "+m+"="+s.Replaces[m])
 	}
-	for _, m := range sortedKeys(s.Requires) {
+	for _, m := range slices.Sorted(maps.Keys(s.Requires)) {
 		parts = append(parts, "require "+m+"="+s.Requires[m])
 	}
-	for _, n := range sortedKeys(s.Programs) {
+	for _, n := range slices.Sorted(maps.Keys(s.Programs)) {
 		parts = append(parts, "program "+n+"="+s.Programs[n])
 	}
 	if s.Tags != "" {
@@ -84,15 +85,6 @@ func (s ProgramSet) dirName() string {
 	return strings.ReplaceAll(s.Module, "/", "_") + "-" + s.Version + "-" + s.key()
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // oneBuild reports whether the set's programs can come from a single
 // go build -o <dir>/: more than one program, each named as go build names
 // a main package's binary (the last element of its import path; a major
@@ -101,7 +93,7 @@ func (s ProgramSet) oneBuild() (names, pkgs []string, ok bool) {
 	if len(s.Programs) < 2 {
 		return nil, nil, false
 	}
-	for _, n := range sortedKeys(s.Programs) {
+	for _, n := range slices.Sorted(maps.Keys(s.Programs)) {
 		pkg := s.Programs[n]
 		if path.Base(pkg) != n || majorSuffix.MatchString(n) {
 			return nil, nil, false
@@ -173,21 +165,21 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 	fmt.Fprintf(&gomod, "module skewproof.local/build\n\ngo 1.21\n\nrequire %s %s\n", s.Module, s.Version)
 	if len(s.Requires) > 0 {
 		gomod.WriteString("\nrequire (\n")
-		for _, m := range sortedKeys(s.Requires) {
+		for _, m := range slices.Sorted(maps.Keys(s.Requires)) {
 			fmt.Fprintf(&gomod, "\t%s %s\n", m, s.Requires[m])
 		}
 		gomod.WriteString(")\n")
 	}
 	if len(s.Replaces) > 0 {
 		gomod.WriteString("\nreplace (\n")
-		for _, m := range sortedKeys(s.Replaces) {
+		for _, m := range slices.Sorted(maps.Keys(s.Replaces)) {
 			fmt.Fprintf(&gomod, "\t%s => %s %s\n", m, m, s.Replaces[m])
 		}
 		gomod.WriteString(")\n")
 	}
 	var tools strings.Builder
 	tools.WriteString("//go:build tools\n\npackage tools\n\nimport (\n")
-	for _, n := range sortedKeys(s.Programs) {
+	for _, n := range slices.Sorted(maps.Keys(s.Programs)) {
 		fmt.Fprintf(&tools, "\t_ %q\n", s.Programs[n])
 	}
 	tools.WriteString(")\n")
@@ -221,7 +213,7 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 				return nil
 			})
 		}
-		for _, n := range sortedKeys(s.Programs) {
+		for _, n := range slices.Sorted(maps.Keys(s.Programs)) {
 			pkg := s.Programs[n]
 			if err := p.Timed(fmt.Sprintf("go build %s (%s)", n, s.Version), func() error {
 				return command.Run(ctx, src, buildEnv, "go", append(s.buildArgs(), "-o", filepath.Join(tmp, n), pkg)...)

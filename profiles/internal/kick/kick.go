@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -92,14 +93,18 @@ func Work(ctx context.Context, q Queue, process func(ctx context.Context, key st
 	}
 }
 
-// WaitForSync waits until every informer has its initial list.
-func WaitForSync(ctx context.Context, what string, informers ...cache.SharedIndexInformer) error {
-	synced := make([]cache.InformerSynced, len(informers))
-	for i, inf := range informers {
-		synced[i] = inf.HasSynced
+// Start starts the informers of the factories and waits until every one
+// has its initial list.
+func Start(ctx context.Context, what string, factories ...dynamicinformer.DynamicSharedInformerFactory) error {
+	for _, f := range factories {
+		f.Start(ctx.Done())
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fmt.Errorf("%s: caches not synced: %w", what, context.Cause(ctx))
+	for _, f := range factories {
+		for _, synced := range f.WaitForCacheSync(ctx.Done()) {
+			if !synced {
+				return fmt.Errorf("%s: caches not synced: %w", what, context.Cause(ctx))
+			}
+		}
 	}
 	return nil
 }

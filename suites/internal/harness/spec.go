@@ -15,8 +15,8 @@ import (
 	admissionapi "k8s.io/pod-security-admission/api"
 
 	"github.com/skewproof/skewproof/reports"
-	senv "github.com/skewproof/skewproof/suites/env"
 	"github.com/skewproof/skewproof/skew"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 // reportProgress prints one machine-readable line per finished spec; the

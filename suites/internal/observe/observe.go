@@ -5,7 +5,9 @@ package observe
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,7 +180,7 @@ func Match(want skew.Observation, got Observation) []string {
 		add("no stored object to inspect")
 	} else if got.Object != nil {
 		ann := annotationsOf(got.Object)
-		for _, k := range sortedKeys(want.Annotations) {
+		for _, k := range slices.Sorted(maps.Keys(want.Annotations)) {
 			if v, ok := ann[k]; !ok || v != want.Annotations[k] {
 				add("annotation %s: want %q, got %s", k, want.Annotations[k], present(v, ok))
 			}
@@ -188,7 +190,7 @@ func Match(want skew.Observation, got Observation) []string {
 				add("annotation %s: want absent, got %q", k, v)
 			}
 		}
-		for _, p := range sortedKeys(want.Fields) {
+		for _, p := range slices.Sorted(maps.Keys(want.Fields)) {
 			v, ok := Lookup(got.Object, p)
 			if s := fmt.Sprint(v); !ok || s != want.Fields[p] {
 				add("field %s: want %q, got %s", p, want.Fields[p], present(fmt.Sprint(v), ok))
@@ -357,15 +359,6 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func present(v string, ok bool) string {
