@@ -14,7 +14,7 @@ import (
 // notInKubernetesCommands are modules whose versions may differ from
 // k8s.io/kubernetes's go.mod because no package the project compiles from
 // them is compiled by a Kubernetes command (kube-apiserver, kubelet, ...):
-// test frameworks, x/mod, and x/tools, whose go/packages the project
+// test frameworks, x/mod, go-md2man, and x/tools, whose go/packages the project
 // links while the kubelet links only container/intsets (go list -deps of
 // the commands in the node-image build's wrapper module shows which).
 var notInKubernetesCommands = map[string]string{
@@ -22,6 +22,10 @@ var notInKubernetesCommands = map[string]string{
 	"github.com/onsi/gomega":    "test framework; only test/e2e links it",
 	"golang.org/x/tools":        "the project links go/packages, the commands only container/intsets",
 	"golang.org/x/mod":          "no Kubernetes command links it",
+	// cobra/doc's; in k8s.io/kubernetes only the doc generators
+	// (cmd/genman, cmd/gendocs, cmd/genkubedocs) import it, and no node
+	// image builds them.
+	"github.com/cpuguy83/go-md2man/v2": "only the CLI reference's test links it (cobra/doc); no Kubernetes command a node image builds",
 }
 
 // make build compiles with -trimpath, as the node images' Kubernetes
