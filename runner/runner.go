@@ -1,12 +1,12 @@
 // Package runner runs skewproof's conformance suites against a cluster: a
 // new one it brings up and deletes, or an existing one (a kubeconfig). It
-// plans the suite processes (the suites at the same time, the API server
-// rules in one process, each worker's kubelet rules in others), installs the fixture profiles through the
-// node agent, creates the RuntimeClasses of failure row 1, runs the
-// prebuilt e2e binary (bin/skewproof-e2e.test) once per process with the
-// environment of package suites/env, turns its output into live progress,
-// merges the JUnit files, writes the run record and removes what it
-// created.
+// installs the fixture profiles through the node agent, which also reads
+// each node's kernel facts, writes the run plan (package suites/env: the
+// contract with the suite processes), creates the RuntimeClasses of failure
+// row 1, runs the prebuilt e2e binary (bin/skewproof-e2e.test) in the
+// processes runner/schedule plans from the specs' labels, reads their
+// result lines into live progress and one JUnit file, writes the run
+// record and removes what it created.
 //
 // cmd/skewproof ('skewproof run') and the conformance image's entrypoint
 // (package runner/incluster) are thin layers of flags over Run.
