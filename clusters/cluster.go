@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster"
 	kindlog "sigs.k8s.io/kind/pkg/log"
 
+	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -51,7 +53,7 @@ type UpOptions struct {
 	// whose own kernel has no AppArmor.
 	AppArmorNode string
 	// AppArmorNodeRuntime is that worker's container runtime (zero: the
-	// default); a CRI-O node joins like a containerd one (crio.go).
+	// default); a CRI-O node joins like a containerd one (internal/nodeimage/crio.go).
 	AppArmorNodeRuntime NodeRuntime
 	// UMLKernel is the User-Mode Linux kernel of the AppArmor node; ""
 	// builds (once) and uses skewproof's own.
@@ -189,14 +191,14 @@ func nodeImages(ctx context.Context, p *progress.Progress, o UpOptions) (map[Wor
 			key = w.String()
 		}
 		if ref, ok := o.NodeImages[key]; ok {
-			if !imageExists(ctx, ref) {
+			if !command.ImageExists(ctx, ref) {
 				return nil, fmt.Errorf("node image %s not found in the local Docker daemon; load it first (skewproof never pulls)", ref)
 			}
 			images[w] = ref
 			continue
 		}
 		spec := NodeImageSpec{ControlPlane: o.APIServer, Kubelet: w.Kubelet, Runtime: w.Runtime, OCIRuntimes: o.OCIRuntimes}
-		ref, err := buildNodeImage(ctx, p, spec)
+		ref, err := nodeimage.Build(ctx, p, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -449,7 +451,7 @@ func (o UpOptions) workerNames() []string {
 // image ref (from the image's labels; none for an image skewproof did not
 // build).
 func runtimeLabels(ctx context.Context, ref string, labels map[string]string) map[string]string {
-	out, err := docker(ctx, "image", "inspect", "--format", "{{json .Config.Labels}}", ref)
+	out, err := command.Docker(ctx, "image", "inspect", "--format", "{{json .Config.Labels}}", ref)
 	if err != nil {
 		return labels
 	}
@@ -457,7 +459,7 @@ func runtimeLabels(ctx context.Context, ref string, labels map[string]string) ma
 	if json.Unmarshal([]byte(strings.TrimSpace(out)), &il) != nil {
 		return labels
 	}
-	for from, to := range map[string]string{imageCRILabel: nodefacts.CRIRuntimeLabel, imageOCILabel: skew.OCIRuntimeLabel, imageOCIVersionLabel: skew.OCIRuntimeVersionLabel} {
+	for from, to := range map[string]string{nodeimage.CRILabel: nodefacts.CRIRuntimeLabel, nodeimage.OCILabel: skew.OCIRuntimeLabel, nodeimage.OCIVersionLabel: skew.OCIRuntimeVersionLabel} {
 		if v := il[from]; v != "" {
 			labels[to] = v
 		}

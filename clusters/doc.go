@@ -23,7 +23,8 @@
 //
 // Whether a cluster fits in the host's memory and disk is package
 // clusters/capacity. The machinery is in this package's unexported code and
-// in clusters/internal (Go builds from the module proxy, the User-Mode Linux
-// node), with the module's internal/image and internal/cache;
+// in clusters/internal (the node-image build in clusters/internal/nodeimage,
+// Go builds from the module proxy, the Docker CLI, the User-Mode Linux node),
+// with the module's internal/image and internal/cache;
 // docs/clusters/README.md describes how a node image is built.
 package clusters

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/internal/progress"
 )
 
@@ -42,8 +43,8 @@ func downOnce(ctx context.Context, name, kubeconfig string, p *progress.Progress
 	if err := kindProvider(p).Delete(name, kubeconfig); err != nil {
 		errs = append(errs, fmt.Errorf("deleting nodes of %s: %w", name, err))
 	}
-	if out, err := docker(ctx, "network", "ls", "-q", "--filter", "name=^"+NetworkName(name)+"$"); err == nil && out != "" {
-		if _, err := docker(ctx, "network", "rm", NetworkName(name)); err != nil {
+	if out, err := command.Docker(ctx, "network", "ls", "-q", "--filter", "name=^"+NetworkName(name)+"$"); err == nil && out != "" {
+		if _, err := command.Docker(ctx, "network", "rm", NetworkName(name)); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -5,18 +5,19 @@ package clusters
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/skewproof/skewproof/clusters/internal/command"
 )
 
 // list returns the names of the clusters that exist (kind clusters on a
 // skewproof network or with skewproof node images).
 func list(ctx context.Context) ([]string, error) {
-	if _, err := docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
-		return nil, dockerUnavailableError(err)
+	if _, err := command.Docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
+		return nil, command.DockerUnavailableError(err)
 	}
-	out, err := docker(ctx, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster", "--format", `{{.Label "io.x-k8s.kind.cluster"}} {{.Networks}}`)
+	out, err := command.Docker(ctx, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster", "--format", `{{.Label "io.x-k8s.kind.cluster"}} {{.Networks}}`)
 	if err != nil {
 		return nil, err
 	}
@@ -41,23 +42,4 @@ func list(ctx context.Context) ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
-}
-
-// dockerUnavailableError is the one-line error for a Docker daemon that does
-// not answer.
-func dockerUnavailableError(err error) error {
-	return fmt.Errorf("the Docker daemon is not reachable (%s); start it, e.g. 'sudo hack/setup-host.sh'", errSummary(err.Error()))
-}
-
-// errSummary is the gist of an error message: its last ": " part when that
-// says something, on one line.
-func errSummary(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndex(s, ": "); i > 0 && len(s)-i > 10 {
-		s = s[i+2:]
-	}
-	if i := strings.Index(s, "\n"); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

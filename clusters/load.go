@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
 )
 
 // loadImageArchive imports the image ref from a "docker save" archive
@@ -39,8 +41,8 @@ func importImage(ctx context.Context, node, archive, ref string) error {
 		return err
 	}
 	defer func() { _ = af.Close() }()
-	if _, err := nodeExec(ctx, node, nil, "test", "-x", crioBinary); err == nil {
-		// A CRI-O node (crio.go): into containers-storage, which pins
+	if _, err := nodeExec(ctx, node, nil, "test", "-x", nodeimage.CRIOBinary); err == nil {
+		// A CRI-O node (internal/nodeimage/crio.go): into containers-storage, which pins
 		// every image (pinned_images).
 		if _, err := nodeExec(ctx, node, af, "sh", "-c", crioImportScript, "sh", ref); err != nil {
 			return fmt.Errorf("loading %s into node %s: %w", ref, node, err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/internal/progress"
 )
 
@@ -66,7 +67,7 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 				{"ps", "-a", "-q", "--filter", "label=io.x-k8s.kind.cluster=" + name},
 				{"network", "ls", "-q", "--filter", "name=^" + NetworkName(name) + "$"},
 			} {
-				if out, err := docker(context.Background(), args...); err != nil || out != "" {
+				if out, err := command.Docker(context.Background(), args...); err != nil || out != "" {
 					t.Errorf("left behind after down: docker %v: %q (%v)", args, out, err)
 				}
 			}
@@ -96,13 +97,13 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 	}
 
 	for _, name := range names {
-		ids, err := docker(ctx, "ps", "-a", "-q", "--filter", "label=io.x-k8s.kind.cluster="+name)
+		ids, err := command.Docker(ctx, "ps", "-a", "-q", "--filter", "label=io.x-k8s.kind.cluster="+name)
 		if err != nil || len(strings.Fields(ids)) == 0 {
 			t.Errorf("node containers of %s: %q (%v)", name, ids, err)
 			continue
 		}
 		for _, id := range strings.Fields(ids) {
-			out, err := docker(ctx, "inspect", "--format", `{{.Name}}{{range $net, $_ := .NetworkSettings.Networks}} {{$net}}{{end}}`, id)
+			out, err := command.Docker(ctx, "inspect", "--format", `{{.Name}}{{range $net, $_ := .NetworkSettings.Networks}} {{$net}}{{end}}`, id)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +17,8 @@ import (
 	"github.com/skewproof/skewproof/skew"
 
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
 	"github.com/skewproof/skewproof/internal/image"
 )
 
@@ -68,15 +69,15 @@ func preflight(ctx context.Context) Report {
 	dockerUp := false
 	if _, err := exec.LookPath("docker"); err != nil {
 		add(Check{"docker client", "not found", checkFail, "install Docker (sudo hack/setup-host.sh installs Debian's docker.io)"})
-	} else if v, err := docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
-		add(Check{"docker daemon", "not reachable: " + errSummary(err.Error()), checkFail, "start dockerd (sudo hack/setup-host.sh starts it)"})
+	} else if v, err := command.Docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
+		add(Check{"docker daemon", "not reachable: " + command.ErrSummary(err.Error()), checkFail, "start dockerd (sudo hack/setup-host.sh starts it)"})
 	} else {
 		dockerUp = true
 		add(Check{"docker daemon", "version " + v, checkOK, ""})
 	}
 
-	bnd := capBoundingSet()
-	missing := missingCaps(bnd)
+	bnd := nodeimage.CapBoundingSet()
+	missing := nodeimage.MissingCaps(bnd)
 	if dockerUp {
 		add(privilegedProbe(ctx, missing))
 	} else {
@@ -148,47 +149,6 @@ func memoryCheck() Check {
 	return c
 }
 
-// capNames are the capabilities by number (linux/capability.h).
-var capNames = []string{"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
-	"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE", "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST",
-	"CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
-	"CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE", "CAP_SYS_RESOURCE", "CAP_SYS_TIME",
-	"CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE", "CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP",
-	"CAP_MAC_OVERRIDE", "CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ",
-	"CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE"}
-
-func capBoundingSet() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return ^uint64(0)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "CapBnd:") {
-			v, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(l, "CapBnd:")), 16, 64)
-			if err == nil {
-				return v
-			}
-		}
-	}
-	return ^uint64(0)
-}
-
-func missingCaps(bnd uint64) []string {
-	last := len(capNames) - 1
-	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n < last {
-			last = n
-		}
-	}
-	var m []string
-	for i := 0; i <= last; i++ {
-		if bnd&(1<<uint(i)) == 0 {
-			m = append(m, capNames[i])
-		}
-	}
-	return m
-}
-
 const probeImage = "skewproof-probe:1"
 
 // privilegedProbe starts a privileged container and execs into it, as kind
@@ -199,7 +159,7 @@ func privilegedProbe(ctx context.Context, missing []string) Check {
 	if len(missing) > 0 {
 		remedy = fmt.Sprintf("the capability bounding set lacks %s; %s", strings.Join(missing, ","), remedy)
 	}
-	if !imageExists(ctx, probeImage) {
+	if !command.ImageExists(ctx, probeImage) {
 		bb := "/bin/busybox"
 		if _, err := os.Stat(bb); err != nil {
 			return Check{name, "not tested: /bin/busybox missing for the probe image", checkWarn, "apt-get install busybox-static (hack/setup-host.sh does)"}
@@ -211,19 +171,19 @@ func privilegedProbe(ctx context.Context, missing []string) Check {
 		defer func() { _ = os.RemoveAll(dir) }()
 		lf, err := image.NewLayer().File("/bin/busybox", bb, 0o755).Symlink("/bin/sh", "busybox").Symlink("/bin/sleep", "busybox").Symlink("/bin/true", "busybox").WriteTo(filepath.Join(dir, "layer.tar"))
 		if err == nil {
-			err = dockerLoad(ctx, image.Image{Tags: []string{probeImage}, Layers: []image.Layer{lf}, Labels: map[string]string{"io.skewproof.image": "probe"}})
+			err = command.DockerLoad(ctx, image.Image{Tags: []string{probeImage}, Layers: []image.Layer{lf}, Labels: map[string]string{"io.skewproof.image": "probe"}})
 		}
 		if err != nil {
-			return Check{name, "not tested: " + errSummary(err.Error()), checkWarn, ""}
+			return Check{name, "not tested: " + command.ErrSummary(err.Error()), checkWarn, ""}
 		}
 	}
 	cname := fmt.Sprintf("skewproof-probe-%d", time.Now().UnixNano())
-	defer func() { _, _ = docker(context.Background(), "rm", "-f", cname) }()
-	if _, err := docker(ctx, "run", "-d", "--name", cname, "--privileged", probeImage, "sleep", "60"); err != nil {
-		return Check{name, "cannot start: " + errSummary(err.Error()), checkFail, remedy}
+	defer func() { _, _ = command.Docker(context.Background(), "rm", "-f", cname) }()
+	if _, err := command.Docker(ctx, "run", "-d", "--name", cname, "--privileged", probeImage, "sleep", "60"); err != nil {
+		return Check{name, "cannot start: " + command.ErrSummary(err.Error()), checkFail, remedy}
 	}
-	if _, err := docker(ctx, "exec", cname, "true"); err != nil {
-		return Check{name, "starts, but exec fails: " + errSummary(err.Error()), checkFail, remedy}
+	if _, err := command.Docker(ctx, "exec", cname, "true"); err != nil {
+		return Check{name, "starts, but exec fails: " + command.ErrSummary(err.Error()), checkFail, remedy}
 	}
 	v := "starts and execs"
 	if len(missing) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
 	"github.com/skewproof/skewproof/internal/progress"
 )
 
@@ -64,7 +65,7 @@ func (p *Provider) LoadImageArchive(ctx context.Context, archive, ref string, no
 // BuildNodeImage builds (or finds in the cache) the node image for spec and
 // returns its reference.
 func (p *Provider) BuildNodeImage(ctx context.Context, spec NodeImageSpec) (string, error) {
-	return buildNodeImage(ctx, p.progress, spec)
+	return nodeimage.Build(ctx, p.progress, spec)
 }
 
 // PlanBuilds says what Up would build for a cluster of one control plane
@@ -74,22 +75,22 @@ func (p *Provider) BuildNodeImage(ctx context.Context, spec NodeImageSpec) (stri
 // is kubelets[i]'s; a worker on another runtime has a node image of its
 // own).
 func (p *Provider) PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...NodeRuntime) (capacity.Builds, error) {
-	return planBuilds(ctx, apiserver, kubelets, prebuilt, runtimes...)
+	return nodeimage.Plan(ctx, apiserver, kubelets, prebuilt, runtimes...)
 }
 
 // ListImages describes skewproof's node and base images and its cache.
-func (p *Provider) ListImages(ctx context.Context) (string, error) { return listImages(ctx) }
+func (p *Provider) ListImages(ctx context.Context) (string, error) { return nodeimage.List(ctx) }
 
 // PruneImages removes skewproof's images from Docker and its build cache.
 // Images used by existing clusters are kept by Docker (it refuses).
-func (p *Provider) PruneImages(ctx context.Context) error { return pruneImages(ctx, p.progress) }
+func (p *Provider) PruneImages(ctx context.Context) error { return nodeimage.Prune(ctx, p.progress) }
 
 // PruneNodeImages keeps the newest keep node images (by creation time) and
 // removes the others; the build cache stays, so a removed image is
 // reassembled from cached binaries when needed again. Images in use by a
 // cluster are kept by Docker (it refuses), and said so.
 func (p *Provider) PruneNodeImages(ctx context.Context, keep int) error {
-	return pruneNodeImages(ctx, p.progress, nodeImageRepo, keep)
+	return nodeimage.PruneNodes(ctx, p.progress, keep)
 }
 
 // Preflight checks that this host can run clusters: Docker, a privileged

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/uml"
 )
 
@@ -66,7 +67,7 @@ func bootAppArmorNode(ctx context.Context, p *progress.Progress, o UpOptions, im
 	if err != nil {
 		return err
 	}
-	imageID, err := docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
+	imageID, err := command.Docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func bootAppArmorNode(ctx context.Context, p *progress.Progress, o UpOptions, im
 		return err
 	}
 	net := NetworkName(o.Name)
-	out, err := docker(ctx, "network", "inspect", "--format", "{{json .}}", net)
+	out, err := command.Docker(ctx, "network", "inspect", "--format", "{{json .}}", net)
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func bootAppArmorNode(ctx context.Context, p *progress.Progress, o UpOptions, im
 			cfg.ControlPlaneName, cfg.ControlPlaneIP = i.Name, i.InternalIP
 		}
 	}
-	if cfg.Token, err = docker(ctx, "exec", cfg.ControlPlaneName, "kubeadm", "token", "create", "--ttl", "2h"); err != nil {
+	if cfg.Token, err = command.Docker(ctx, "exec", cfg.ControlPlaneName, "kubeadm", "token", "create", "--ttl", "2h"); err != nil {
 		return fmt.Errorf("a bootstrap token for the AppArmor node: %w", err)
 	}
 	root, err := umlStateRoot()
@@ -167,7 +168,7 @@ func bootAppArmorNode(ctx context.Context, p *progress.Progress, o UpOptions, im
 	ip := strings.Split(n.Address, "/")[0]
 	var routes strings.Builder
 	for _, i := range infos {
-		if _, err := docker(ctx, "exec", i.Name, "ip", "route", "replace", node.Spec.PodCIDR, "via", ip); err != nil {
+		if _, err := command.Docker(ctx, "exec", i.Name, "ip", "route", "replace", node.Spec.PodCIDR, "via", ip); err != nil {
 			return fmt.Errorf("routing the AppArmor node's pod CIDR on %s: %w", i.Name, err)
 		}
 		if i.PodCIDR != "" {
@@ -226,7 +227,7 @@ func nodeExec(ctx context.Context, node string, stdin io.Reader, args ...string)
 	if stdin != nil {
 		da = append(da, "-i")
 	}
-	return dockerIn(ctx, stdin, append(append(da, node), args...)...)
+	return command.DockerIn(ctx, stdin, append(append(da, node), args...)...)
 }
 
 // isLocalNode reports whether a node is a kind node container or a UML
@@ -235,7 +236,7 @@ func isLocalNode(ctx context.Context, node string) bool {
 	if umlNode(node) != nil {
 		return true
 	}
-	_, err := docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", node)
+	_, err := command.Docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", node)
 	return err == nil
 }
 

@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 // estimate counts.
 func TestPlanBuildsCountsRuntimeImages(t *testing.T) {
 	t.Setenv("SKEWPROOF_CACHE_DIR", t.TempDir())
-	plain, err := planBuilds(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil)
+	plain, err := Plan(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mixed, err := planBuilds(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil, NodeRuntime{}, NodeRuntime{CRI: criCRIO, OCI: ociCrun})
+	mixed, err := Plan(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil, Runtime{}, Runtime{CRI: CRICRIO, OCI: OCICrun})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/skewproof/skewproof/internal/image"
 )
 
-// A CRI-O node (NodeImageSpec.Runtime.CRI = criCRIO) runs CRI-O
+// A CRI-O node (Spec.Runtime.CRI = CRICRIO) runs CRI-O
 // (crioVersion, built from the Go module proxy with cgo and the host's
 // libseccomp) with Debian trixie's conmon, and pinns built from CRI-O's own
 // module, instead of containerd. kind creates and joins it like any worker:
@@ -39,9 +39,9 @@ import (
 //     runtime spec, which CRI-O does not read: CRI-O's containers see the
 //     node's product files.
 
-// criCRIO names CRI-O (crioVersion) as a node image's CRI runtime
-// (NodeImageSpec.CRI).
-const criCRIO = "crio"
+// CRICRIO names CRI-O (crioVersion) as a node image's CRI runtime
+// (Spec.CRI).
+const CRICRIO = "crio"
 
 const (
 	crioModule = "github.com/cri-o/cri-o"
@@ -135,7 +135,7 @@ func buildPinns(ctx context.Context, p gobuild.Progress) (string, error) {
 
 // Paths in a CRI-O node.
 const (
-	crioBinary  = "/usr/local/bin/crio"
+	CRIOBinary  = "/usr/local/bin/crio"
 	pinnsBinary = "/usr/local/bin/pinns"
 	// crioListen is the socket kind's kubeadm configuration gives the
 	// kubelet (criSocket, unix:///run/containerd/containerd.sock), so kind
@@ -163,10 +163,10 @@ type crioHandler struct {
 // before oci runs.
 func crioHandlers(oci ociRuntime) []crioHandler {
 	if oci.nodePath == "" {
-		oci = ociRuntime{name: ociRunc, nodePath: nodeRunc}
+		oci = ociRuntime{name: OCIRunc, nodePath: nodeRunc}
 	}
 	hs := []crioHandler{{name: "runc", runtime: oci.nodePath}}
-	if oci.name != ociRunc {
+	if oci.name != OCIRunc {
 		hs = append(hs, crioHandler{name: oci.name, runtime: oci.nodePath})
 	}
 	hs = append(hs, crioHandler{name: "test-handler", runtime: nodeRunc})
@@ -303,7 +303,7 @@ Requires=skewproof-crio-images.service
 [Service]
 Type=notify
 ExecStartPre=/bin/mkdir -p /run/containerd
-ExecStart=` + crioBinary + `
+ExecStart=` + CRIOBinary + `
 Restart=on-failure
 RestartSec=1s
 LimitNOFILE=1048576
@@ -348,7 +348,7 @@ touch /var/lib/containers/skewproof-images-loaded
 // (archive, with tags) to load at boot, and containerd's unit masked.
 func addCRIO(files *image.LayerBuilder, bins map[string]string, pause string, oci ociRuntime, archive string, tags []string) *image.LayerBuilder {
 	files = files.
-		File(crioBinary, bins["crio"], 0o755).
+		File(CRIOBinary, bins["crio"], 0o755).
 		File(pinnsBinary, bins["pinns"], 0o755).
 		Data("/etc/crio/crio.conf.d/10-skewproof.conf", []byte(crioConfig(pause, oci)), 0o644).
 		Data("/etc/containers/storage.conf", []byte(crioStorageConfig), 0o644).
@@ -371,7 +371,7 @@ func addCRIO(files *image.LayerBuilder, bins map[string]string, pause string, oc
 // crioKeyParts are the inputs of a CRI-O node image besides the common
 // ones (nodeImageRef).
 func crioKeyParts(oci ociRuntime) []string {
-	parts := []string{"cri", criCRIO, crioConfig("", oci), crioStorageConfig, crioRegistries, crioPolicy, crioUnit, crioImagesUnit, crioLoadImagesScript, pinnsCFlags, crioProgramSet().Key()}
+	parts := []string{"cri", CRICRIO, crioConfig("", oci), crioStorageConfig, crioRegistries, crioPolicy, crioUnit, crioImagesUnit, crioLoadImagesScript, pinnsCFlags, crioProgramSet().Key()}
 	for _, h := range crioHandlers(oci) {
 		parts = append(parts, crioRuntimeWrapper(h))
 	}

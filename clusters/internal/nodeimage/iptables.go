@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import "github.com/skewproof/skewproof/internal/image"
 

@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"encoding/json"
@@ -51,7 +51,7 @@ type crioFile struct {
 
 func TestCRIOConfigParsesAndNamesEveryHandler(t *testing.T) {
 	const pause = "registry.k8s.io/pause:3.10.2"
-	crun := ociRuntime{name: ociCrun, nodePath: nodeOCIRuntimes[ociCrun]}
+	crun := ociRuntime{name: OCICrun, nodePath: nodeOCIRuntimes[OCICrun]}
 	var c crioFile
 	md, err := toml.Decode(crioConfig(pause, crun), &c)
 	if err != nil {
@@ -66,7 +66,7 @@ func TestCRIOConfigParsesAndNamesEveryHandler(t *testing.T) {
 	// The kubelet's pods name no handler (default_runtime) or one of the
 	// RuntimeClasses skewproof creates; each must be there, as in
 	// containerd's configuration.
-	want := []string{"runc", ociCrun, "test-handler"}
+	want := []string{"runc", OCICrun, "test-handler"}
 	want = append(want, nodefacts.RestrictedRuntimeHandlers()...)
 	for _, h := range want {
 		r, ok := c.CRIO.Runtime.Runtimes[h]
@@ -108,8 +108,8 @@ func TestCRIORuntimeWrapper(t *testing.T) {
 	}
 	spec := `{"process": {"oomScoreAdj": -997, "capabilities": {"bounding": ["CAP_CHOWN", "CAP_SYS_RESOURCE", "CAP_SYS_ADMIN"], "effective": ["CAP_CHOWN", "CAP_SYS_RESOURCE"]}},
 		"linux": {"seccomp": {"defaultAction": "SCMP_ACT_ERRNO"}, "resources": {"hugepageLimits": [{"pageSize": "2MB", "limit": 0}], "memory": {"limit": 1}}}}`
-	bnd := capBoundingSet()
-	missing := missingCaps(bnd)
+	bnd := CapBoundingSet()
+	missing := MissingCaps(bnd)
 	ownAdj, err := os.ReadFile("/proc/self/oom_score_adj")
 	if err != nil {
 		t.Fatal(err)

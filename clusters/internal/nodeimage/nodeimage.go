@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
 	"github.com/skewproof/skewproof/clusters/owner"
 	"github.com/skewproof/skewproof/internal/cache"
@@ -25,21 +26,21 @@ import (
 // (nodefiles.go: binaries, containerd configuration, restricted runtimes),
 // and the assembly in a container of the base image (assemble.go).
 
-// NodeImageSpec names what goes into a node image.
-type NodeImageSpec struct {
+// Spec names what goes into a node image.
+type Spec struct {
 	// ControlPlane is the Kubernetes version of the control plane: kubeadm,
 	// kubectl and every image kubeadm schedules come from it.
 	ControlPlane string
 	// Kubelet is the kubelet version of the node (defaults to ControlPlane).
 	Kubelet string
 	// Runtime is the node's container runtime (zero: the default).
-	Runtime NodeRuntime
+	Runtime Runtime
 	// OCIRuntimes are the OCI runtimes the user provides, by name (the
 	// path of each on this host); Runtime.OCI may name one.
 	OCIRuntimes map[string]string
 }
 
-func (s NodeImageSpec) kubelet() string {
+func (s Spec) kubelet() string {
 	if s.Kubelet == "" {
 		return s.ControlPlane
 	}
@@ -49,13 +50,13 @@ func (s NodeImageSpec) kubelet() string {
 // isControlPlane reports whether the image is for a control-plane node
 // (kubelet at the control-plane version), which also holds the images of the
 // control-plane components.
-func (s NodeImageSpec) isControlPlane() bool {
+func (s Spec) isControlPlane() bool {
 	return skew.BareVersion(s.kubelet()) == skew.BareVersion(s.ControlPlane) && s.Runtime.IsDefault()
 }
 
 // tag is the human part of the image name, e.g. v1.37.2-kubelet-v1.34.4,
 // or v1.37.2-kubelet-v1.34.4-containerd2-crun with another runtime.
-func (s NodeImageSpec) tag() string {
+func (s Spec) tag() string {
 	t := "v" + skew.BareVersion(s.ControlPlane)
 	if !s.isControlPlane() {
 		t += "-kubelet-v" + skew.BareVersion(s.kubelet())
@@ -66,9 +67,9 @@ func (s NodeImageSpec) tag() string {
 	return t
 }
 
-// buildContainerPrefix starts the name of the temporary containers that
+// BuildContainerPrefix starts the name of the temporary containers that
 // node images are assembled in.
-const buildContainerPrefix = "skewproof-build-"
+const BuildContainerPrefix = "skewproof-build-"
 
 // nodeImageRevision changes whenever the node-image assembly changes.
 const nodeImageRevision = "3"
@@ -76,9 +77,9 @@ const nodeImageRevision = "3"
 // nodeImageRepo is the repository of the node images skewproof builds.
 const nodeImageRepo = "skewproof-node"
 
-// buildNodeImage builds (or finds in the cache) the node image for spec and
+// Build builds (or finds in the cache) the node image for spec and
 // returns its reference.
-func buildNodeImage(ctx context.Context, p *progress.Progress, spec NodeImageSpec) (string, error) {
+func Build(ctx context.Context, p *progress.Progress, spec Spec) (string, error) {
 	if !slices.Contains(criRuntimes, spec.Runtime.cri()) {
 		return "", fmt.Errorf("node image CRI runtime %q: not one skewproof builds (%s)", spec.Runtime.CRI, strings.Join(criRuntimes, ", "))
 	}
@@ -91,7 +92,7 @@ func buildNodeImage(ctx context.Context, p *progress.Progress, spec NodeImageSpe
 		return "", err
 	}
 	ref, key := nodeImageRef(named, spec, oci)
-	if imageExists(ctx, ref) {
+	if command.ImageExists(ctx, ref) {
 		p.Step("node image %s: cached", ref)
 		return ref, nil
 	}
@@ -104,7 +105,7 @@ func buildNodeImage(ctx context.Context, p *progress.Progress, spec NodeImageSpe
 		return "", err
 	}
 	defer unlock()
-	if imageExists(ctx, ref) {
+	if command.ImageExists(ctx, ref) {
 		p.Step("node image %s: built meanwhile by another process", ref)
 		return ref, nil
 	}
@@ -135,9 +136,9 @@ func buildNodeImage(ctx context.Context, p *progress.Progress, spec NodeImageSpe
 			kubeletPath = filepath.Join(klBin, "kubelet")
 		}
 		switch spec.Runtime.cri() {
-		case criContainerd2:
+		case CRIContainerd2:
 			criBins, err = containerd2Binaries(gctx, p)
-		case criCRIO:
+		case CRICRIO:
 			criBins, err = crioBinaries(gctx, p)
 		}
 		return err
@@ -161,9 +162,9 @@ func buildNodeImage(ctx context.Context, p *progress.Progress, spec NodeImageSpe
 	}
 	files := nodeFiles(cpBin, kubeletPath, cp, kl, pause, oci)
 	switch spec.Runtime.cri() {
-	case criContainerd2:
+	case CRIContainerd2:
 		files = addContainerd2(files, criBins, pause, oci)
-	case criCRIO:
+	case CRICRIO:
 		var tags []string
 		for _, img := range images {
 			tags = append(tags, img.Tags...)
@@ -184,7 +185,7 @@ func buildNodeImage(ctx context.Context, p *progress.Progress, spec NodeImageSpe
 
 // nodeImageRef is the reference of spec's node image on base, with oci its
 // OCI runtime, and its key.
-func nodeImageRef(base *baseImage, spec NodeImageSpec, oci ociRuntime) (ref, key string) {
+func nodeImageRef(base *baseImage, spec Spec, oci ociRuntime) (ref, key string) {
 	cp, kl := "v"+skew.BareVersion(spec.ControlPlane), "v"+skew.BareVersion(spec.kubelet())
 	parts := []string{"node", nodeImageRevision, base.Key, cp, kl, containerdConfig("", oci), closedRegistryHosts, defaultStorageManifest, iptablesModeWrapper}
 	for _, r := range restrictedRuntimes {
@@ -194,12 +195,12 @@ func nodeImageRef(base *baseImage, spec NodeImageSpec, oci ociRuntime) (ref, key
 		parts = append(parts, spec.Runtime.String(), oci.nodePath, oci.digest, productFilesHook)
 	}
 	switch spec.Runtime.cri() {
-	case criContainerd2:
-		parts = append(parts, "cri", criContainerd2, containerd2Config("", oci))
+	case CRIContainerd2:
+		parts = append(parts, "cri", CRIContainerd2, containerd2Config("", oci))
 		for _, s := range containerd2ProgramSets() {
 			parts = append(parts, s.Key())
 		}
-	case criCRIO:
+	case CRICRIO:
 		parts = append(parts, crioKeyParts(oci)...)
 	}
 	key = cache.ImageKey(parts...)

@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"fmt"
@@ -53,7 +53,7 @@ func specEditingRuntime(what, createFilter, execFilter, runtime string) string {
 	}
 	return `#!/bin/bash
 # written by skewproof: ` + what + `
-caps=(` + strings.Join(capNames, " ") + `)
+caps=(` + strings.Join(CapNames, " ") + `)
 bnd=$((16#$(awk '/^CapBnd:/{print $2}' /proc/self/status)))
 missing=()
 for ((i = 0; i < ${#caps[@]}; i++)); do

@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"bufio"
@@ -123,7 +123,7 @@ func pauseBinary(ctx context.Context, p *progress.Progress) (string, error) {
 // asks for (the control-plane components only for a control-plane image)
 // and the busybox test image, from the binaries in cpBin and the layers of
 // the base image; pause is the sandbox image's reference.
-func componentImages(ctx context.Context, p *progress.Progress, work string, spec NodeImageSpec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
+func componentImages(ctx context.Context, p *progress.Progress, work string, spec Spec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
 	cp := "v" + skew.BareVersion(spec.ControlPlane)
 	refs, err := kubeadmImages(ctx, filepath.Join(cpBin, "kubeadm"), cp)
 	if err != nil {

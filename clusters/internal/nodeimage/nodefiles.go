@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"path/filepath"
@@ -37,7 +37,7 @@ func nodeFiles(cpBin, kubeletPath, cp, kl, pause string, oci ociRuntime) *image.
 	if oci.hostPath != "" {
 		files = files.File(oci.nodePath, oci.hostPath, 0o755)
 	}
-	if oci.name != "" && oci.name != ociRunc {
+	if oci.name != "" && oci.name != OCIRunc {
 		files = files.Data(productFilesHookPath, []byte(productFilesHook), 0o755)
 	}
 	return files

@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 )
 
 // A node image's CRI runtime is Debian trixie's containerd 1.7 (installed
-// in the base image) unless its NodeImageSpec names another: criContainerd2
+// in the base image) unless its Spec names another: CRIContainerd2
 // is containerd 2.4, built from the Go module proxy like the Kubernetes
 // binaries, with the node's runc (nodeRunc) as its OCI runtime and the
 // same settings and runtime handlers as containerdConfig, in containerd
 // 2's configuration layout (containerd2Config).
 
-// criContainerd2 names containerd 2 (containerd2Version) as a node image's
-// CRI runtime (NodeImageSpec.CRI).
-const criContainerd2 = "containerd2"
+// CRIContainerd2 names containerd 2 (containerd2Version) as a node image's
+// CRI runtime (Spec.CRI).
+const CRIContainerd2 = "containerd2"
 
 const (
 	containerd2Module = "github.com/containerd/containerd/v2"
@@ -163,10 +163,10 @@ version = 4
 		fmt.Fprintf(&b, "  [%s.options]\n    SystemdCgroup = true\n    BinaryName = %q\n\n", t, binary)
 	}
 	if oci.nodePath == "" {
-		oci = ociRuntime{name: ociRunc, nodePath: nodeRunc}
+		oci = ociRuntime{name: OCIRunc, nodePath: nodeRunc}
 	}
 	addRuntime("runc", "", oci.nodePath)
-	if oci.name != ociRunc {
+	if oci.name != OCIRunc {
 		addRuntime(oci.name, "# The node's OCI runtime, "+oci.name+", also under its own name.\n", oci.nodePath)
 	}
 	addRuntime("test-handler", "", nodeRunc)

@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"strconv"
@@ -60,7 +60,7 @@ server = "http://127.0.0.1:1"
 // ociHandlers points the default handler at oci's binary and adds a handler
 // of oci's name, unless oci is runc (the shim's default binary).
 func ociHandlers(oci ociRuntime) string {
-	if oci.name == "" || oci.name == ociRunc {
+	if oci.name == "" || oci.name == OCIRunc {
 		return ""
 	}
 	t := `[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.` + oci.name + `]`

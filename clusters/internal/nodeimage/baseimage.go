@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"context"
@@ -33,7 +33,7 @@ const (
 )
 
 // basePackages are installed into the base root file system. containerd 1.7,
-// runc and crun (the OCI runtimes a worker can have, NodeRuntime) come from
+// runc and crun (the OCI runtimes a worker can have, Runtime) come from
 // Debian; dbus is for crun, whose systemd cgroup driver talks to systemd
 // over the system bus (libcrun/cgroup-systemd.c, open_sd_bus_connection:
 // sd_bus_default_system, no fallback to /run/systemd/private as runc has); the kubelet falls back from the CRI
@@ -142,7 +142,7 @@ func buildBase(ctx context.Context, p *progress.Progress) (*baseImage, error) {
 	// A base image written before images carried the host's architecture
 	// says amd64 on any host: one of another architecture is built anew.
 	cached := func() bool {
-		return imageExists(ctx, b.Ref) && layersOK() && imageArchitecture(ctx, b.Ref) == image.Architecture
+		return command.ImageExists(ctx, b.Ref) && layersOK() && command.ImageArchitecture(ctx, b.Ref) == image.Architecture
 	}
 	if cached() {
 		p.Step("base image %s: cached", b.Ref)
@@ -223,7 +223,7 @@ func buildBase(ctx context.Context, p *progress.Progress) (*baseImage, error) {
 		if err != nil {
 			return err
 		}
-		return dockerLoad(ctx, image.Image{
+		return command.DockerLoad(ctx, image.Image{
 			Tags:       []string{b.Ref},
 			Layers:     []image.Layer{lf},
 			Env:        []string{"container=docker", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},

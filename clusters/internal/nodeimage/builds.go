@@ -1,7 +1,7 @@
 // What bringing a cluster up would build, for the disk check of package
 // capacity before anything is built.
 
-package clusters
+package nodeimage
 
 import (
 	"context"
@@ -9,16 +9,17 @@ import (
 	"slices"
 
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/internal/cache"
 	"github.com/skewproof/skewproof/skew"
 )
 
-// planBuilds says what Up would build for a cluster of one control plane at
+// Plan says what Up would build for a cluster of one control plane at
 // apiserver and one worker per kubelet; prebuilt maps a kubelet version
 // ("" for the control plane) to a given node image; runtimes, when given,
 // are the workers' runtimes (runtimes[i] is kubelets[i]'s; a worker on
 // another runtime has a node image of its own).
-func planBuilds(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...NodeRuntime) (capacity.Builds, error) {
+func Plan(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...Runtime) (capacity.Builds, error) {
 	b := capacity.Builds{Nodes: 1 + len(kubelets)}
 	base, err := baseImageOf()
 	if err != nil {
@@ -43,7 +44,7 @@ func planBuilds(ctx context.Context, apiserver string, kubelets []string, prebui
 		if _, ok := prebuilt[kl]; ok {
 			continue
 		}
-		spec := NodeImageSpec{ControlPlane: apiserver, Kubelet: kl}
+		spec := Spec{ControlPlane: apiserver, Kubelet: kl}
 		if i > 0 && i <= len(runtimes) {
 			spec.Runtime = runtimes[i-1]
 		}
@@ -51,7 +52,7 @@ func planBuilds(ctx context.Context, apiserver string, kubelets []string, prebui
 		// known here, so that image counts as one to build.
 		oci := ociRuntime{name: spec.Runtime.oci(), nodePath: nodeOCIRuntimes[spec.Runtime.oci()]}
 		ref, _ := nodeImageRef(base, spec, oci)
-		if imageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.tag()) {
+		if command.ImageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.tag()) {
 			continue
 		}
 		b.NodeImages = append(b.NodeImages, spec.tag())
@@ -59,7 +60,7 @@ func planBuilds(ctx context.Context, apiserver string, kubelets []string, prebui
 		// version takes its kubelet from that build.
 		version(apiserver, true)
 		version(spec.kubelet(), false)
-		if !b.Base && !(imageExists(ctx, base.Ref) && cache.Complete(base.Dir)) {
+		if !b.Base && !(command.ImageExists(ctx, base.Ref) && cache.Complete(base.Dir)) {
 			b.Base = true
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build integration
 
-package clusters
+package nodeimage
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/internal/progress"
 )
 
@@ -19,9 +20,9 @@ func TestIntegrationPruneKeepsNewest(t *testing.T) {
 	ctx := context.Background()
 	const repo = "skewproof-prune-test"
 	t.Cleanup(func() {
-		out, _ := docker(ctx, "images", repo, "--format", "{{.Repository}}:{{.Tag}}")
+		out, _ := command.Docker(ctx, "images", repo, "--format", "{{.Repository}}:{{.Tag}}")
 		for _, ref := range strings.Fields(out) {
-			docker(ctx, "rmi", ref)
+			command.Docker(ctx, "rmi", ref)
 		}
 	})
 	for i := 1; i <= 3; i++ {
@@ -35,7 +36,7 @@ func TestIntegrationPruneKeepsNewest(t *testing.T) {
 	if err := pruneNodeImages(ctx, progress.New(nil), repo, 1); err != nil {
 		t.Fatal(err)
 	}
-	out, err := docker(ctx, "images", repo, "--format", "{{.Tag}}")
+	out, err := command.Docker(ctx, "images", repo, "--format", "{{.Tag}}")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package clusters
+package nodeimage
 
 import (
 	"context"
@@ -8,15 +8,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/internal/progress"
 )
 
-// listImages describes skewproof's node and base images and its cache.
-func listImages(ctx context.Context) (string, error) {
-	out, err := docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.CreatedSince}}")
+// List describes skewproof's node and base images and its cache.
+func List(ctx context.Context) (string, error) {
+	out, err := command.Docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.CreatedSince}}")
 	if err != nil {
-		return "", dockerUnavailableError(err)
+		return "", command.DockerUnavailableError(err)
 	}
 	var b strings.Builder
 	fmt.Fprintln(&b, "IMAGE\tSIZE\tCREATED")
@@ -40,16 +41,16 @@ func dirSize(dir string) string {
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
-// pruneImages removes skewproof's images from Docker and its build cache.
+// Prune removes skewproof's images from Docker and its build cache.
 // Images used by existing clusters are kept by Docker (it refuses).
-func pruneImages(ctx context.Context, p *progress.Progress) error {
-	out, err := docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}")
+func Prune(ctx context.Context, p *progress.Progress) error {
+	out, err := command.Docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}")
 	if err != nil {
-		return dockerUnavailableError(err)
+		return command.DockerUnavailableError(err)
 	}
 	for _, ref := range strings.Fields(out) {
-		if _, err := docker(ctx, "rmi", ref); err != nil {
-			p.Step("keeping %s: %s", ref, errSummary(err.Error()))
+		if _, err := command.Docker(ctx, "rmi", ref); err != nil {
+			p.Step("keeping %s: %s", ref, command.ErrSummary(err.Error()))
 			continue
 		}
 		p.Step("removed %s", ref)
@@ -76,6 +77,12 @@ func pruneImages(ctx context.Context, p *progress.Progress) error {
 	return nil
 }
 
+// PruneNodes keeps the newest keep node images (by creation time) and
+// removes the others (pruneNodeImages).
+func PruneNodes(ctx context.Context, p *progress.Progress, keep int) error {
+	return pruneNodeImages(ctx, p, nodeImageRepo, keep)
+}
+
 // pruneNodeImages keeps the newest keep images of repository (by creation
 // time) and removes the others; the build cache stays, so a removed image
 // is reassembled from cached binaries when needed again. Images in use by
@@ -84,9 +91,9 @@ func pruneNodeImages(ctx context.Context, p *progress.Progress, repository strin
 	if keep < 0 {
 		return fmt.Errorf("--keep must be 0 or more")
 	}
-	out, err := docker(ctx, "images", repository, "--format", "{{.ID}} {{.Repository}}:{{.Tag}}")
+	out, err := command.Docker(ctx, "images", repository, "--format", "{{.ID}} {{.Repository}}:{{.Tag}}")
 	if err != nil {
-		return dockerUnavailableError(err)
+		return command.DockerUnavailableError(err)
 	}
 	type image struct{ ref, created string }
 	var imgs []image
@@ -95,7 +102,7 @@ func pruneNodeImages(ctx context.Context, p *progress.Progress, repository strin
 		if !ok {
 			continue
 		}
-		created, err := docker(ctx, "image", "inspect", "-f", "{{.Created}}", id)
+		created, err := command.Docker(ctx, "image", "inspect", "-f", "{{.Created}}", id)
 		if err != nil {
 			return fmt.Errorf("inspecting %s: %w", ref, err)
 		}
@@ -108,8 +115,8 @@ func pruneNodeImages(ctx context.Context, p *progress.Progress, repository strin
 			p.Step("keeping %s (created %s)", im.ref, im.created)
 			continue
 		}
-		if _, err := docker(ctx, "rmi", im.ref); err != nil {
-			p.Step("keeping %s: %s", im.ref, errSummary(err.Error()))
+		if _, err := command.Docker(ctx, "rmi", im.ref); err != nil {
+			p.Step("keeping %s: %s", im.ref, command.ErrSummary(err.Error()))
 			continue
 		}
 		p.Step("removed %s", im.ref)

@@ -1,0 +1,185 @@
+package nodeimage
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Runtime is the container runtime of a worker: the CRI runtime its
+// kubelet talks to and the OCI runtime that one runs containers with. The
+// zero value is the default: Debian's containerd 1.7 with runc.
+type Runtime struct {
+	// CRI is the CRI runtime: "containerd" (Debian trixie's containerd
+	// 1.7, the default) or "containerd2" (containerd 2.4 built from the Go
+	// module proxy, containerd2.go) or "crio" (CRI-O 1.34 built from the Go
+	// module proxy, crio.go).
+	CRI string `json:"cri,omitempty"`
+	// OCI is the OCI runtime: "runc" (the default), "crun" (both Debian
+	// trixie's), or the name of a runtime the user provides (OCIRuntime).
+	OCI string `json:"oci,omitempty"`
+}
+
+// CRI and OCI runtimes of the node images.
+const (
+	CRIContainerd = "containerd"
+	OCIRunc       = "runc"
+	OCICrun       = "crun"
+)
+
+// criRuntimes are the CRI runtimes a node image can have.
+var criRuntimes = []string{CRIContainerd, CRIContainerd2, CRICRIO}
+
+// nodeOCIRuntimes are the OCI runtimes every node image carries, with their
+// path in the node.
+var nodeOCIRuntimes = map[string]string{OCIRunc: nodeRunc, OCICrun: "/usr/bin/crun"}
+
+func (r Runtime) cri() string {
+	if r.CRI == "" {
+		return CRIContainerd
+	}
+	return r.CRI
+}
+
+func (r Runtime) oci() string {
+	if r.OCI == "" {
+		return OCIRunc
+	}
+	return r.OCI
+}
+
+// IsDefault says whether r is the default runtime.
+func (r Runtime) IsDefault() bool { return r.cri() == CRIContainerd && r.oci() == OCIRunc }
+
+// String is r in the --kubelets grammar's suffix form: "containerd+crun".
+func (r Runtime) String() string { return r.cri() + "+" + r.oci() }
+
+// ociName is what a user-provided OCI runtime may be called: a node label
+// value and a containerd runtime handler name.
+var ociName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$`)
+
+// ParseRuntime reads a runtime, CRI[+OCI] or +OCI ("containerd2+crun",
+// "+crun", "containerd", "crio+crun"; "cri-o" is "crio"); "" and "default"
+// are the default runtime.
+func ParseRuntime(s string, vendor map[string]string) (Runtime, error) {
+	var r Runtime
+	if s == "default" {
+		return r, nil
+	}
+	cri, oci, hasOCI := strings.Cut(s, "+")
+	if cri == "cri-o" {
+		// The name CRI-O gives itself (the kubelet's node status, and
+		// simulate --runtime).
+		cri = CRICRIO
+	}
+	if cri != "" {
+		if !slices.Contains(criRuntimes, cri) {
+			return r, fmt.Errorf("unknown CRI runtime %q (known: %s)", cri, strings.Join(criRuntimes, ", "))
+		}
+		r.CRI = cri
+	}
+	if hasOCI {
+		_, own := nodeOCIRuntimes[oci]
+		_, theirs := vendor[oci]
+		if !own && !theirs {
+			known := append(slices.Sorted(maps.Keys(nodeOCIRuntimes)), slices.Sorted(maps.Keys(vendor))...)
+			return r, fmt.Errorf("unknown OCI runtime %q (known: %s; give your own with --oci-runtime NAME=PATH)", oci, strings.Join(known, ", "))
+		}
+		r.OCI = oci
+	}
+	return r, nil
+}
+
+// ParseOCIRuntime reads NAME=PATH (--oci-runtime): an OCI runtime binary on
+// this host, to be put into the node images of the workers that name it.
+func ParseOCIRuntime(s string) (name, path string, err error) {
+	name, path, ok := strings.Cut(s, "=")
+	if !ok || name == "" || path == "" {
+		return "", "", fmt.Errorf("%q: the form is NAME=PATH, e.g. myruntime=/usr/local/bin/myruntime", s)
+	}
+	if !ociName.MatchString(name) {
+		return "", "", fmt.Errorf("%q: the name must be 1-32 lower-case letters, digits or '-', starting and ending with a letter or digit", s)
+	}
+	if _, own := nodeOCIRuntimes[name]; own {
+		return "", "", fmt.Errorf("%q: %s is the name of a runtime the node images carry; choose another name", s, name)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return "", "", fmt.Errorf("%q: %v", s, err)
+	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
+		return "", "", fmt.Errorf("%q: %s is not an executable file", s, path)
+	}
+	abs, err := filepath.Abs(path)
+	return name, abs, err
+}
+
+// ociRuntime is the OCI runtime of a node image: its name, its path in the
+// node, and, for one the user provides, the file on this host and its
+// digest (part of the image's key).
+type ociRuntime struct {
+	name, nodePath, hostPath, digest string
+}
+
+// vendorOCIDir is where a user-provided OCI runtime is put in the node.
+const vendorOCIDir = "/usr/local/sbin/skewproof-oci"
+
+// resolveOCI finds the OCI runtime of r: one of the node images' own, or
+// one of vendor (name → path on this host), whose file is hashed.
+func resolveOCI(r Runtime, vendor map[string]string) (ociRuntime, error) {
+	name := r.oci()
+	if p, ok := nodeOCIRuntimes[name]; ok {
+		return ociRuntime{name: name, nodePath: p}, nil
+	}
+	host, ok := vendor[name]
+	if !ok {
+		return ociRuntime{}, fmt.Errorf("OCI runtime %s: not one of the node images' (%s) and not given with --oci-runtime", name, strings.Join(slices.Sorted(maps.Keys(nodeOCIRuntimes)), ", "))
+	}
+	f, err := os.Open(host)
+	if err != nil {
+		return ociRuntime{}, fmt.Errorf("OCI runtime %s: %w", name, err)
+	}
+	defer func() { _ = f.Close() }()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ociRuntime{}, fmt.Errorf("OCI runtime %s: reading %s: %w", name, host, err)
+	}
+	return ociRuntime{name: name, nodePath: vendorOCIDir + "/" + name, hostPath: host, digest: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// productFilesHook replaces kind's createContainer hook
+// (/kind/bin/mount-product-files.sh, which gives every container its own
+// copy of the node's product_name and product_uuid) on nodes whose OCI
+// runtime is not runc. kind's copies the files into the container's root
+// file system; crun makes a read-only root file system read-only before it
+// runs createContainer hooks (crun 1.21 libcrun/linux.c libcrun_set_mounts:
+// the remount is applied by finalize_mounts; libcrun/container.c runs the
+// hooks after libcrun_set_mounts), where runc runs them before (runc
+// libcontainer/rootfs_linux.go prepareRootfs, finalizeRootfs afterwards), so
+// every container with readOnlyRootFilesystem failed to start there. This
+// one copies the files into the bundle directory and bind-mounts them from
+// there.
+const productFilesHook = `#!/bin/bash
+# written by skewproof: kind's createContainer hook for OCI runtimes other than runc
+# (copies the product files beside the root file system, not into it, which may be read-only)
+set -o errexit -o nounset -o pipefail
+export PATH='/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+bundle=$(jq -r .bundle)
+cp /kind/product_* "${bundle:?}/"
+for m in /sys/class/dmi/id/product_name:product_name /sys/class/dmi/id/product_uuid:product_uuid /sys/devices/virtual/dmi/id/product_uuid:product_uuid; do
+	path=${m%%:*}
+	if [[ -f $path ]]; then
+		mount -o ro,bind "$bundle/${m##*:}" "$bundle/rootfs$path"
+	fi
+done
+`
+
+// productFilesHookPath is where kind's hook is (cri-base.json names it).
+const productFilesHookPath = "/kind/bin/mount-product-files.sh"
