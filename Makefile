@@ -69,7 +69,7 @@ unit:
 # certified: workers on runc, crun, a deliberately wrong --oci-runtime and CRI-O.
 integration: host-uml build
 	$(GO) test -tags integration -count=1 -timeout 10m -v -run Integration ./internal/image/ ./profiles/agentimage/
-	$(GO) test -tags integration -count=1 -timeout 80m -v -run Integration ./clusters/
+	$(GO) test -tags integration -count=1 -timeout 80m -v -run Integration ./clusters/...
 	$(BIN) run --name smoke --apiserver 1.37.2 --kubelets 1.34.4 --suites seccomp,apparmor --label-filter smoke --junit-dir _artifacts/smoke
 	$(GO) test -tags integration -count=1 -timeout 45m -v -run IntegrationAppArmorNode ./cmd/skewproof/
 	$(GO) test -tags integration -count=1 -timeout 50m -v -run IntegrationVendorMode ./cmd/skewproof/
