@@ -78,7 +78,7 @@ func planWorkers(t *testing.T, nodes []corev1.Node) []senv.PlanNode {
 	for i := range nodes {
 		nodes[i].Status.NodeInfo.KubeletVersion = "v1.37.2"
 	}
-	pn, err := senv.NodesOf(nodes, skew.HostFacts{}, "", map[string]string{})
+	pn, err := senv.NodesOf(nodes, skew.HostFacts{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

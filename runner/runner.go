@@ -299,7 +299,7 @@ func (r *run) connect(ctx context.Context) (err error) {
 	r.rec.APIServer = r.c.apiserver
 	// The plan's nodes, with this host's kernel facts until the agents
 	// have read each node's (fixtures).
-	r.nodes, err = senv.NodesOf(r.c.nodes, nodefacts.Host(), senv.HostFromLocal, map[string]string{})
+	r.nodes, err = senv.NodesOf(r.c.nodes, nodefacts.Host(), senv.HostFromLocal)
 	return err
 }
 

@@ -120,9 +120,10 @@ func (p Plan) Untestable() map[string]string {
 
 // NodesOf describes the API server's nodes for a plan, sorted by name:
 // their role, kubelet and runtimes as the API server has them, host facts
-// (kernel facts from host, recorded as read from), and why a node cannot
-// be tested (untestable; nil: every node that is not Ready).
-func NodesOf(nodes []corev1.Node, host skew.HostFacts, from string, untestable map[string]string) ([]PlanNode, error) {
+// (kernel facts from host, recorded as read from), and, as untestable, the
+// nodes that are not Ready (the runner has its own rule for its own
+// clusters, and sets Untestable itself).
+func NodesOf(nodes []corev1.Node, host skew.HostFacts, from string) ([]PlanNode, error) {
 	var out []PlanNode
 	for i := range nodes {
 		n := &nodes[i]
@@ -138,12 +139,7 @@ func NodesOf(nodes []corev1.Node, host skew.HostFacts, from string, untestable m
 		f.OCIRuntime = strings.TrimSpace(n.Labels[skew.OCIRuntimeLabel])
 		f.OCIRuntimeVersion = strings.TrimSpace(n.Labels[skew.OCIRuntimeVersionLabel])
 		pn := PlanNode{Name: n.Name, ControlPlane: nodefacts.IsControlPlane(n), OS: n.Labels[corev1.LabelOSStable], Kubelet: kv, Host: f, HostFrom: from,
-			AppArmorKernel: n.Labels[nodefacts.AppArmorKernelLabel] == "true"}
-		if untestable != nil {
-			pn.Untestable = untestable[n.Name]
-		} else {
-			pn.Untestable = nodefacts.NotReady(n)
-		}
+			AppArmorKernel: n.Labels[nodefacts.AppArmorKernelLabel] == "true", Untestable: nodefacts.NotReady(n)}
 		out = append(out, pn)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

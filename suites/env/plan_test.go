@@ -32,7 +32,7 @@ func TestNodesOf(t *testing.T) {
 			nodefacts.AppArmorKernelLabel: "true"}, corev1.ConditionTrue),
 		node("w1", "", "containerd://Unknown", map[string]string{nodefacts.KubeletVersionLabel: "v1.36.1"}, corev1.ConditionTrue),
 	}
-	got, err := NodesOf(nodes, kernel, HostFromAgent, nil)
+	got, err := NodesOf(nodes, kernel, HostFromAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +58,7 @@ func TestNodesOf(t *testing.T) {
 	if u := p.Untestable(); len(u) != 1 || u["w3"] == "" {
 		t.Errorf("Untestable() = %v, want w3", u)
 	}
-	// The runner's word on untestable nodes replaces the Ready condition.
-	got, _ = NodesOf(nodes, kernel, HostFromAgent, map[string]string{"w2": "cordoned"})
-	if got[2].Untestable != "cordoned" || got[3].Untestable != "" {
-		t.Errorf("with the runner's untestable nodes: %+v", got)
-	}
-	if _, err := NodesOf([]corev1.Node{node("x", "garbage", "", nil, corev1.ConditionTrue)}, kernel, HostFromAgent, nil); err == nil {
+	if _, err := NodesOf([]corev1.Node{node("x", "garbage", "", nil, corev1.ConditionTrue)}, kernel, HostFromAgent); err == nil {
 		t.Error("a kubelet version that does not parse: no error")
 	}
 	// Only control planes: they are the workers.

@@ -181,7 +181,7 @@ func planByHand(ctx context.Context, kubeconfig string) (senv.Plan, error) {
 	if err != nil {
 		return p, fmt.Errorf("listing nodes: %w", err)
 	}
-	if p.Nodes, err = senv.NodesOf(nl.Items, nodefacts.Host(), senv.HostFromLocal, nil); err != nil {
+	if p.Nodes, err = senv.NodesOf(nl.Items, nodefacts.Host(), senv.HostFromLocal); err != nil {
 		return p, err
 	}
 	p.NodeAccess = string(nodeaccess.Probe(ctx, p.NodeNames()...))
