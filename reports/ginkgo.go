@@ -105,11 +105,12 @@ func FromSpec(s types.SpecReport) (r Result, ok bool) {
 		}
 		r.Verdict = skew.Skip
 	case types.SpecStateInterrupted:
-		// Stopped by SIGINT/SIGTERM before it finished: no verdict on the
-		// cluster either way (the run itself exits 130).
-		r.Verdict = skew.Skip
+		// Stopped before it finished, by Ginkgo's timeout (--timeout) or
+		// SIGINT/SIGTERM: nothing was judged, and a skip would read as
+		// green to a JUnit reader. A failure, with what stopped it.
+		r.Verdict = skew.Fail
 		r.Reason = "interrupted before it finished: no verdict"
-		r.Failure = ""
+		r.Failure = strings.TrimSpace("[interrupted] " + s.Failure.Message)
 	default: // failed, panicked, aborted, timed out
 		r.Verdict = skew.Fail
 		msg := s.Failure.Message
@@ -122,6 +123,18 @@ func FromSpec(s types.SpecReport) (r Result, ok bool) {
 		r.ID = idFromText(r.Name)
 	}
 	return r, true
+}
+
+// UnreportedReason is the Reason of a planned spec that never reported.
+const UnreportedReason = "never reported: no verdict"
+
+// Unreported is the result of a spec the run planned (a dry run listed it
+// for a suite process) that never reported one: its process was killed,
+// timed out or crashed outside it. A failure: nothing was judged, and a
+// JUnit reader must see it. why says how the process ended.
+func Unreported(text, node, why string) Result {
+	return Result{Name: text, ID: idFromText(text), Node: node, Verdict: skew.Fail, Reason: UnreportedReason,
+		Failure: "planned but never reported: " + why}
 }
 
 // earlierAttempts are the failures Ginkgo kept from the attempts before the

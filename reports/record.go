@@ -56,6 +56,44 @@ type Record struct {
 	// skewproof has not read the node's (docs/runtimes.md, "A runtime not
 	// read"): a vendor's runtime, or a release outside the minors read.
 	RuntimeNotResearched []RuntimeUnreadRecord `json:"runtimeNotResearched,omitempty"`
+	// Verdict is the run's own verdict, as its exit status says it:
+	// VerdictGreen or VerdictRed ("" in a record written before the run
+	// ended, or by an older skewproof).
+	Verdict string `json:"verdict,omitempty"`
+	// ExitStatus is the status the run exited with (0 green, 1 red, 130
+	// interrupted), and Reason why it is not 0.
+	ExitStatus int    `json:"exitStatus"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// The run's verdicts (Record.Verdict).
+const (
+	VerdictGreen = "green"
+	VerdictRed   = "red"
+)
+
+// SetVerdict records how the run ended: its exit status and the error that
+// made it (nil: green).
+func (r *Record) SetVerdict(status int, err error) {
+	r.ExitStatus, r.Verdict, r.Reason = status, VerdictGreen, ""
+	if status != 0 || err != nil {
+		r.Verdict = VerdictRed
+		if err != nil {
+			r.Reason = err.Error()
+		}
+	}
+}
+
+// Red says whether the record says the run was not green, and why.
+func (r Record) Red() (bool, string) {
+	if r.Verdict == VerdictRed || r.ExitStatus != 0 {
+		why := r.Reason
+		if why == "" {
+			why = fmt.Sprintf("exit status %d", r.ExitStatus)
+		}
+		return true, why
+	}
+	return false, ""
 }
 
 // RuntimeUnreadRecord is one result judged against the KEP alone for want

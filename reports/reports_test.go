@@ -75,12 +75,17 @@ func TestFromSpec(t *testing.T) {
 	if r, _ := FromSpec(failed); r.Verdict != skew.Fail || !strings.Contains(r.Failure, "want 2") {
 		t.Errorf("failed spec: %+v", r)
 	}
-	// An interrupt (SIGINT/SIGTERM) is no verdict on the cluster.
+	// An interrupt (Ginkgo's --timeout, SIGINT/SIGTERM) judged nothing: a
+	// failure, which a JUnit reader sees, saying what stopped it.
 	interrupted := passed
 	interrupted.State = types.SpecStateInterrupted
-	interrupted.Failure = types.Failure{Message: "Interrupted by User"}
-	if r, _ := FromSpec(interrupted); r.Verdict != skew.Skip || !strings.Contains(r.Reason, "interrupted") || r.Failure != "" {
-		t.Errorf("interrupted spec: %+v, want a skip saying it was interrupted", r)
+	interrupted.Failure = types.Failure{Message: "Interrupted by Timeout"}
+	if r, _ := FromSpec(interrupted); r.Verdict != skew.Fail || !strings.Contains(r.Reason, "interrupted") || !strings.Contains(r.Failure, "Interrupted by Timeout") {
+		t.Errorf("interrupted spec: %+v, want a failure saying it was interrupted by the timeout", r)
+	}
+	if r := Unreported("[seccomp/kubelet/enforce] t [node:w1 kubelet:v1.37.2]", "w1", "its suite process ended with signal: killed"); r.Verdict != skew.Fail ||
+		r.ID != "seccomp/kubelet/enforce" || r.Node != "w1" || !strings.Contains(r.Failure, "signal: killed") || Status(r, true) != "failed" {
+		t.Errorf("unreported spec: %+v, want a failure naming how its process ended", r)
 	}
 	skipped := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[seccomp/failure/row-1] t", StartTime: start,
 		State: types.SpecStateSkipped, Failure: types.Failure{Message: "host has no seccomp"}}

@@ -51,7 +51,7 @@ func (f *SharedFlags) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.LabelFilter, "label-filter", f.LabelFilter, "Ginkgo label filter, e.g. 'kubelet && !failure' or 'seccomp-kubelet-enforce' (ids with '/' replaced by '-')")
 	fs.StringVar(&f.AgentImage, "agent-image", f.AgentImage, "node agent image present on every node (default: in the cluster, the entrypoint's own image; "+
 		"otherwise one built from this binary and loaded into the nodes, which must then be local containers)")
-	fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "limit of each suite process (the e2e binary's -test.timeout), its retries included; the cluster's set-up is not counted")
+	fs.DurationVar(&f.Timeout, "timeout", f.Timeout, "limit of each suite process's specs, their retries included (Ginkgo's --timeout in the e2e binary: the spec it interrupts and every spec not yet run are failures); the cluster's set-up is not counted")
 	fs.StringVar(&f.Name, "name", f.Name, "cluster name: a new cluster's, or the name an existing one is recorded under in the report")
 	fs.IntVar(&f.FlakeAttempts, "flake-attempts", f.FlakeAttempts, "attempts of a failed spec: a pass on a later attempt is reported flaky, with the earlier failure, "+
 		"and fails the run unless --allow-flaky (1: no retry)")

@@ -30,7 +30,11 @@ type suiteRun struct {
 	name    string
 	jobs    []job
 	results [][]reports.Result // per process, as its result lines came
+	// planned are the specs each process was started to run (the dry
+	// run's list, by the process's label filter): each must report.
+	planned [][]schedule.Spec
 	logs    []string
+	tails   []string // the last lines of each process's output
 	started []bool
 	errs    []error
 	left    int // processes still running
@@ -53,15 +57,18 @@ func (o Options) runSuites(ctx context.Context, p *progress.Progress, junitDir s
 
 // planSuites lays out the processes of each suite (runner/schedule, from
 // the labels of the specs a dry run lists) and names their logs.
+// Every process's planned specs are noted, so that a spec that never
+// reports (its process killed, timed out or crashed) is a failure.
 func (o Options) planSuites(ctx context.Context, junitDir string, env []string) (map[string]*suiteRun, []job, error) {
-	var specs []schedule.SpecLabels
-	if o.Parallel {
-		var err error
-		if specs, err = o.discover(ctx, junitDir, env); err != nil {
-			return nil, nil, err
-		}
+	specs, err := o.discover(ctx, junitDir, env)
+	if err != nil {
+		return nil, nil, err
 	}
-	jobs := schedule.Plan(o.Suites, o.Parallel, specs)
+	var labels []schedule.SpecLabels
+	for _, s := range specs {
+		labels = append(labels, s.Labels)
+	}
+	jobs := schedule.Plan(o.Suites, o.Parallel, labels)
 	runs := map[string]*suiteRun{}
 	for _, j := range jobs {
 		r := runs[j.Suite]
@@ -74,7 +81,11 @@ func (o Options) planSuites(ctx context.Context, junitDir string, env []string) 
 	for name, r := range runs {
 		r.results, r.logs = make([][]reports.Result, len(r.jobs)), make([]string, len(r.jobs))
 		r.started, r.errs, r.left = make([]bool, len(r.jobs)), make([]error, len(r.jobs)), len(r.jobs)
+		r.planned, r.tails = make([][]schedule.Spec, len(r.jobs)), make([]string, len(r.jobs))
 		for i, j := range r.jobs {
+			if r.planned[i], err = j.Of(specs); err != nil {
+				return nil, nil, err
+			}
 			r.logs[i] = filepath.Join(junitDir, name+"-"+o.Name+".log")
 			if len(r.jobs) > 1 {
 				r.logs[i] = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-%s.log", name, o.Name, j.Name))
@@ -105,7 +116,7 @@ func (o Options) startSuites(ctx context.Context, p *progress.Progress, runs map
 			p.Step("running the %s suite in %d process(es)", name, len(r.jobs))
 		}
 		for i, j := range r.jobs {
-			args := append(schedule.SuiteArgs(name, schedule.Select(o.LabelFilter, j.Filter), o.Focus, o.Skip), "-test.timeout", o.Timeout.String())
+			args := append(schedule.SuiteArgs(name, schedule.Select(o.LabelFilter, j.Filter), o.Focus, o.Skip), timeoutArgs(o.Timeout)...)
 			if o.FlakeAttempts > 1 {
 				// A failed spec runs again; a pass then is reported flaky.
 				args = append(args, "-ginkgo.flake-attempts", strconv.Itoa(o.FlakeAttempts))
@@ -129,10 +140,10 @@ func (o Options) startSuites(ctx context.Context, p *progress.Progress, runs map
 				}
 				r.started[i] = true
 				mu.Unlock()
-				results, err := o.runProcess(ctx, r.logs[i], args, env, markSpecsDone[j.Key()])
+				results, tail, err := o.runProcess(ctx, r.logs[i], args, env, markSpecsDone[j.Key()])
 				mu.Lock()
 				defer mu.Unlock()
-				r.results[i], r.errs[i] = results, err
+				r.results[i], r.tails[i], r.errs[i] = results, tail, err
 				if r.left--; r.left == 0 {
 					p.Step("%s suite finished in %.1fs", r.name, time.Since(r.start).Seconds())
 				}
@@ -157,6 +168,7 @@ func (o Options) mergeSuites(runs map[string]*suiteRun, junitDir string) ([]repo
 		for i := range r.jobs {
 			started = started || r.started[i]
 			merged.Results = append(merged.Results, r.results[i]...)
+			merged.Results = append(merged.Results, r.unreported(i)...)
 		}
 		if !started {
 			continue // interrupted before it started
@@ -170,6 +182,52 @@ func (o Options) mergeSuites(runs map[string]*suiteRun, junitDir string) ([]repo
 		out = append(out, merged)
 	}
 	return out, logs, errors.Join(errs...)
+}
+
+// unreported are the failures that stand for the specs process i was
+// planned to run and never reported: killed (a timeout, the OOM killer,
+// kill -9), crashed outside a spec, or never started. A JUnit reader
+// sees each as a failed test case, with how the process ended and the
+// last lines of its log.
+func (r *suiteRun) unreported(i int) []reports.Result {
+	seen := map[string]bool{}
+	for _, res := range r.results[i] {
+		seen[res.Name] = true
+	}
+	var out []reports.Result
+	for _, s := range r.planned[i] {
+		if seen[s.Text] {
+			continue
+		}
+		why := fmt.Sprintf("its suite process (%s/%s) ", r.name, r.jobs[i].Name)
+		switch {
+		case !r.started[i]:
+			why += "never started (the run was interrupted)"
+		case r.errs[i] != nil:
+			why += "ended with " + r.errs[i].Error()
+		default:
+			why += "ended with exit status 0 without reporting it"
+		}
+		if r.tails[i] != "" {
+			why += fmt.Sprintf("; the last lines of its log (%s):\n%s", filepath.Base(r.logs[i]), r.tails[i])
+		}
+		out = append(out, reports.Unreported(s.Text, s.Labels.Node(), why))
+	}
+	return out
+}
+
+// processGrace is how long a suite process may run past its Ginkgo
+// timeout: Ginkgo interrupts the spec at the timeout, reports it and runs
+// the clean-up (the suites' SynchronizedAfterSuite takes up to 4 minutes);
+// Go's test alarm, which kills the process without a report, only backs
+// that up.
+const processGrace = 6 * time.Minute
+
+// timeoutArgs bound a suite process: Ginkgo's own timeout, so that the
+// spec it interrupts is reported (a failure), with Go's test alarm behind
+// it.
+func timeoutArgs(d time.Duration) []string {
+	return []string{"-ginkgo.timeout", d.String(), "-test.timeout", (d + processGrace).String()}
 }
 
 // waitFor returns when the channels of keys are closed or ctx is done.
@@ -188,10 +246,10 @@ func waitFor(ctx context.Context, chs map[string]chan struct{}, keys []string) {
 // specsDone when the process says its specs are done (senv.SpecsDoneLine),
 // and keeps the full output in logPath. On interrupt the process gets
 // SIGINT, so that Ginkgo runs its cleanup (namespaces).
-func (o Options) runProcess(ctx context.Context, logPath string, args, env []string, specsDone func()) ([]reports.Result, error) {
+func (o Options) runProcess(ctx context.Context, logPath string, args, env []string, specsDone func()) ([]reports.Result, string, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer func() { _ = logf.Close() }()
 	cmd := exec.CommandContext(ctx, o.SuiteBinary, args...)
@@ -204,6 +262,7 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 	cmd.Stdout, cmd.Stderr = pw, pw
 	done := make(chan struct{})
 	var results []reports.Result
+	var tail []string // the last lines that are not result lines
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(pr)
@@ -216,6 +275,10 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 				o.OnSpec(r)
 			} else if strings.Contains(line, senv.SpecsDoneLine) {
 				specsDone()
+			} else if strings.TrimSpace(line) != "" {
+				if tail = append(tail, line); len(tail) > tailLines {
+					tail = tail[1:]
+				}
 			}
 		}
 		_, _ = io.Copy(io.Discard, pr)
@@ -224,7 +287,10 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 	_ = pw.Close()
 	<-done
 	if ctx.Err() != nil {
-		return results, ctx.Err()
+		return results, strings.Join(tail, "\n"), ctx.Err()
 	}
-	return results, err
+	return results, strings.Join(tail, "\n"), err
 }
+
+// tailLines is how many of a process's last lines a failure quotes.
+const tailLines = 12

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
@@ -82,6 +83,78 @@ func TestGCFloodWaitsForSpecsOnly(t *testing.T) {
 		got, err := os.ReadFile(filepath.Join(dir, "flood.started"))
 		if err != nil || strings.TrimSpace(string(got)) != tc.want {
 			t.Errorf("specs-done line printed: %s; the flood started %q (%v), want %s the waiting process ended\n%s", tc.marker, got, err, tc.want, out.String())
+		}
+	}
+}
+
+// crashingSuite lists three seccomp specs in its dry run; its process
+// reports the first, prints a line, then ends as $dir/end says: killed by
+// SIGKILL ("kill"), exit 2 ("exit") or exit 0 ("quiet").
+const crashingSuite = `#!/bin/sh
+dir=$(dirname "$0")
+case "$*" in
+*-ginkgo.dry-run*)
+	report=
+	prev=
+	for a; do [ "$prev" = -ginkgo.json-report ] && report=$a; prev=$a; done
+	cat >"$report" <<'JSON'
+[{"SpecReports": [
+ {"LeafNodeType": "It", "State": "passed", "LeafNodeText": "[seccomp/api/types] a", "ContainerHierarchyLabels": [["seccomp"]], "LeafNodeLabels": ["api"]},
+ {"LeafNodeType": "It", "State": "passed", "LeafNodeText": "[seccomp/kubelet/enforce] b [node:w1 kubelet:v1.37.2]", "ContainerHierarchyLabels": [["seccomp"]], "LeafNodeLabels": ["node:w1"]},
+ {"LeafNodeType": "It", "State": "passed", "LeafNodeText": "[seccomp/kubelet/localhost] c [node:w1 kubelet:v1.37.2]", "ContainerHierarchyLabels": [["seccomp"]], "LeafNodeLabels": ["node:w1"]},
+ {"LeafNodeType": "It", "State": "skipped", "LeafNodeText": "[apparmor/api/x] d", "ContainerHierarchyLabels": [["apparmor"]], "LeafNodeLabels": ["api"]}
+]}]
+JSON
+	exit 0 ;;
+esac
+echo '` + senv.ResultLinePrefix + `{"name":"[seccomp/api/types] a","id":"seccomp/api/types","verdict":"pass"}'
+echo "STEP: waiting for the last container"
+case "$(cat "$dir/end")" in
+kill) kill -9 $$ ;;
+exit) exit 2 ;;
+esac
+exit 0
+`
+
+// Every spec the dry run planned reports or is a failure: a process
+// killed (a timeout, the OOM killer, kill -9), one that exits non-zero
+// and one that exits 0 without reporting all its specs leave failures
+// naming the spec, how the process ended and its last lines.
+func TestUnreportedSpecsFail(t *testing.T) {
+	for _, tc := range []struct {
+		end, says string
+		parallel  bool
+	}{{"kill", "signal: killed", false}, {"exit", "exit status 2", true}, {"quiet", "exit status 0 without reporting it", false}} {
+		dir := t.TempDir()
+		bin := filepath.Join(dir, "e2e.test")
+		if err := os.WriteFile(bin, []byte(crashingSuite), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "end"), []byte(tc.end), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := Options{Name: "c", SuiteBinary: bin, Suites: []string{"seccomp"}, Parallel: tc.parallel, Timeout: time.Minute, OnSpec: func(reports.Result) {}}
+		var out bytes.Buffer
+		suites, _, err := o.runSuites(context.Background(), progress.New(&out), t.TempDir(), nil)
+		if (err != nil) != (tc.end != "quiet") {
+			t.Errorf("%s: process error %v", tc.end, err)
+		}
+		if len(suites) != 1 {
+			t.Fatalf("%s: suites %+v", tc.end, suites)
+		}
+		got := map[string]reports.Result{}
+		for _, r := range suites[0].Results {
+			got[r.ID] = r
+		}
+		if len(got) != 3 || got["seccomp/api/types"].Verdict != skew.Pass {
+			t.Fatalf("%s: results %+v, want the reported pass and two failures", tc.end, suites[0].Results)
+		}
+		for _, id := range []string{"seccomp/kubelet/enforce", "seccomp/kubelet/localhost"} {
+			r := got[id]
+			if r.Verdict != skew.Fail || r.Node != "w1" || r.Reason != reports.UnreportedReason ||
+				!strings.Contains(r.Failure, tc.says) || !strings.Contains(r.Failure, "STEP: waiting for the last container") {
+				t.Errorf("%s: %s: %+v, want a failure saying %q with the log's last lines", tc.end, id, r, tc.says)
+			}
 		}
 	}
 }

@@ -188,10 +188,11 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 		}
 	}
 	suites, suiteErr := r.runSuites(ctx)
-	if err := r.report(suites); err != nil {
+	if err := r.report(ctx, suites, suiteErr); err != nil {
 		return out, err
 	}
-	return out, r.verdict(ctx, suiteErr)
+	verdict := r.verdict(ctx, suiteErr)
+	return out, errors.Join(verdict, r.record(verdict))
 }
 
 // run is one Run in progress: what its steps found, for the next ones.
@@ -407,7 +408,7 @@ func (r *run) runSuites(ctx context.Context) ([]reports.Suite, error) {
 // report writes the JUnit file and the run record. A suite the focus
 // selected no spec of is left out of the report: JUnit readers such as
 // Sonobuoy's count an empty <testsuite> as one passed test.
-func (r *run) report(suites []reports.Suite) error {
+func (r *run) report(ctx context.Context, suites []reports.Suite, suiteErr error) error {
 	o, out := r.o, r.out
 	var report []reports.Suite
 	for _, s := range suites {
@@ -429,6 +430,13 @@ func (r *run) report(suites []reports.Suite) error {
 		// there, for want of skewproof's own reading of those releases.
 		report = append(report, reports.RunFailure(o.Name, NotResearchedID, "every rule researched at the cluster's versions", notResearchedFailure(unread)))
 	}
+	if suiteErr != nil && ctx.Err() == nil {
+		// A process that failed outside its specs (its set-up, its
+		// clean-up, a crash after its last spec): the specs it never
+		// reported are failures of their own, and this says why.
+		report = append(report, reports.RunFailure(o.Name, SuiteProcessesID, "every suite process ended cleanly",
+			fmt.Sprintf("a suite failed outside the specs: %v\nlogs: %s", suiteErr, strings.Join(out.Logs, " "))))
+	}
 	if len(report) > 0 {
 		if err := reports.WriteJUnitFile(out.JUnit, report...); err != nil {
 			return err
@@ -437,18 +445,38 @@ func (r *run) report(suites []reports.Suite) error {
 	for _, s := range report {
 		out.Results = append(out.Results, s.Results...)
 	}
-	rec := &r.rec
+	return nil
+}
+
+// record writes the run record (run.json) with the run's verdict: the exit
+// status the run ends with and why, so that 'bundle verify' and 'report'
+// never call green a run the CLI called red.
+func (r *run) record(verdict error) error {
+	out, rec := r.out, &r.rec
 	rec.Finished = time.Now().UTC()
 	rec.RuntimeNotResearched = reports.RuntimeUnread(r.specs)
 	rec.JUnit = filepath.Base(out.JUnit)
 	for _, l := range out.Logs {
 		rec.Logs = append(rec.Logs, filepath.Base(l))
 	}
+	rec.SetVerdict(ExitStatus(verdict), verdict)
 	if err := reports.WriteRecord(r.junitDir, *rec); err != nil {
-		return err
+		return fmt.Errorf("writing the run record: %w", err)
 	}
 	out.Record = rec
 	return nil
+}
+
+// ExitStatus is the exit status a run's error makes: 0 green, 130
+// interrupted, 1 anything else (the CLI's, cmd/skewproof).
+func ExitStatus(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, new(InterruptedError)), errors.Is(err, context.Canceled):
+		return 130
+	}
+	return 1
 }
 
 // nodesFail says whether the nodes that could not be tested fail the run.
@@ -491,6 +519,10 @@ func (r *run) verdict(ctx context.Context, suiteErr error) error {
 // NodesTestedID is the id of the failed test case that stands for the nodes
 // a run could not test (Outcome.NotTested) when they fail the run.
 const NodesTestedID = "skewproof/run/nodes"
+
+// SuiteProcessesID is the id of the failed test case that stands for a
+// suite process that failed outside its specs.
+const SuiteProcessesID = "skewproof/run/suite-processes"
 
 // NotResearchedID is the id of the failed test case that stands for the
 // specs skipped because skewproof has not read their rules' sources at the

@@ -15,7 +15,7 @@ import (
 // focus and skip), with their labels, by a dry run of the suite binary in
 // the suite processes' environment: the binary declares its kubelet rules
 // per node as the real processes will.
-func (o Options) discover(ctx context.Context, dir string, env []string) ([]schedule.SpecLabels, error) {
+func (o Options) discover(ctx context.Context, dir string, env []string) ([]schedule.Spec, error) {
 	report := filepath.Join(dir, fmt.Sprintf(".specs-%s.json", o.Name))
 	defer func() { _ = os.Remove(report) }()
 	args := append(schedule.SuiteArgs(strings.Join(o.Suites, " || "), o.LabelFilter, o.Focus, o.Skip),
@@ -26,7 +26,7 @@ func (o Options) discover(ctx context.Context, dir string, env []string) ([]sche
 	if err != nil {
 		return nil, fmt.Errorf("listing the specs to run (a dry run of %s): %w: %s", o.SuiteBinary, err, Tail(string(out), 5))
 	}
-	specs, _, err := schedule.ReadDryRun(report)
+	specs, _, err := schedule.ReadDryRunSpecs(report)
 	return specs, err
 }
 

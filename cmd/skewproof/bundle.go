@@ -60,7 +60,7 @@ func newBundleCmd() *cobra.Command {
 	c.Flags().BoolVar(&force, "force", false, "replace --out if it exists")
 	c.AddCommand(&cobra.Command{
 		Use:   "verify FILE.tar.gz",
-		Short: "check a results bundle: checksums, file list, junit_01.xml and run.json",
+		Short: "check a results bundle: checksums, file list, junit_01.xml and run.json; exits 1 unless the run it holds is green",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("give one bundle, e.g. skewproof bundle verify results.tar.gz")
@@ -78,6 +78,11 @@ func newBundleCmd() *cobra.Command {
 				return fmt.Errorf("%w; the file is damaged or no bundle: write it again with 'skewproof bundle --from DIR --out FILE.tar.gz'", err)
 			case err != nil:
 				return err
+			}
+			if !s.Green {
+				// Intact, but what it records is not a green run: a gate
+				// on this command must not pass it.
+				return fmt.Errorf("%s is intact, but %s", args[0], s)
 			}
 			fmt.Fprintf(bundleOut, "ok: %s\n", s)
 			return nil

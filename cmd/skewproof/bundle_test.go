@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,8 +81,10 @@ func TestBundleCreateAndVerify(t *testing.T) {
 	if stdout != "wrote "+out+": "+want+"\n" {
 		t.Errorf("bundle printed %q", stdout)
 	}
+	// Intact, but not green: verify says so and exits 1, so that a gate on
+	// it does not pass the run.
 	code, stdout, stderr = runCaptured(t, "bundle", "verify", out)
-	if code != 0 || stdout != "ok: "+want+"\n" {
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "is intact, but "+want) {
 		t.Errorf("verify: exit %d, %q, %s", code, stdout, stderr)
 	}
 
@@ -97,6 +100,47 @@ func TestBundleCreateAndVerify(t *testing.T) {
 	after, _ := os.ReadFile(out)
 	if !bytes.Equal(before, after) {
 		t.Errorf("the same directory gave a different bundle")
+	}
+}
+
+// A run the CLI called red (run.json: a suite process killed after its
+// specs reported) is not green to verify, whatever its JUnit file says;
+// a green one is "ok".
+func TestBundleVerifyFollowsTheRunsVerdict(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status int
+		reason string
+		code   int
+		says   string
+	}{
+		{"green", 0, "", 0, "ok: 8 files, apiserver v1.37.2, 1 pass, 0 deviation, 0 fail, 0 skip; the run is green\n"},
+		{"red", 1, "a suite failed outside the specs: signal: killed", 1, "the run is not green (run.json: a suite failed outside the specs: signal: killed)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			res := reports.Result{Name: "[seccomp/api/types] x", ID: "seccomp/api/types", APIServer: "1.37.2", Verdict: skew.Pass}
+			if err := reports.WriteJUnitFile(filepath.Join(dir, "junit-b.xml"), reports.Suite{Name: "seccomp", Cluster: "b", Results: []reports.Result{res}}); err != nil {
+				t.Fatal(err)
+			}
+			rec := reports.Record{Command: []string{"skewproof", "run"}, Mode: "new-cluster", Cluster: "b", APIServer: "1.37.2", JUnit: "junit-b.xml"}
+			var err error
+			if c.reason != "" {
+				err = errors.New(c.reason)
+			}
+			rec.SetVerdict(c.status, err)
+			if err := reports.WriteRecord(dir, rec); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "results.tar.gz")
+			if code, _, stderr := runCaptured(t, "bundle", "--from", dir, "--out", out); code != 0 {
+				t.Fatalf("bundle: exit %d: %s", code, stderr)
+			}
+			code, stdout, stderr := runCaptured(t, "bundle", "verify", out)
+			if code != c.code || !strings.Contains(stdout+stderr, c.says) {
+				t.Errorf("verify: exit %d, %q %q; want exit %d saying %q", code, stdout, stderr, c.code, c.says)
+			}
+		})
 	}
 }
 

@@ -33,6 +33,9 @@ type Summary struct {
 	// Green: every result judged pass or deviation or skipped for a fact of
 	// the cluster (reports.Green, flakes tolerated only when the run said so).
 	Green bool
+	// Red is why the run record says the run was red (its exit status
+	// was not 0); "" when it does not.
+	Red string
 }
 
 // String renders the summary as one line, e.g. "8 files, apiserver
@@ -41,6 +44,9 @@ func (s Summary) String() string {
 	green := "green"
 	if !s.Green {
 		green = "not green"
+	}
+	if s.Red != "" {
+		green += " (run.json: " + s.Red + ")"
 	}
 	return fmt.Sprintf("%d files, apiserver %s, %s; the run is %s", s.Files, vprefix(s.APIServer), s.Counts, green)
 }
@@ -153,6 +159,12 @@ func Verify(path string) (Summary, error) {
 	}
 	sum = Summary{Files: len(order), APIServer: rec.APIServer, Cluster: rec.Cluster, Specs: len(results), Counts: reports.Count(results),
 		Green: reports.Green(results, tolerated)}
+	if red, why := rec.Red(); red {
+		// The run itself said red (a process killed before its specs
+		// reported, a failed clean-up, ...): no reading of the JUnit file
+		// makes it green.
+		sum.Green, sum.Red = false, reports.FirstLine(why)
+	}
 	return sum, nil
 }
 

@@ -20,8 +20,8 @@ import (
 // SpecLabels are the Ginkgo labels of one spec a run would run.
 type SpecLabels []string
 
-// nodeOf is the node a spec is declared for ("" for a spec of no node).
-func (l SpecLabels) nodeOf() string {
+// Node is the node a spec is declared for ("" for a spec of no node).
+func (l SpecLabels) Node() string {
 	for _, s := range l {
 		if n, ok := strings.CutPrefix(s, "node:"); ok {
 			return n
@@ -76,9 +76,27 @@ func SuiteArgs(suite, labelFilter, focus, skip string) []string {
 	return args
 }
 
+// Spec is one spec a run would run, as a dry run lists it: its full text
+// (the name its result line carries) and its labels.
+type Spec struct {
+	Text   string
+	Labels SpecLabels
+}
+
 // ReadDryRun reads a dry run's Ginkgo JSON report: the labels of every
 // spec it selected, and how many specs the binary has in all.
 func ReadDryRun(path string) (selected []SpecLabels, total int, err error) {
+	specs, total, err := ReadDryRunSpecs(path)
+	for _, s := range specs {
+		selected = append(selected, s.Labels)
+	}
+	return selected, total, err
+}
+
+// ReadDryRunSpecs reads a dry run's Ginkgo JSON report: every spec it
+// selected, with its text and labels, and how many specs the binary has in
+// all.
+func ReadDryRunSpecs(path string) (selected []Spec, total int, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, 0, err
@@ -95,11 +113,28 @@ func ReadDryRun(path string) (selected []SpecLabels, total int, err error) {
 			total++
 			// Specs the selection leaves out are listed as skipped.
 			if s.State == types.SpecStatePassed {
-				selected = append(selected, s.Labels())
+				selected = append(selected, Spec{Text: s.FullText(), Labels: s.Labels()})
 			}
 		}
 	}
 	return selected, total, nil
+}
+
+// Of are the specs of specs that a job's process selects: those of its
+// suite that its label filter matches (the run's own selection already
+// made the list).
+func (j Job) Of(specs []Spec) ([]Spec, error) {
+	f, err := types.ParseLabelFilter(Select(j.Suite, j.Filter))
+	if err != nil {
+		return nil, fmt.Errorf("the label filter of process %s: %w", j.Key(), err)
+	}
+	var out []Spec
+	for _, s := range specs {
+		if f(s.Labels) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // part is one process's share of a group (the specs of one node, or of no
@@ -199,7 +234,7 @@ func groupsOf(suite string, specs []SpecLabels) []group {
 		if !slices.Contains(sp, suite) {
 			continue
 		}
-		if n := sp.nodeOf(); n == "" {
+		if n := sp.Node(); n == "" {
 			noNode = true
 		} else if !slices.Contains(nodes, n) {
 			nodes = append(nodes, n)
@@ -218,7 +253,7 @@ func groupsOf(suite string, specs []SpecLabels) []group {
 	}
 	for i := range out {
 		for _, sp := range specs {
-			if slices.Contains(sp, suite) && sp.nodeOf() == out[i].node {
+			if slices.Contains(sp, suite) && sp.Node() == out[i].node {
 				out[i].specs = append(out[i].specs, sp)
 			}
 		}
