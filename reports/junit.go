@@ -179,6 +179,11 @@ func Status(r Result, tolerated bool) string {
 // WriteJUnit writes suites as one JUnit document, in Ginkgo's JUnit types
 // (reporters), the same as Ginkgo's own and the merged report's.
 func WriteJUnit(w io.Writer, suites ...Suite) error {
+	return EncodeJUnit(w, JUnitDoc(suites...))
+}
+
+// JUnitDoc is suites as one JUnit document, in Ginkgo's JUnit types.
+func JUnitDoc(suites ...Suite) reporters.JUnitTestSuites {
 	doc := reporters.JUnitTestSuites{}
 	for _, s := range suites {
 		js := reporters.JUnitTestSuite{Name: s.Name}
@@ -221,7 +226,7 @@ func WriteJUnit(w io.Writer, suites ...Suite) error {
 		doc.Time += js.Time
 		doc.TestSuites = append(doc.TestSuites, js)
 	}
-	return EncodeJUnit(w, doc)
+	return doc
 }
 
 // EncodeJUnit writes doc as a JUnit file: the XML header, the document

@@ -184,6 +184,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 	steps := []func(context.Context) error{r.start, r.bringUp, r.connect, r.findUntestable, r.agentImage, r.fixtures, r.makePlan, r.runtimeClasses}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
+			r.reportEarly(ctx, err)
 			return out, err
 		}
 	}
@@ -448,6 +449,31 @@ func (r *run) report(ctx context.Context, suites []reports.Suite, suiteErr error
 	return nil
 }
 
+// reportEarly leaves a verdict in the results directory of a run that
+// failed before its suites ran (the cluster did not come up, the agent
+// did not start): a JUnit file whose one test case is that failure, and
+// the run record, so that a matrix leg or a nightly job that produced no
+// spec results is a failed leg to every reader, never one left out.
+func (r *run) reportEarly(ctx context.Context, err error) {
+	if r.junitDir == "" {
+		return // refused before anything was made
+	}
+	r.out.JUnit = filepath.Join(r.junitDir, r.o.JUnitName)
+	what := "the cluster set up for the suites"
+	if ctx.Err() != nil {
+		what = "the run not interrupted before its suites"
+	}
+	f := reports.RunFailure(r.o.Name, SetUpID, what, fmt.Sprintf("the run failed before its suites ran: %v", err))
+	if werr := reports.WriteJUnitFile(r.out.JUnit, f); werr != nil {
+		r.p.Step("writing %s: %v", r.out.JUnit, werr)
+		return
+	}
+	r.out.Results = f.Results
+	if rerr := r.record(err); rerr != nil {
+		r.p.Step("%v", rerr)
+	}
+}
+
 // record writes the run record (run.json) with the run's verdict: the exit
 // status the run ends with and why, so that 'bundle verify' and 'report'
 // never call green a run the CLI called red.
@@ -519,6 +545,10 @@ func (r *run) verdict(ctx context.Context, suiteErr error) error {
 // NodesTestedID is the id of the failed test case that stands for the nodes
 // a run could not test (Outcome.NotTested) when they fail the run.
 const NodesTestedID = "skewproof/run/nodes"
+
+// SetUpID is the id of the failed test case of a run that failed before
+// its suites ran.
+const SetUpID = "skewproof/run/set-up"
 
 // SuiteProcessesID is the id of the failed test case that stands for a
 // suite process that failed outside its specs.

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -134,5 +136,33 @@ func TestTail(t *testing.T) {
 	}
 	if got := Tail("a", 5); got != "a" {
 		t.Errorf("Tail of one line = %q", got)
+	}
+}
+
+// A run that fails before its suites leaves a verdict for every reader: a
+// JUnit file whose one test case is the failure, and a red run record (a
+// matrix leg or nightly job without results is a failed leg, not one left
+// out of the report).
+func TestRunFailedEarlyLeavesAFailure(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kc, []byte("not: [a kubeconfig"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	o := Options{Name: "early", Kubeconfig: kc, Suites: []string{"seccomp"}, Timeout: time.Minute, FlakeAttempts: 1,
+		JUnitDir: filepath.Join(dir, "results"), SuiteBinary: "/bin/false", Progress: progress.New(&out)}
+	res, err := Run(context.Background(), o)
+	if err == nil {
+		t.Fatal("a malformed kubeconfig ran")
+	}
+	suites, rerr := reports.ReadJUnitFiles(res.JUnit)
+	if rerr != nil || len(suites) != 1 || len(suites[0].Results) != 1 || suites[0].Results[0].Verdict != skew.Fail ||
+		suites[0].Results[0].ID != SetUpID || !strings.Contains(suites[0].Results[0].Failure, "before its suites ran") {
+		t.Fatalf("JUnit %s: %+v %v, want one failure %s", res.JUnit, suites, rerr, SetUpID)
+	}
+	rec, rerr := reports.ReadRecord(o.JUnitDir)
+	if red, why := rec.Red(); rerr != nil || !red || rec.ExitStatus != 1 || why == "" {
+		t.Errorf("run.json %+v %v, want red with exit status 1 and why", rec, rerr)
 	}
 }

@@ -109,9 +109,32 @@ func loadPath(p string) ([]Run, error) {
 		if key != "" {
 			r.Record = nil // a report's record is not the record of each run in it
 		}
+		r.redByRecord()
 		out = append(out, *r)
 	}
 	return out, nil
+}
+
+// RedRecordID is the id of the failed test case a report adds to a run
+// whose record says it was red while its JUnit file holds no failure (a
+// JUnit file from an older skewproof, or one edited): the report never
+// calls green a run the CLI called red.
+const RedRecordID = "skewproof/run/verdict"
+
+// redByRecord adds a failure to a run whose run.json says red and whose
+// results would read green.
+func (r *Run) redByRecord() {
+	if r.Record == nil {
+		return
+	}
+	red, why := r.Record.Red()
+	if !red || !reports.Green(r.Results, false) {
+		return
+	}
+	f := reports.RunFailure(r.Record.Cluster, RedRecordID, "the run's own verdict (run.json)",
+		"run.json says the run was red (exit status "+fmt.Sprint(r.Record.ExitStatus)+"): "+why)
+	r.Suites = append(r.Suites, reports.JUnitDoc(f).TestSuites...)
+	r.Results = append(r.Results, f.Results...)
 }
 
 func readJUnit(f string) (reporters.JUnitTestSuites, error) {

@@ -1,11 +1,13 @@
 package matrix
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -153,4 +155,40 @@ func TestSameClusterTwiceWorstWins(t *testing.T) {
 		}
 	}
 	t.Error("cell missing")
+}
+
+// A run whose record says red (its suite process killed after its last
+// result line, say) is red in the report too, though its JUnit file holds
+// only passes; a green record adds nothing.
+func TestRedRecordIsRedInTheReport(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		fails  int
+	}{{0, 0}, {1, 1}} {
+		dir := t.TempDir()
+		res := reports.Result{Name: "[seccomp/api/types] x", ID: "seccomp/api/types", APIServer: "1.37.2", Verdict: skew.Pass}
+		if err := reports.WriteJUnitFile(filepath.Join(dir, "junit-r.xml"), reports.Suite{Name: "seccomp", Cluster: "r", Results: []reports.Result{res}}); err != nil {
+			t.Fatal(err)
+		}
+		rec := reports.Record{Cluster: "r", APIServer: "1.37.2", JUnit: "junit-r.xml"}
+		var err error
+		if c.status != 0 {
+			err = errors.New("a suite failed outside the specs: signal: killed")
+		}
+		rec.SetVerdict(c.status, err)
+		if err := reports.WriteRecord(dir, rec); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := reports.Count(runs[0].Results)[skew.Fail]
+		if got != c.fails || (c.fails > 0 && !strings.Contains(runs[0].Results[1].Failure, "signal: killed")) {
+			t.Errorf("exit status %d: %d failures in %+v, want %d", c.status, got, runs[0].Results, c.fails)
+		}
+		if len(runs[0].Suites) != 1+c.fails {
+			t.Errorf("exit status %d: %d suites, want the failure as a suite of its own in the merged JUnit", c.status, len(runs[0].Suites))
+		}
+	}
 }
