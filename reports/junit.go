@@ -92,7 +92,35 @@ type Suite struct {
 	// and the suite carries the property flaky-tolerated=true. Otherwise
 	// a flaky spec is a failure for every JUnit reader.
 	FlakyTolerated bool
+	// Selection narrows the specs run (Ginkgo syntax: the label filter,
+	// focus and skip the run was given); written as the suite's
+	// properties label-filter, focus and skip, so that a reader of the
+	// JUnit file alone sees that only part of the suite was asked for.
+	Selection Selection
 }
+
+// Selection is what narrowed a run's specs beyond its suites.
+type Selection struct {
+	LabelFilter, Focus, Skip string
+}
+
+// String is the selection as a phrase ("" when nothing narrows).
+func (s Selection) String() string {
+	var parts []string
+	for _, p := range []struct{ name, v string }{{"label filter", s.LabelFilter}, {"focus", s.Focus}, {"skip", s.Skip}} {
+		if p.v != "" {
+			parts = append(parts, fmt.Sprintf("%s %q", p.name, p.v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Properties of a suite whose run was narrowed (Suite.Selection).
+const (
+	PropLabelFilter = "label-filter"
+	PropFocus       = "focus"
+	PropSkip        = "skip"
+)
 
 // RunFailure is a suite "skewproof" of one failed test case that stands for
 // something about a whole run (not a spec) that keeps it from being green,
@@ -195,6 +223,12 @@ func JUnitDoc(suites ...Suite) reporters.JUnitTestSuites {
 		}
 		if s.FlakyTolerated {
 			js.Properties.Properties = append(js.Properties.Properties, reporters.JUnitProperty{Name: PropFlakyTolerated, Value: "true"})
+		}
+		for _, p := range []reporters.JUnitProperty{{Name: PropLabelFilter, Value: s.Selection.LabelFilter},
+			{Name: PropFocus, Value: s.Selection.Focus}, {Name: PropSkip, Value: s.Selection.Skip}} {
+			if p.Value != "" {
+				js.Properties.Properties = append(js.Properties.Properties, p)
+			}
 		}
 		for _, r := range s.Results {
 			tc := reporters.JUnitTestCase{Name: r.Name, Classname: s.Name, Status: Status(r, s.FlakyTolerated), Time: r.Duration.Seconds(), Properties: r.props()}

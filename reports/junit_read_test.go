@@ -64,3 +64,25 @@ func TestReadFlakyRoundTripAndRoot(t *testing.T) {
 		t.Errorf("malformed JUnit read without error")
 	}
 }
+
+// A narrowed run says so in its JUnit suites' properties, for readers of
+// the JUnit file alone.
+func TestSelectionIsWrittenToJUnit(t *testing.T) {
+	var b strings.Builder
+	s := Suite{Name: "seccomp", Cluster: "c", Selection: Selection{LabelFilter: "smoke", Skip: "row-4"},
+		Results: []Result{{Name: "[seccomp/api/types] x", ID: "seccomp/api/types", Verdict: skew.Pass}}}
+	if err := WriteJUnit(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := DecodeJUnit(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := doc.TestSuites[0].Properties
+	if p.WithName(PropLabelFilter) != "smoke" || p.WithName(PropSkip) != "row-4" || p.WithName(PropFocus) != "" {
+		t.Errorf("suite properties %+v, want label-filter smoke and skip row-4", p)
+	}
+	if got := s.Selection.String(); got != `label filter "smoke", skip "row-4"` {
+		t.Errorf("Selection.String() = %q", got)
+	}
+}

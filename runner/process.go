@@ -253,7 +253,7 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 	}
 	defer func() { _ = logf.Close() }()
 	cmd := exec.CommandContext(ctx, o.SuiteBinary, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = suiteEnv(env)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = time.Minute
 	// Should skewproof be killed (SIGKILL), the suite still cleans up.
@@ -290,6 +290,29 @@ func (o Options) runProcess(ctx context.Context, logPath string, args, env []str
 		return results, strings.Join(tail, "\n"), ctx.Err()
 	}
 	return results, strings.Join(tail, "\n"), err
+}
+
+// passedEnv are the variables of skewproof's own environment a suite
+// process gets: what finds programs and temporary space, the locale, and
+// how the Docker client reaches the daemon (node access). Nothing else is
+// inherited: a SKEWPROOF_* variable left in the shell (SKEWPROOF_WORKERS
+// would narrow the nodes the kubelet rules run on) must not change what a
+// run checks without saying so; the run plan (senv.PlanFile) says it all.
+var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LC_ALL", "TZ",
+	"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY",
+	// In the conformance image's pod: where the API server is.
+	"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"}
+
+// suiteEnv is the environment of a suite process: passedEnv from this
+// process's, then the runner's own settings (env).
+func suiteEnv(env []string) []string {
+	var out []string
+	for _, k := range passedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	return append(out, env...)
 }
 
 // tailLines is how many of a process's last lines a failure quotes.

@@ -158,3 +158,23 @@ func TestUnreportedSpecsFail(t *testing.T) {
 		}
 	}
 }
+
+// A suite process inherits nothing that could narrow it unseen: a
+// SKEWPROOF_* variable left in the shell does not reach it; the plan, PATH
+// and the Docker client's settings do.
+func TestSuiteEnvInheritsNothingThatNarrows(t *testing.T) {
+	t.Setenv(senv.Workers, "w1")
+	t.Setenv(senv.ScaleNodes, "3")
+	t.Setenv("DOCKER_HOST", "unix:///run/other.sock")
+	env := suiteEnv([]string{senv.PlanFile + "=/tmp/plan.json"})
+	for _, kv := range env {
+		if strings.HasPrefix(kv, senv.Prefix) && kv != senv.PlanFile+"=/tmp/plan.json" {
+			t.Errorf("the suite process inherits %s", kv)
+		}
+	}
+	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "DOCKER_HOST=unix:///run/other.sock", senv.PlanFile + "=/tmp/plan.json"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("the suite process's environment lacks %s: %q", want, env)
+		}
+	}
+}

@@ -135,6 +135,11 @@ func (o *Options) Complete() {
 	}
 }
 
+// Selection is what narrows the run's specs beyond its suites.
+func (o Options) Selection() reports.Selection {
+	return reports.Selection{LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip}
+}
+
 // DefaultFlakeAttempts is one retry of a failed spec.
 const DefaultFlakeAttempts = 2
 
@@ -415,6 +420,7 @@ func (r *run) report(ctx context.Context, suites []reports.Suite, suiteErr error
 	for _, s := range suites {
 		if len(s.Results) > 0 {
 			s.FlakyTolerated = o.AllowFlaky
+			s.Selection = o.Selection()
 			report = append(report, s)
 			r.specs = append(r.specs, s.Results...)
 		}
@@ -454,9 +460,13 @@ func (r *run) report(ctx context.Context, suites []reports.Suite, suiteErr error
 // did not start): a JUnit file whose one test case is that failure, and
 // the run record, so that a matrix leg or a nightly job that produced no
 // spec results is a failed leg to every reader, never one left out.
+//
+// Only on a cluster of its own: on an existing cluster a failure before
+// the suites is bad input (an unreachable or forbidden kubeconfig), which
+// leaves nothing behind.
 func (r *run) reportEarly(ctx context.Context, err error) {
-	if r.junitDir == "" {
-		return // refused before anything was made
+	if r.junitDir == "" || !r.own {
+		return
 	}
 	r.out.JUnit = filepath.Join(r.junitDir, r.o.JUnitName)
 	what := "the cluster set up for the suites"

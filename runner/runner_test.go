@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,30 +140,26 @@ func TestTail(t *testing.T) {
 	}
 }
 
-// A run that fails before its suites leaves a verdict for every reader: a
-// JUnit file whose one test case is the failure, and a red run record (a
-// matrix leg or nightly job without results is a failed leg, not one left
-// out of the report).
+// A run of its own cluster that fails before its suites leaves a verdict
+// for every reader: a JUnit file whose one test case is the failure, and a
+// red run record (a matrix leg or nightly job without results is a failed
+// leg, not one left out of the report). On an existing cluster the same
+// failure is bad input and leaves nothing (cmd/skewproof's TestBadInput).
 func TestRunFailedEarlyLeavesAFailure(t *testing.T) {
 	dir := t.TempDir()
-	kc := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kc, []byte("not: [a kubeconfig"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	var out bytes.Buffer
-	o := Options{Name: "early", Kubeconfig: kc, Suites: []string{"seccomp"}, Timeout: time.Minute, FlakeAttempts: 1,
-		JUnitDir: filepath.Join(dir, "results"), SuiteBinary: "/bin/false", Progress: progress.New(&out)}
-	res, err := Run(context.Background(), o)
-	if err == nil {
-		t.Fatal("a malformed kubeconfig ran")
-	}
+	o := Options{Name: "early", Suites: []string{"seccomp"}, JUnitDir: dir, Progress: progress.New(&out)}
+	o.Complete()
+	var res Outcome
+	r := &run{o: o, p: o.Progress, out: &res, junitDir: dir, own: true}
+	r.reportEarly(context.Background(), errors.New("bringing up cluster early: kind create: node early-worker did not become Ready"))
 	suites, rerr := reports.ReadJUnitFiles(res.JUnit)
 	if rerr != nil || len(suites) != 1 || len(suites[0].Results) != 1 || suites[0].Results[0].Verdict != skew.Fail ||
-		suites[0].Results[0].ID != SetUpID || !strings.Contains(suites[0].Results[0].Failure, "before its suites ran") {
+		suites[0].Results[0].ID != SetUpID || !strings.Contains(suites[0].Results[0].Failure, "did not become Ready") {
 		t.Fatalf("JUnit %s: %+v %v, want one failure %s", res.JUnit, suites, rerr, SetUpID)
 	}
-	rec, rerr := reports.ReadRecord(o.JUnitDir)
-	if red, why := rec.Red(); rerr != nil || !red || rec.ExitStatus != 1 || why == "" {
+	rec, rerr := reports.ReadRecord(dir)
+	if red, why := rec.Red(); rerr != nil || !red || rec.ExitStatus != 1 || !strings.Contains(why, "did not become Ready") {
 		t.Errorf("run.json %+v %v, want red with exit status 1 and why", rec, rerr)
 	}
 }

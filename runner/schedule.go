@@ -21,7 +21,7 @@ func (o Options) discover(ctx context.Context, dir string, env []string) ([]sche
 	args := append(schedule.SuiteArgs(strings.Join(o.Suites, " || "), o.LabelFilter, o.Focus, o.Skip),
 		"-ginkgo.dry-run", "-ginkgo.json-report", report)
 	cmd := exec.CommandContext(ctx, o.SuiteBinary, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = suiteEnv(env)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("listing the specs to run (a dry run of %s): %w: %s", o.SuiteBinary, err, Tail(string(out), 5))

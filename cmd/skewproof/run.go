@@ -130,6 +130,9 @@ func (o runOptions) run(ctx context.Context) error {
 	if len(out.Results) > 0 || out.JUnit != "" {
 		fmt.Println()
 		reports.WriteSummary(os.Stdout, out.Results)
+		if sel := ro.Selection().String(); sel != "" {
+			fmt.Printf("narrowed: only the specs of %s were run (%s); run.json and the JUnit suites' properties say so\n", strings.Join(ro.Suites, ", "), sel)
+		}
 		for _, why := range runner.DescribeNotTested(out.NotTested) {
 			fmt.Printf("not tested: %s\n", why)
 		}
