@@ -79,7 +79,30 @@ type Result struct {
 	// skewproof has not read the node's (skew.Expectation
 	// .RuntimeNotResearched). The result is judged; the run record lists it.
 	RuntimeNotResearched string `json:"runtimeNotResearched,omitempty"`
+	// SkipKind says what a skip is a fact of (SkipRelease, SkipHost,
+	// SkipCluster): a certification run (--certify) accepts only skips
+	// for a fact of the release.
+	SkipKind string `json:"skipKind,omitempty"`
 }
+
+// What a skip is a fact of (Result.SkipKind).
+const (
+	// SkipRelease: the rule does not exist at these versions (the oracle's
+	// NotApplicable), or the release gives no way to observe it.
+	SkipRelease = "release"
+	// SkipHost: the node's kernel lacks what the rule needs (AppArmor).
+	SkipHost = "host"
+	// SkipCluster: the cluster under test lacks what the spec needs (node
+	// access, a runtime handler, a feature gate's setting): a fact of the
+	// cluster, not of the release. Also a skip that names no kind.
+	SkipCluster = "cluster"
+)
+
+// PropSkipKind is the test case property of Result.SkipKind.
+const PropSkipKind = "skip-kind"
+
+// PropCertification is the suite property of a certification run.
+const PropCertification = "certification"
 
 // Suite is the results of one run against one cluster.
 type Suite struct {
@@ -97,6 +120,9 @@ type Suite struct {
 	// properties label-filter, focus and skip, so that a reader of the
 	// JUnit file alone sees that only part of the suite was asked for.
 	Selection Selection
+	// Certification: the suite comes from a certification run (--certify),
+	// written as the suite property certification=true.
+	Certification bool
 }
 
 // Selection is what narrowed a run's specs beyond its suites.
@@ -171,7 +197,7 @@ func (r *Result) propFields() []struct {
 		{PropAPIServer, &r.APIServer}, {PropObserved, &r.Observed}, {PropExpected, &r.Expected},
 		{PropKEPPlanned, &r.KEP}, {PropOutcome, &r.Outcome}, {PropNotResearched, &r.NotResearched},
 		{PropCRIRuntime, &r.CRIRuntime}, {PropOCIRuntime, &r.OCIRuntime},
-		{PropRuntimeNotResearched, &r.RuntimeNotResearched},
+		{PropRuntimeNotResearched, &r.RuntimeNotResearched}, {PropSkipKind, &r.SkipKind},
 	}
 }
 
@@ -223,6 +249,9 @@ func JUnitDoc(suites ...Suite) reporters.JUnitTestSuites {
 		}
 		if s.FlakyTolerated {
 			js.Properties.Properties = append(js.Properties.Properties, reporters.JUnitProperty{Name: PropFlakyTolerated, Value: "true"})
+		}
+		if s.Certification {
+			js.Properties.Properties = append(js.Properties.Properties, reporters.JUnitProperty{Name: PropCertification, Value: "true"})
 		}
 		for _, p := range []reporters.JUnitProperty{{Name: PropLabelFilter, Value: s.Selection.LabelFilter},
 			{Name: PropFocus, Value: s.Selection.Focus}, {Name: PropSkip, Value: s.Selection.Skip}} {
@@ -312,7 +341,9 @@ func ReadJUnit(r io.Reader) ([]Suite, error) {
 	}
 	var out []Suite
 	for _, js := range doc.TestSuites {
-		s := Suite{Name: js.Name, Cluster: js.Properties.WithName("cluster"), FlakyTolerated: js.Properties.WithName(PropFlakyTolerated) == "true"}
+		s := Suite{Name: js.Name, Cluster: js.Properties.WithName("cluster"), FlakyTolerated: js.Properties.WithName(PropFlakyTolerated) == "true",
+			Certification: js.Properties.WithName(PropCertification) == "true",
+			Selection: Selection{LabelFilter: js.Properties.WithName(PropLabelFilter), Focus: js.Properties.WithName(PropFocus), Skip: js.Properties.WithName(PropSkip)}}
 		if t, err := time.Parse(time.RFC3339, js.Timestamp); err == nil {
 			s.Timestamp = t
 		}

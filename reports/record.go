@@ -45,6 +45,9 @@ type Record struct {
 	JUnit string `json:"junit"`
 	// Logs are the file names (globs allowed) of its logs in the same directory.
 	Logs []string `json:"logs,omitempty"`
+	// Certification: a certification run (--certify): every applicable id
+	// judged on every node, no skip but for a fact of the release.
+	Certification bool `json:"certification,omitempty"`
 	// AllowFlaky: flaky specs were tolerated (--allow-flaky).
 	AllowFlaky bool `json:"allowFlaky,omitempty"`
 	// AllowedNotReadyNodes is --allowed-not-ready-nodes.

@@ -22,6 +22,7 @@ type SharedFlags struct {
 	FlakeAttempts        int
 	AllowFlaky           bool
 	AllowedNotReadyNodes int
+	Certify              bool
 }
 
 // CLIDefaults are the defaults of 'skewproof run'.
@@ -58,4 +59,7 @@ func (f *SharedFlags) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.AllowFlaky, "allow-flaky", f.AllowFlaky, "tolerate flaky specs: they do not fail the run and their JUnit cases carry no <failure> (recorded in run.json and the JUnit suite's properties)")
 	fs.IntVar(&f.AllowedNotReadyNodes, "allowed-not-ready-nodes", f.AllowedNotReadyNodes, "how many nodes of an existing cluster may be not Ready without failing the run; "+
 		"their kubelet rules are skipped, naming the node (a cluster skewproof brings up allows none)")
+	fs.BoolVar(&f.Certify, "certify", f.Certify, "a certification run: every catalogue id that applies to a node's versions and runtime must be judged on that node; "+
+		"a skip for anything but a fact of the release (a host without AppArmor, no node access, a feature gate's setting) fails the run with its remedy; "+
+		"every suite, no narrowing, no tolerated flakes or nodes (recorded in run.json, the JUnit suites' properties and the bundle)")
 }

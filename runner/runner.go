@@ -86,6 +86,10 @@ type Options struct {
 	AgentImage, AgentImageNote string
 	// AgentBinary is a static skewproof binary (the running executable).
 	AgentBinary string
+	// Certify makes the run a certification run (reports.Certify): every
+	// applicable id judged on every node, no skip but for a fact of the
+	// release, every suite, nothing narrowed or tolerated.
+	Certify bool
 	// Mode and Command are recorded in run.json.
 	Mode    string
 	Command []string
@@ -115,6 +119,25 @@ func (o Options) Validate() error {
 		if !slices.Contains(Suites, s) {
 			return fmt.Errorf("--suites: unknown suite %q (known: %s)", s, strings.Join(Suites, ", "))
 		}
+	}
+	if o.Certify {
+		return o.validateCertify()
+	}
+	return nil
+}
+
+// validateCertify refuses what a certification run cannot be: a part of
+// the catalogue, or a run that tolerates what a certification may not.
+func (o Options) validateCertify() error {
+	switch {
+	case len(o.Suites) != len(Suites):
+		return fmt.Errorf("--certify judges every suite: give --suites %s (or leave it to the certification's default)", strings.Join(Suites, ","))
+	case o.Selection() != reports.Selection{}:
+		return fmt.Errorf("--certify judges every catalogue id: drop the narrowing (%s)", o.Selection())
+	case o.AllowFlaky:
+		return errors.New("--certify tolerates no flaky spec: drop --allow-flaky")
+	case o.AllowedNotReadyNodes > 0:
+		return errors.New("--certify judges every node: drop --allowed-not-ready-nodes")
 	}
 	return nil
 }
@@ -241,7 +264,7 @@ func (r *run) start(ctx context.Context) error {
 	}
 	r.junitDir, _ = filepath.Abs(o.JUnitDir)
 	r.rec = reports.Record{Command: o.Command, Skewproof: reports.ToolVersion(), Mode: o.Mode, Cluster: o.Name, Suites: o.Suites,
-		LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip, Started: time.Now().UTC(),
+		LabelFilter: o.LabelFilter, Focus: o.Focus, Skip: o.Skip, Started: time.Now().UTC(), Certification: o.Certify,
 		AllowFlaky: o.AllowFlaky, AllowedNotReadyNodes: o.AllowedNotReadyNodes}
 	if left, err := r.prov.ListOwned(ctx); err == nil {
 		for _, l := range left {
@@ -421,6 +444,9 @@ func (r *run) report(ctx context.Context, suites []reports.Suite, suiteErr error
 		if len(s.Results) > 0 {
 			s.FlakyTolerated = o.AllowFlaky
 			s.Selection = o.Selection()
+			if o.Certify {
+				s.Certification, s.Results = true, reports.Certify(s.Results)
+			}
 			report = append(report, s)
 			r.specs = append(r.specs, s.Results...)
 		}
@@ -538,6 +564,10 @@ func (r *run) verdict(ctx context.Context, suiteErr error) error {
 			msg += fmt.Sprintf(" (--allowed-not-ready-nodes %d)", o.AllowedNotReadyNodes)
 		}
 		return fmt.Errorf("%s; see %s", msg, out.JUnit)
+	case counts[skew.Fail] > 0 && len(uncertified(specs)) > 0:
+		u := uncertified(specs)
+		return fmt.Errorf("%d of %d specs failed, %d of them not judged where they apply (a certification accepts no skip but for a fact of the release), first: %s; see %s",
+			counts[skew.Fail], len(specs), len(u), reports.FirstLine(u[0].Failure), out.JUnit)
 	case counts[skew.Fail] > 0:
 		return fmt.Errorf("%d of %d specs failed; see %s", counts[skew.Fail], len(specs), out.JUnit)
 	case len(unread) > 0:
@@ -550,6 +580,18 @@ func (r *run) verdict(ctx context.Context, suiteErr error) error {
 		return fmt.Errorf("no spec ran (label filter %q, focus %q, skip %q)", o.LabelFilter, o.Focus, o.Skip)
 	}
 	return nil
+}
+
+// uncertified are the results a certification run failed because they were
+// skipped for something other than a fact of the release.
+func uncertified(rs []reports.Result) []reports.Result {
+	var out []reports.Result
+	for _, r := range rs {
+		if r.Reason == reports.CertificationFailure {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // NodesTestedID is the id of the failed test case that stands for the nodes

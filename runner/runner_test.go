@@ -163,3 +163,27 @@ func TestRunFailedEarlyLeavesAFailure(t *testing.T) {
 		t.Errorf("run.json %+v %v, want red with exit status 1 and why", rec, rerr)
 	}
 }
+
+// A certification is the whole catalogue, nothing narrowed or tolerated.
+func TestValidateCertify(t *testing.T) {
+	ok := Options{Suites: Suites, Timeout: time.Minute, FlakeAttempts: 2, Certify: true}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("a whole certification: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*Options)
+		says string
+	}{
+		{"one suite", func(o *Options) { o.Suites = []string{"seccomp"} }, "--suites seccomp,apparmor,profiles"},
+		{"label filter", func(o *Options) { o.LabelFilter = "smoke" }, `label filter "smoke"`},
+		{"focus", func(o *Options) { o.Focus = "row-1" }, `focus "row-1"`},
+		{"allow flaky", func(o *Options) { o.AllowFlaky = true }, "--allow-flaky"},
+	} {
+		o := ok
+		c.edit(&o)
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v, want an error saying %s", c.name, err, c.says)
+		}
+	}
+}

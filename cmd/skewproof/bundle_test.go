@@ -144,6 +144,44 @@ func TestBundleVerifyFollowsTheRunsVerdict(t *testing.T) {
 	}
 }
 
+// A certification bundle is green only when every result was judged but
+// for skips for a fact of the release, and its suites say certification.
+func TestBundleVerifyCertification(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		res  reports.Result
+		cert bool
+		code int
+		says string
+	}{
+		{"release skip", reports.Result{Verdict: skew.Skip, SkipKind: reports.SkipRelease, Reason: "gone at v1.37"}, true, 0, "the certification run is green"},
+		{"host skip", reports.Result{Verdict: skew.Skip, SkipKind: reports.SkipHost, Reason: "host has no AppArmor"}, true, 1, "host has no AppArmor"},
+		{"suite not certified", reports.Result{Verdict: skew.Pass}, false, 1, "does not say certification=true"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			res := c.res
+			res.Name, res.ID, res.APIServer = "[apparmor/feature-gate] x", "apparmor/feature-gate", "1.37.2"
+			if err := reports.WriteJUnitFile(filepath.Join(dir, "junit-b.xml"), reports.Suite{Name: "apparmor", Cluster: "b", Certification: c.cert, Results: []reports.Result{res}}); err != nil {
+				t.Fatal(err)
+			}
+			rec := reports.Record{Command: []string{"skewproof", "run", "--certify"}, Mode: "new-cluster", Cluster: "b", APIServer: "1.37.2", JUnit: "junit-b.xml", Certification: true}
+			rec.SetVerdict(0, nil)
+			if err := reports.WriteRecord(dir, rec); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "results.tar.gz")
+			if code, _, stderr := runCaptured(t, "bundle", "--from", dir, "--out", out); code != 0 {
+				t.Fatalf("bundle: exit %d: %s", code, stderr)
+			}
+			code, stdout, stderr := runCaptured(t, "bundle", "verify", out)
+			if code != c.code || !strings.Contains(stdout+stderr, c.says) {
+				t.Errorf("verify: exit %d, %q %q; want exit %d saying %q", code, stdout, stderr, c.code, c.says)
+			}
+		})
+	}
+}
+
 func TestBundleVerifyTampered(t *testing.T) {
 	dir := bundleRunDir(t)
 	out := filepath.Join(t.TempDir(), "results.tar.gz")

@@ -85,7 +85,7 @@ func (o runOptions) run(ctx context.Context) error {
 	ro := runner.Options{Name: o.Name, Kubeconfig: o.kubeconfig, Suites: o.suites, LabelFilter: o.LabelFilter,
 		JUnitDir: o.junitDir, Keep: o.keep, Parallel: o.parallel, Timeout: o.Timeout, AgentImage: o.AgentImage,
 		AgentBinary: exe, Mode: "existing-cluster", Command: os.Args, Progress: p, FlakeAttempts: o.FlakeAttempts,
-		AllowFlaky: o.AllowFlaky, AllowedNotReadyNodes: o.AllowedNotReadyNodes}
+		AllowFlaky: o.AllowFlaky, AllowedNotReadyNodes: o.AllowedNotReadyNodes, Certify: o.Certify}
 	if o.kubeconfig == "" {
 		// Docker first: without it nothing can start, and nothing need be
 		// cleaned up.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 
 	"github.com/skewproof/skewproof/runner/schedule"
 
@@ -43,6 +44,10 @@ func (o *runOptions) check(ctx context.Context) error {
 		rerunSel = f
 	}
 	o.LabelFilter = schedule.Select(idSel, rerunSel, o.LabelFilter)
+	if o.Certify && o.SuiteList == runner.CLIDefaults().SuiteList {
+		// A certification judges every suite: its default is all of them.
+		o.SuiteList = strings.Join(runner.Suites, ",")
+	}
 	suites, err := runner.ParseSuites(o.SuiteList)
 	if err != nil {
 		return usagef("--suites: %v", err)
@@ -55,7 +60,7 @@ func (o *runOptions) check(ctx context.Context) error {
 	}
 	// The settings every front end shares: the runner's own check.
 	shared := runner.Options{Kubeconfig: o.kubeconfig, Suites: o.suites, Timeout: o.Timeout,
-		FlakeAttempts: o.FlakeAttempts, AllowedNotReadyNodes: o.AllowedNotReadyNodes}
+		FlakeAttempts: o.FlakeAttempts, AllowedNotReadyNodes: o.AllowedNotReadyNodes, LabelFilter: o.LabelFilter, AllowFlaky: o.AllowFlaky, Certify: o.Certify}
 	if err := shared.Validate(); err != nil {
 		return usagef("%v", err)
 	}

@@ -69,7 +69,7 @@ func TestRunAndEntrypointShareFlags(t *testing.T) {
 			t.Errorf("--%s: default %q in skewproof run, %q in %s; a difference must be on purpose (runner.InClusterDefaults)", e.Name, c.DefValue, e.DefValue, incluster.EnvExtraArgs)
 		}
 	})
-	if n != 8 {
-		t.Errorf("%s has %d flags, want the 8 the entrypoint shares with skewproof run", incluster.EnvExtraArgs, n)
+	if n != 9 {
+		t.Errorf("%s has %d flags, want the 9 the entrypoint shares with skewproof run", incluster.EnvExtraArgs, n)
 	}
 }

@@ -33,6 +33,9 @@ type Summary struct {
 	// Green: every result judged pass or deviation or skipped for a fact of
 	// the cluster (reports.Green, flakes tolerated only when the run said so).
 	Green bool
+	// Certification: run.json says the bundle is of a certification run
+	// (--certify), whose every result was checked as a certification's.
+	Certification bool
 	// Red is why the run record says the run was red (its exit status
 	// was not 0); "" when it does not.
 	Red string
@@ -46,9 +49,13 @@ func (s Summary) String() string {
 		green = "not green"
 	}
 	if s.Red != "" {
-		green += " (run.json: " + s.Red + ")"
+		green += " (" + s.Red + ")"
 	}
-	return fmt.Sprintf("%d files, apiserver %s, %s; the run is %s", s.Files, vprefix(s.APIServer), s.Counts, green)
+	run := "the run"
+	if s.Certification {
+		run = "the certification run"
+	}
+	return fmt.Sprintf("%d files, apiserver %s, %s; %s is %s", s.Files, vprefix(s.APIServer), s.Counts, run, green)
 }
 
 var sumLine = regexp.MustCompile(`^([0-9a-fA-F]{64}) [ *](.+)$`)
@@ -159,13 +166,38 @@ func Verify(path string) (Summary, error) {
 	}
 	sum = Summary{Files: len(order), APIServer: rec.APIServer, Cluster: rec.Cluster, Specs: len(results), Counts: reports.Count(results),
 		Green: reports.Green(results, tolerated)}
+	if rec.Certification {
+		sum.Certification = true
+		if why := certified(rec, suites, results); why != "" {
+			sum.Green, sum.Red = false, why
+		}
+	}
 	if red, why := rec.Red(); red {
 		// The run itself said red (a process killed before its specs
 		// reported, a failed clean-up, ...): no reading of the JUnit file
 		// makes it green.
-		sum.Green, sum.Red = false, reports.FirstLine(why)
+		sum.Green, sum.Red = false, "run.json: "+reports.FirstLine(why)
 	}
 	return sum, nil
+}
+
+// certified is why a bundle of a certification run is not a certification
+// ("" when it is): its JUnit suites must all say certification, nothing
+// may have narrowed it, and every result must be judged but for skips for
+// a fact of the release.
+func certified(rec reports.Record, suites []reports.Suite, results []reports.Result) string {
+	if rec.LabelFilter != "" || rec.Focus != "" || rec.Skip != "" || rec.AllowFlaky || rec.AllowedNotReadyNodes > 0 {
+		return "certification: run.json records a narrowed or tolerant run"
+	}
+	for _, s := range suites {
+		if !s.Certification && s.Name != "skewproof" {
+			return fmt.Sprintf("certification: the JUnit suite %s does not say certification=true", s.Name)
+		}
+	}
+	if ok, why := reports.CertifiedGreen(results); !ok {
+		return "certification: " + why
+	}
+	return ""
 }
 
 // parseSums reads sha256sum lines ("<hex>  <name>" or "<hex> *<name>").

@@ -229,7 +229,7 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 	o := runner.Options{Name: s.Name, Kubeconfig: kubeconfig, Suites: s.Suites, SuiteBinary: suiteBin,
 		LabelFilter: s.LabelFilter, Focus: s.Focus, Skip: s.Skip, JUnitDir: dir, JUnitName: JUnitFile,
 		Parallel: true, Timeout: s.Timeout, FlakeAttempts: s.FlakeAttempts, AllowFlaky: s.AllowFlaky,
-		AllowedNotReadyNodes: s.AllowedNotReadyNodes, AgentImage: s.AgentImage, AgentBinary: exe, Mode: "in-cluster",
+		AllowedNotReadyNodes: s.AllowedNotReadyNodes, Certify: s.Certify, AgentImage: s.AgentImage, AgentBinary: exe, Mode: "in-cluster",
 		Command: append([]string{exe, "conformance-entrypoint"}, e2eEnv()...), Progress: p,
 		OnSpec: func(r reports.Result) {
 			done++

@@ -80,7 +80,7 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 	}
 	// The checks the CLI makes too (runner.Options.Validate).
 	shared := runner.Options{Mode: "in-cluster", Suites: s.Suites, Timeout: s.Timeout, FlakeAttempts: s.FlakeAttempts,
-		AllowedNotReadyNodes: s.AllowedNotReadyNodes}
+		AllowedNotReadyNodes: s.AllowedNotReadyNodes, LabelFilter: s.LabelFilter, Focus: s.Focus, Skip: s.Skip, AllowFlaky: s.AllowFlaky, Certify: s.Certify}
 	if err := shared.Validate(); err != nil {
 		return s, fmt.Errorf("%s: %v", EnvExtraArgs, err)
 	}

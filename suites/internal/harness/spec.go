@@ -182,12 +182,14 @@ func prepare(r SpecReport) *Scenario {
 	}
 	t.result.NotResearched = e.NotResearched
 	t.result.RuntimeNotResearched = e.RuntimeNotResearched
-	skip := e.Skip
-	if skip == "" && e.Expected.NotApplicable != "" {
-		skip = e.Expected.NotApplicable
-	}
-	if skip != "" {
-		t.Skip(skip)
+	switch {
+	case e.Skip != "":
+		// The node's host cannot show the rule (or skewproof has not read
+		// the release: NotResearched says that, and keeps it from green).
+		t.SkipFor(reports.SkipHost, e.Skip)
+	case e.Expected.NotApplicable != "":
+		// The rule does not exist at these versions.
+		t.SkipFor(reports.SkipRelease, e.Expected.NotApplicable)
 	}
 	if f := registered(familyOf(id)); f != nil && f.Precondition != nil && Connected() {
 		f.Precondition(context.Background(), t)
@@ -253,12 +255,19 @@ func (t *Scenario) SetUpMissing(reason string) {
 		t.record()
 		Fail(t.result.Failure)
 	}
-	t.Skip(reason)
+	t.SkipFor(reports.SkipCluster, reason)
 }
 
-// Skip records a skip with its reason and stops the spec.
-func (t *Scenario) Skip(reason string) {
-	t.result.Verdict, t.result.Reason = skew.Skip, reason
+// Skip records a skip for a fact of the cluster under test (its
+// configuration, what it lets skewproof do) with its reason and stops the
+// spec; SkipFor names another kind of fact.
+func (t *Scenario) Skip(reason string) { t.SkipFor(reports.SkipCluster, reason) }
+
+// SkipFor records a skip for a fact of the kind given (reports.SkipRelease,
+// SkipHost, SkipCluster) with its reason and stops the spec. A
+// certification run accepts only skips for a fact of the release.
+func (t *Scenario) SkipFor(kind, reason string) {
+	t.result.Verdict, t.result.Reason, t.result.SkipKind = skew.Skip, reason, kind
 	t.record()
 	Skip(reason)
 }
