@@ -343,7 +343,7 @@ func ReadJUnit(r io.Reader) ([]Suite, error) {
 	for _, js := range doc.TestSuites {
 		s := Suite{Name: js.Name, Cluster: js.Properties.WithName("cluster"), FlakyTolerated: js.Properties.WithName(PropFlakyTolerated) == "true",
 			Certification: js.Properties.WithName(PropCertification) == "true",
-			Selection: Selection{LabelFilter: js.Properties.WithName(PropLabelFilter), Focus: js.Properties.WithName(PropFocus), Skip: js.Properties.WithName(PropSkip)}}
+			Selection:     Selection{LabelFilter: js.Properties.WithName(PropLabelFilter), Focus: js.Properties.WithName(PropFocus), Skip: js.Properties.WithName(PropSkip)}}
 		if t, err := time.Parse(time.RFC3339, js.Timestamp); err == nil {
 			s.Timestamp = t
 		}
