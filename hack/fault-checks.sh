@@ -7,13 +7,19 @@
 #   stopped   the worker's kubelet is stopped before the run: the run names the
 #             node and its Ready condition at once, skips its kubelet rules with
 #             that reason and exits 1;
-#   cordoned  the worker is cordoned: its kubelet rules are judged, the run says so.
+#   cordoned  the worker is cordoned: its kubelet rules are judged, the run says so;
+#   timeout   --timeout 25s cuts the suite processes short: the spec Ginkgo
+#             interrupts and every spec never run are <failure>s, the run exits
+#             1 and 'bundle verify' of its results exits 1;
+#   killed    a suite process is killed (kill -9) after its first result line:
+#             every spec it never reported is a <failure> naming the signal and
+#             the log's last lines, the run exits 1, 'bundle verify' exits 1.
 # BIN=dir of another build (e.g. an older one) runs that build instead of bin/.
 #
 # Usage: bash hack/fault-checks.sh flaky|stopped|cordoned [OUTDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fault=${1:?flaky, stopped or cordoned}
+fault=${1:?flaky, stopped, cordoned, timeout or killed}
 out=${2:-_artifacts/fault-$fault}
 bin=${BIN:-bin}
 name=${CLUSTER:-fault}
@@ -60,8 +66,30 @@ cordoned)
 	grep -m2 -E "cordoned" "$out/run.log" || true
 	tail -4 "$out/run.log"
 	;;
+timeout | killed)
+	if [[ $fault == timeout ]]; then
+		run --suites seccomp --label-filter kubelet --timeout 25s
+	else
+		run --suites seccomp --label-filter kubelet &
+		pid=$!
+		until grep -qE "^\[.*\] +(pass|deviation|fail|skip) +seccomp/" "$out/run.log" 2>/dev/null; do sleep 1; done
+		victim=$(pgrep -f -- "skewproof-e2e.test.*-ginkgo.label-filter" | head -1)
+		echo "killing suite process $victim (kill -9): $(tr '\0' ' ' </proc/"$victim"/cmdline | grep -o 'label-filter [^-]*')"
+		kill -9 "$victim"
+		wait "$pid"
+	fi
+	tail -1 "$out/run.log"
+	junit=("$out"/run/junit-*.xml)
+	echo "JUnit: $(grep -c '<testcase' "${junit[0]}") cases, $(grep -c '<failure' "${junit[0]}") <failure>, of them $(grep -c 'never reported' "${junit[0]}") never reported, $(grep -c 'Interrupted by Timeout' "${junit[0]}") interrupted by the timeout"
+	grep -m1 -o 'planned but never reported: [^&]*' "${junit[0]}" || true
+	jq -r '"run.json: verdict \(.verdict), exit status \(.exitStatus): \(.reason | split("\n")[0])"' "$out/run/run.json"
+	"$bin/skewproof" bundle --from "$out/run" --out "$out/results.tar.gz" --force >/dev/null || true
+	rc=0
+	"$bin/skewproof" bundle verify "$out/results.tar.gz" || rc=$?
+	echo "bundle verify exit status: $rc"
+	;;
 *)
-	echo "usage: $0 flaky|stopped|cordoned [OUTDIR]" >&2
+	echo "usage: $0 flaky|stopped|cordoned|timeout|killed [OUTDIR]" >&2
 	exit 2
 	;;
 esac

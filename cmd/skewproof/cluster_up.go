@@ -30,7 +30,7 @@ func newClusterUpCmd() *cobra.Command {
 				return err
 			}
 			images := nodeImages(imageArgs)
-			w, err := parseWorkers(splitList(kubelets), ociArgs, "")
+			w, err := parseWorkers(splitList(kubelets), ociArgs, "", appArmorNode)
 			if err != nil {
 				return err
 			}

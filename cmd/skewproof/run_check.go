@@ -24,7 +24,7 @@ func (o *runOptions) check(ctx context.Context) error {
 		return err
 	}
 	o.images = nodeImages(o.imageArgs)
-	w, err := parseWorkers(splitList(o.kubeletList), o.ociArgs, o.matrixRuntimeList)
+	w, err := parseWorkers(splitList(o.kubeletList), o.ociArgs, o.matrixRuntimeList, o.appArmorNode)
 	if err != nil {
 		return err
 	}

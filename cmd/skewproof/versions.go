@@ -118,8 +118,9 @@ type workerArgs struct {
 
 // parseWorkers reads the entries of --kubelets, the values of
 // --oci-runtime and the list of --matrix-runtimes; an OCI runtime of the
-// user's that neither names is refused.
-func parseWorkers(entries, ociArgs []string, matrixList string) (workerArgs, error) {
+// user's that none of them nor the --apparmor-node entry (appArmorNode,
+// VERSION[@CRI][+OCI]; checkAppArmorNode reads it) names is refused.
+func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (workerArgs, error) {
 	var w workerArgs
 	for _, a := range ociArgs {
 		name, path, err := clusters.ParseOCIRuntime(a)
@@ -155,9 +156,14 @@ func parseWorkers(entries, ociArgs []string, matrixList string) (workerArgs, err
 		used[wk.Runtime.OCI] = true
 		custom = custom || !wk.Runtime.IsDefault()
 	}
+	if appArmorNode != "" {
+		if wk, err := clusters.ParseWorker(appArmorNode, w.vendor); err == nil {
+			used[wk.Runtime.OCI] = true
+		}
+	}
 	for name := range w.vendor {
 		if !used[name] {
-			return w, usagef("--oci-runtime %s: no --kubelets entry (or --matrix-runtimes entry) runs it; name it there, e.g. --kubelets 1.37.2+%s", name, name)
+			return w, usagef("--oci-runtime %s: no --kubelets, --apparmor-node or --matrix-runtimes entry runs it; name it there, e.g. --kubelets 1.37.2+%s", name, name)
 		}
 	}
 	if !custom {
