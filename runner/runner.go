@@ -216,8 +216,8 @@ type run struct {
 	planFile   string
 	image      agentimage.Image
 	access     map[string]nodeaccess.Access // per node
-	appArmor   map[string]bool           // whether AppArmor profiles load, per node (the agent's report)
-	host       map[string]skew.HostFacts // the kernel facts the agent read on each node
+	appArmor   map[string]bool              // whether AppArmor profiles load, per node (the agent's report)
+	host       map[string]skew.HostFacts    // the kernel facts the agent read on each node
 }
 
 // start makes the results directory and begins the run record; it names
