@@ -35,28 +35,40 @@ func AppArmorFixtureManifests() []Manifest {
 
 // InstallAppArmorFixtures installs the AppArmor fixtures through the agent
 // of FixturesNamespace (deployed by InstallFixtures) and returns, per node,
-// whether the node loaded them (true) or has no AppArmor (false: the agent
-// reports Unsupported). A node that fails to load them is an error.
+// whether the node loaded them (true) or its kernel has no AppArmor (false:
+// the agent reports Unsupported, a fact of the node). A node whose agent
+// failed to load them is an error with the agent's message: a failure of
+// skewproof's set-up, never "no AppArmor".
 func InstallAppArmorFixtures(ctx context.Context, c *Cluster, timeout time.Duration) (map[string]bool, error) {
 	reps, err := Install(ctx, c, AppArmorFixtureManifests(), nil, InstallOptions{Timeout: timeout, Settled: true})
 	if err != nil {
 		return nil, err
 	}
-	return appArmorNodes(reps), nil
+	return appArmorNodes(reps)
 }
 
-func appArmorNodes(reps []NodeReport) map[string]bool {
+// appArmorNodes reads the reports of the AppArmor fixtures: a node loaded
+// them when every one is Installed there, has no AppArmor when they are
+// Unsupported; anything else is the agent's failure.
+func appArmorNodes(reps []NodeReport) (map[string]bool, error) {
 	out := map[string]bool{}
+	var failed []string
 	for _, r := range reps {
 		for _, s := range r.Nodes {
 			loaded := s.Status == api.Installed
+			if !loaded && s.Status != api.Unsupported {
+				failed = append(failed, fmt.Sprintf("the agent on node %s did not load AppArmor profile %s: %s%s", s.Node, r.Manifest.Name, s.Status, msgSuffix(s.Message)))
+			}
 			if prev, seen := out[s.Node]; seen {
 				loaded = loaded && prev
 			}
 			out[s.Node] = loaded
 		}
 	}
-	return out
+	if len(failed) > 0 {
+		return out, fmt.Errorf("%s", strings.Join(failed, "; "))
+	}
+	return out, nil
 }
 
 // InstallFixtures deploys the agent (image present on every node) in

@@ -86,8 +86,16 @@ func TestAppArmorNodes(t *testing.T) {
 		{Nodes: []status.NodeState{{Node: "a", Status: api.Installed}, {Node: "b", Status: api.Unsupported}}},
 		{Nodes: []status.NodeState{{Node: "a", Status: api.Installed}, {Node: "b", Status: api.Installed}}},
 	}
-	got := appArmorNodes(reps)
-	if !got["a"] || got["b"] || len(got) != 2 {
-		t.Errorf("appArmorNodes = %v; want a loaded, b not", got)
+	got, err := appArmorNodes(reps)
+	if !got["a"] || got["b"] || len(got) != 2 || err != nil {
+		t.Errorf("appArmorNodes = %v, %v; want a loaded, b not", got, err)
+	}
+	// A node whose agent failed to load a profile has AppArmor: an error
+	// with the agent's message, not "no AppArmor".
+	reps = append(reps, NodeReport{Manifest: Manifest{Name: "k8s-deny-write"},
+		Nodes: []status.NodeState{{Node: "a", Status: api.Installed}, {Node: "c", Status: api.Failed, Message: "apparmor_parser --replace: syntax error"}}})
+	if _, err := appArmorNodes(reps); err == nil || !strings.Contains(err.Error(), "node c did not load AppArmor profile k8s-deny-write: Failed") ||
+		!strings.Contains(err.Error(), "apparmor_parser --replace: syntax error") {
+		t.Errorf("a node that failed to load: %v", err)
 	}
 }

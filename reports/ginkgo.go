@@ -190,7 +190,7 @@ func ProgressLine(r Result) string {
 	if where == "" {
 		where = "cluster"
 	}
-	line := fmt.Sprintf("%-9s %-44s %-22s %6.1fs", r.Verdict, r.ID, where, r.Duration.Seconds())
+	line := fmt.Sprintf("%-9s %-44s %-22s %6.1fs", VerdictLabel(r), r.ID, where, r.Duration.Seconds())
 	switch r.Verdict {
 	case skew.Fail:
 		line += "  " + FirstLine(r.Failure)

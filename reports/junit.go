@@ -49,6 +49,9 @@ const (
 	// because skewproof has not read the node's container runtime for the
 	// rule (skew.Expectation.RuntimeNotResearched): judged, and says why.
 	PropRuntimeNotResearched = "runtime-not-researched"
+	// PropStaged marks a result that observes what skewproof staged
+	// itself, not the runtime under test (Result.Staged).
+	PropStaged = "skewproof.staged"
 )
 
 // Result is one spec's result.
@@ -83,6 +86,33 @@ type Result struct {
 	// SkipCluster): a certification run (--certify) accepts only skips
 	// for a fact of the release.
 	SkipKind string `json:"skipKind,omitempty"`
+	// Staged says what of the observation skewproof staged itself, when
+	// the result observes that staging rather than the runtime's own
+	// behaviour: failure row 1's restricted runtime handlers, which delete
+	// the profile from the OCI spec before the runtime under test sees it.
+	// Such a pass is judged (the kubelet and the wrapped runtime did what
+	// the row allows once the field is gone) and green, but never a plain
+	// pass: every report labels it "pass (staged)" and counts it apart.
+	Staged string `json:"staged,omitempty"`
+}
+
+// StagedNote is the headline of a staged result (Result.Staged): what it
+// observed, and what it did not.
+func StagedNote(r Result) string {
+	if r.Staged == "" {
+		return ""
+	}
+	return "staged: observes " + r.Staged + ", not the runtime's own behaviour"
+}
+
+// VerdictLabel is the verdict as reports show it: "pass (staged)" (or
+// "deviation (staged)") for a result that observes skewproof's own
+// staging, else the verdict.
+func VerdictLabel(r Result) string {
+	if r.Staged != "" && (r.Verdict == skew.Pass || r.Verdict == skew.Deviation) {
+		return string(r.Verdict) + " (staged)"
+	}
+	return string(r.Verdict)
 }
 
 // What a skip is a fact of (Result.SkipKind).
@@ -197,7 +227,7 @@ func (r *Result) propFields() []struct {
 		{PropAPIServer, &r.APIServer}, {PropObserved, &r.Observed}, {PropExpected, &r.Expected},
 		{PropKEPPlanned, &r.KEP}, {PropOutcome, &r.Outcome}, {PropNotResearched, &r.NotResearched},
 		{PropCRIRuntime, &r.CRIRuntime}, {PropOCIRuntime, &r.OCIRuntime},
-		{PropRuntimeNotResearched, &r.RuntimeNotResearched}, {PropSkipKind, &r.SkipKind},
+		{PropRuntimeNotResearched, &r.RuntimeNotResearched}, {PropSkipKind, &r.SkipKind}, {PropStaged, &r.Staged},
 	}
 }
 
@@ -260,7 +290,8 @@ func JUnitDoc(suites ...Suite) reporters.JUnitTestSuites {
 			}
 		}
 		for _, r := range s.Results {
-			tc := reporters.JUnitTestCase{Name: r.Name, Classname: s.Name, Status: Status(r, s.FlakyTolerated), Time: r.Duration.Seconds(), Properties: r.props()}
+			tc := reporters.JUnitTestCase{Name: r.Name, Classname: s.Name, Status: Status(r, s.FlakyTolerated), Time: r.Duration.Seconds(), Properties: r.props(),
+				SystemOut: StagedNote(r)}
 			switch r.Verdict {
 			case skew.Fail:
 				tc.Failure = &reporters.JUnitFailure{Message: FirstLine(r.Failure), Type: "Failure", Description: r.Failure}
@@ -430,8 +461,24 @@ func ReadJUnitFiles(paths ...string) ([]Suite, error) {
 // Counts tallies verdicts.
 type Counts map[skew.Verdict]int
 
+// StagedPass and StagedDeviation are not verdicts: Counts holds under them
+// how many of the pass and deviation results observed skewproof's own
+// staging (Result.Staged, VerdictLabel); those are counted under their
+// verdict too.
+const (
+	StagedPass      = skew.Verdict("pass (staged)")
+	StagedDeviation = skew.Verdict("deviation (staged)")
+)
+
 func (c Counts) String() string {
-	s := fmt.Sprintf("%d pass, %d deviation, %d fail, %d skip", c[skew.Pass], c[skew.Deviation], c[skew.Fail], c[skew.Skip])
+	staged := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (%d staged)", n)
+	}
+	s := fmt.Sprintf("%d pass%s, %d deviation%s, %d fail, %d skip", c[skew.Pass], staged(c[StagedPass]),
+		c[skew.Deviation], staged(c[StagedDeviation]), c[skew.Fail], c[skew.Skip])
 	if c[skew.Flaky] > 0 {
 		s += fmt.Sprintf(", %d flaky", c[skew.Flaky])
 	}
@@ -443,6 +490,9 @@ func Count(rs []Result) Counts {
 	c := Counts{}
 	for _, r := range rs {
 		c[r.Verdict]++
+		if l := skew.Verdict(VerdictLabel(r)); l != r.Verdict {
+			c[l]++
+		}
 	}
 	return c
 }
@@ -469,7 +519,7 @@ func WriteSummary(w io.Writer, rs []Result) {
 			ids = append(ids, r.ID)
 			cell[r.ID] = map[string]string{}
 		}
-		v := string(r.Verdict)
+		v := VerdictLabel(r)
 		if old := cell[r.ID][col]; old != "" && old != v {
 			v = old + "+" + v
 		}
@@ -507,6 +557,10 @@ func WriteSummary(w io.Writer, rs []Result) {
 	fmt.Fprintf(w, "%d specs: %s\n", len(rs), Count(rs))
 	if u := RuntimeUnread(rs); len(u) > 0 {
 		fmt.Fprintf(w, "%d of them judged against the KEP alone: skewproof has not read the node's container runtime for the rule (run.json, runtimeNotResearched)\n", len(u))
+	}
+	if c := Count(rs); c[StagedPass]+c[StagedDeviation] > 0 {
+		n := c[StagedPass] + c[StagedDeviation]
+		fmt.Fprintf(w, "%d of them staged: they observe skewproof's own restricted runtime handlers, not the runtime's own behaviour (JUnit property %s; docs/suites/README.md)\n", n, PropStaged)
 	}
 }
 

@@ -31,7 +31,10 @@ type Record struct {
 	APIServer string `json:"apiserver"`
 	// Host is the machine the run started from (empty in-cluster).
 	Host *HostRecord `json:"host,omitempty"`
-	// NodeAccess is "docker" (local node containers) or "none".
+	// NodeAccess sums up the access to the nodes from the host: "docker"
+	// (every node a local container), "none" (no node), "mixed" (some:
+	// a User-Mode Linux node beside kind nodes); each node's is in
+	// Nodes[].Access.
 	NodeAccess string       `json:"nodeAccess"`
 	Nodes      []NodeRecord `json:"nodes"`
 	Suites     []string     `json:"suites"`
@@ -134,6 +137,9 @@ type NodeRecord struct {
 	// AppArmor: whether AppArmor profiles load on the node (from the node
 	// agent's report); nil when unknown.
 	AppArmor *bool `json:"apparmor,omitempty"`
+	// Access is how the node's files are reached from the host: "docker"
+	// (a local container) or "none"; empty when not recorded.
+	Access string `json:"access,omitempty"`
 }
 
 // RecordLogPrefix begins the line of a log that holds the run record as

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,7 +58,7 @@ func (c *cluster) names() []string {
 
 // records describes the nodes for run.json; appArmor is the node agent's
 // report of whether AppArmor profiles load on each node.
-func (c *cluster) records(appArmor map[string]bool) []reports.NodeRecord {
+func (c *cluster) records(appArmor map[string]bool, access map[string]nodeaccess.Access) []reports.NodeRecord {
 	var out []reports.NodeRecord
 	for i := range c.nodes {
 		n := &c.nodes[i]
@@ -68,6 +69,10 @@ func (c *cluster) records(appArmor map[string]bool) []reports.NodeRecord {
 			r.AppArmor = &on
 		}
 		r.OCIRuntime = strings.TrimSpace(n.Labels[skew.OCIRuntimeLabel] + " " + n.Labels[skew.OCIRuntimeVersionLabel])
+		r.Access = string(nodeaccess.None)
+		if a, ok := access[n.Name]; ok {
+			r.Access = string(a)
+		}
 		out = append(out, r)
 	}
 	return out

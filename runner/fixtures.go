@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -50,6 +51,25 @@ type installed struct {
 	host     map[string]skew.HostFacts
 }
 
+// appArmorSetUp checks the agent's report of the AppArmor fixtures
+// (loaded, per node) against the kernel facts it read on each node (host):
+// a node whose kernel has AppArmor and did not load them is a failure of
+// skewproof's set-up, with the agent's word, never "host has no AppArmor"
+// (the plan's host facts would say so, and every AppArmor spec would skip
+// there). Only a kernel without AppArmor is a host fact.
+func appArmorSetUp(host map[string]skew.HostFacts, loaded map[string]bool) error {
+	var bad []string
+	for _, n := range slices.Sorted(maps.Keys(loaded)) {
+		if h, ok := host[n]; ok && h.AppArmor && !loaded[n] {
+			bad = append(bad, n)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("skewproof's set-up failed: the kernel of node(s) %v has AppArmor (the agent's host facts) but the agent did not load the AppArmor fixtures there (it reported them Unsupported): see the events of the fixtures namespace %s", bad, profiles.FixturesNamespace)
+	}
+	return nil
+}
+
 // installFixtures deploys the agent of the fixtures namespace, installs the
 // seccomp fixtures and, when the AppArmor suite runs, the AppArmor ones,
 // and asks the agent for each node's kernel facts. The removal takes the
@@ -92,8 +112,10 @@ func (o Options) installFixtures(ctx context.Context, p *progress.Progress, kube
 		return f, err
 	}
 	err = p.Timed(fmt.Sprintf("installing %d AppArmor profiles through the agent on %d nodes", len(profiles.AppArmor()), nodes), func() (err error) {
-		f.appArmor, err = profiles.InstallAppArmorFixtures(ctx, c, timeout)
-		return err
+		if f.appArmor, err = profiles.InstallAppArmorFixtures(ctx, c, timeout); err != nil {
+			return fmt.Errorf("skewproof's set-up failed: %w", err)
+		}
+		return appArmorSetUp(f.host, f.appArmor)
 	})
 	if err == nil {
 		var on []string

@@ -245,9 +245,9 @@ type run struct {
 	plan       senv.Plan
 	planFile   string
 	image      agentimage.Image
-	access     nodeaccess.Access
-	appArmor   map[string]bool           // whether AppArmor profiles load, per node (the agent's report)
-	host       map[string]skew.HostFacts // the kernel facts the agent read on each node
+	access     map[string]nodeaccess.Access // per node
+	appArmor   map[string]bool              // whether AppArmor profiles load, per node (the agent's report)
+	host       map[string]skew.HostFacts    // the kernel facts the agent read on each node
 }
 
 // start makes the results directory and begins the run record; it names
@@ -355,12 +355,13 @@ func (r *run) findUntestable(context.Context) error {
 	return nil
 }
 
-// agentImage decides the node access and gets the agent image onto the
-// nodes.
+// agentImage decides the access to each node (a User-Mode Linux node
+// without docker access takes nothing away from the kind nodes) and gets
+// the agent image onto the nodes.
 func (r *run) agentImage(ctx context.Context) (err error) {
 	r.access = nodeaccess.Probe(ctx, r.c.names()...)
-	r.rec.NodeAccess = string(r.access)
-	r.image, err = r.o.agentImage(ctx, r.p, r.c.names(), r.access)
+	r.rec.NodeAccess = string(nodeaccess.Summary(r.access))
+	r.image, err = r.o.agentImage(ctx, r.p, r.c.names(), nodeaccess.Summary(r.access))
 	return err
 }
 
@@ -398,9 +399,10 @@ func (r *run) makePlan(context.Context) error {
 			n.Host.AppArmor = on
 		}
 	}
-	r.rec.Nodes = r.c.records(r.appArmor)
 	r.plan = senv.Plan{Cluster: o.Name, Kubeconfig: r.kubeconfig, RunID: rand.String(6), Own: r.own, Keep: o.Keep,
-		APIServer: r.c.apiserver, NodeAccess: string(r.access), AgentImage: r.image.Ref, AgentImageNote: r.image.Note, Nodes: nodes}
+		APIServer: r.c.apiserver, AgentImage: r.image.Ref, AgentImageNote: r.image.Note, Nodes: nodes}
+	r.plan.SetAccess(r.access)
+	r.rec.Nodes = r.c.records(r.appArmor, r.access)
 	r.planFile = filepath.Join(r.junitDir, ".plan-"+o.Name+".json")
 	if !o.Keep {
 		// Kept with the cluster: a suite process can be run by hand on it

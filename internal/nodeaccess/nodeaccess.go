@@ -1,9 +1,10 @@
-// Package nodeaccess says how skewproof reaches its nodes' files and
-// processes from the host: through Docker, when every node is a container
-// of the local Docker daemon (kind), or not at all (a cluster elsewhere:
-// the node agent does what needs the node). The runner decides once and
-// passes it to the suite processes in the run plan (suites/env.Plan); a
-// suite process run by hand without a plan probes for itself.
+// Package nodeaccess says how skewproof reaches a node's files and
+// processes from the host, node by node: through Docker, when the node is a
+// container of the local Docker daemon (kind), or not at all (a User-Mode
+// Linux node, a cluster elsewhere: the node agent does what needs the
+// node). The runner decides once and passes it to the suite processes in
+// the run plan (suites/env.PlanNode.Access); a suite process run by hand
+// without a plan probes for itself.
 package nodeaccess
 
 import (
@@ -24,18 +25,39 @@ const (
 	None Access = "none"
 )
 
-// Probe returns Docker when every node is a container of the local Docker
-// daemon, else None (also for no node).
-func Probe(ctx context.Context, nodes ...string) Access {
-	if len(nodes) == 0 {
-		return None
-	}
+// Mixed is the Summary of nodes of which some, not all, are reached
+// through Docker.
+const Mixed Access = "mixed"
+
+// Probe returns the access to each node: Docker when it is a container of
+// the local Docker daemon, else None.
+func Probe(ctx context.Context, nodes ...string) map[string]Access {
+	out := make(map[string]Access, len(nodes))
 	for _, n := range nodes {
-		if err := exec.CommandContext(ctx, "docker", "inspect", "--type", "container", "--format", "{{.Name}}", n).Run(); err != nil {
-			return None
+		out[n] = None
+		if err := exec.CommandContext(ctx, "docker", "inspect", "--type", "container", "--format", "{{.Name}}", n).Run(); err == nil {
+			out[n] = Docker
 		}
 	}
-	return Docker
+	return out
+}
+
+// Summary is the access to every node of m at once: Docker when every one
+// is reached through Docker, None when none is (or m is empty), else Mixed.
+func Summary(m map[string]Access) Access {
+	docker := 0
+	for _, a := range m {
+		if a == Docker {
+			docker++
+		}
+	}
+	switch {
+	case docker == 0:
+		return None
+	case docker == len(m):
+		return Docker
+	}
+	return Mixed
 }
 
 // Exec runs args in node, a local Docker container (Access Docker), and

@@ -24,6 +24,19 @@ const (
 // RestrictedRuntimeHandlers are the handlers above, in a stable order.
 func RestrictedRuntimeHandlers() []string { return []string{NoSeccompHandler, NoAppArmorHandler} }
 
+// RestrictedHandlerField is the OCI spec field (a jq path) the restricted
+// handler deletes before the OCI runtime sees the spec; ok is false for
+// any other handler.
+func RestrictedHandlerField(handler string) (field string, ok bool) {
+	switch handler {
+	case NoSeccompHandler:
+		return ".linux.seccomp", true
+	case NoAppArmorHandler:
+		return ".process.apparmorProfile", true
+	}
+	return "", false
+}
+
 // EnsureRestrictedRuntimeClasses creates a RuntimeClass, labelled with
 // labels, for each handler of RestrictedRuntimeHandlers that has none yet,
 // and returns the names of those it created (for

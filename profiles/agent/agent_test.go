@@ -231,6 +231,26 @@ func TestAppArmorUnsupportedWithoutAppArmor(t *testing.T) {
 	}
 }
 
+// A node whose AppArmor switch cannot be read is not a node without
+// AppArmor: the profile is Failed with the error, never Unsupported (which
+// would skip every AppArmor spec there as "host has no AppArmor").
+func TestAppArmorUnreadableFails(t *testing.T) {
+	ctx := context.Background()
+	ap := &api.AppArmorProfile{ObjectMeta: metav1.ObjectMeta{Name: "k8s-deny", Namespace: ns, UID: "uid-aa", Generation: 1},
+		Spec: api.AppArmorProfileSpec{Policy: "profile k8s-deny {}"}}
+	dyn := apitest.NewDynamic(t, ap)
+	// A directory: reading it fails (EISDIR), it is not absent.
+	a := startAgent(t, Config{Node: "w1", Namespace: ns, SeccompRoot: t.TempDir(), Dynamic: dyn, Core: fake.NewSimpleClientset(),
+		AppArmorEnabledFile: t.TempDir()})
+	if err := a.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := nodeStatuses(t, dyn)["k8s-deny-w1"]
+	if st.Status != api.Failed || !strings.Contains(st.Message, "cannot tell whether the kernel has AppArmor") || strings.Contains(st.Message, "no AppArmor") {
+		t.Fatalf("status %+v, want Failed with the read error", st)
+	}
+}
+
 func TestAppArmorEnabled(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "enabled")

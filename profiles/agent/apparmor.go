@@ -34,19 +34,33 @@ const DefaultAppArmorFS = "/sys/kernel/security/apparmor"
 const AppArmorRecordDir = ".apparmor"
 
 // AppArmorEnabled reports whether the node's kernel has AppArmor enabled,
-// and why not.
+// and why not (AppArmorKernel; a file that cannot be read is a "no" too,
+// with the error).
 func AppArmorEnabled(enabledFile string) (bool, string) {
+	ok, why, err := AppArmorKernel(enabledFile)
+	if err != nil {
+		return false, err.Error()
+	}
+	return ok, why
+}
+
+// AppArmorKernel reports whether the node's kernel has AppArmor enabled
+// and, when not, why: a fact of the kernel (no AppArmor at all, or
+// disabled). err is set instead when the file that says so cannot be read:
+// nothing is known of the kernel then, and a profile is not Unsupported
+// but Failed (a failure of the agent's set-up, never "no AppArmor").
+func AppArmorKernel(enabledFile string) (ok bool, why string, err error) {
 	b, err := os.ReadFile(enabledFile)
 	if errors.Is(err, os.ErrNotExist) {
-		return false, "the kernel has no AppArmor (" + enabledFile + " is absent)"
+		return false, "the kernel has no AppArmor (" + enabledFile + " is absent)", nil
 	}
 	if err != nil {
-		return false, fmt.Sprintf("cannot read %s: %v", enabledFile, err)
+		return false, "", fmt.Errorf("cannot tell whether the kernel has AppArmor: reading %s: %w", enabledFile, err)
 	}
 	if v := strings.TrimSpace(string(b)); v != "Y" {
-		return false, fmt.Sprintf("AppArmor is disabled (%s is %q)", enabledFile, v)
+		return false, fmt.Sprintf("AppArmor is disabled (%s is %q)", enabledFile, v), nil
 	}
-	return true, ""
+	return true, "", nil
 }
 
 // parser finds apparmor_parser.

@@ -228,7 +228,14 @@ func (a *Agent) syncProfile(ctx context.Context, p api.Profile, cur *unstructure
 			s, msg = api.Failed, err.Error()
 		}
 	case api.KindAppArmorProfile:
-		if ok, why := AppArmorEnabled(a.cfg.AppArmorEnabledFile); !ok {
+		ok, why, err := AppArmorKernel(a.cfg.AppArmorEnabledFile)
+		if err != nil {
+			// Not a fact of the kernel: Unsupported would read as "no
+			// AppArmor" and skip every AppArmor spec on the node.
+			s, msg = api.Failed, err.Error()
+			break
+		}
+		if !ok {
 			s, msg = api.Unsupported, why
 			break
 		}

@@ -79,11 +79,11 @@ func WriteHTML(w io.Writer, rep Report, d *Diff) error {
 	byKey := map[cellKey]*htmlCell{}
 	for i := range rep.Cells {
 		c := &rep.Cells[i]
-		hc := &htmlCell{Cell: c, DOMID: fmt.Sprintf("c%d", i), Label: string(c.Verdict)}
+		hc := &htmlCell{Cell: c, DOMID: fmt.Sprintf("c%d", i), Label: c.Label()}
 		if n := len(c.Entries); n > 1 {
 			hc.Label += fmt.Sprintf(" ×%d", n)
 		}
-		hc.Title = fmt.Sprintf("%s @ %s: %s", c.ID, c.Pair, c.Verdict)
+		hc.Title = fmt.Sprintf("%s @ %s: %s", c.ID, c.Pair, c.Label())
 		byKey[cellKey{c.ID, c.Pair}] = hc
 		p.Cells = append(p.Cells, hc)
 	}

@@ -70,7 +70,7 @@ func mdVerdict(c *Cell) string {
 	if c == nil {
 		return ""
 	}
-	s := string(c.Verdict)
+	s := c.Label()
 	if c.Verdict == skew.Fail || c.Verdict == skew.Flaky {
 		s = "**" + s + "**"
 	}

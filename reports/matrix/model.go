@@ -77,6 +77,15 @@ type Entry struct {
 	// RuntimeNotResearched: judged against the KEP alone, the node's
 	// runtime not read for the rule (reports.Result).
 	RuntimeNotResearched string `json:"runtimeNotResearched,omitempty"`
+	// Staged: the result observes what skewproof staged itself, not the
+	// runtime's own behaviour (reports.Result.Staged).
+	Staged string `json:"staged,omitempty"`
+}
+
+// Label is the entry's verdict as the reports show it: "pass (staged)"
+// for a result of skewproof's own staging (reports.VerdictLabel).
+func (e Entry) Label() string {
+	return reports.VerdictLabel(reports.Result{Verdict: e.Verdict, Staged: e.Staged})
 }
 
 // Why is the entry's reason, else the first line of its failure.
@@ -114,6 +123,10 @@ func (c Cell) Worst() Entry {
 	}
 	return w
 }
+
+// Label is the cell's verdict as the reports show it: its worst entry's
+// label ("pass (staged)" when that entry observed skewproof's own staging).
+func (c Cell) Label() string { return c.Worst().Label() }
 
 // Report is runs joined into one matrix.
 type Report struct {
@@ -166,7 +179,7 @@ func Build(runs []Run) Report {
 				}
 				c.Entries = append(c.Entries, Entry{Run: run.Name, Node: r.Node, Verdict: r.Verdict, Reason: r.Reason,
 					Observed: r.Observed, Expected: r.Expected, KEPPlanned: r.KEP, Outcome: r.Outcome, Failure: r.Failure,
-					RuntimeNotResearched: r.RuntimeNotResearched})
+					RuntimeNotResearched: r.RuntimeNotResearched, Staged: r.Staged})
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/skewproof/skewproof/reports"
@@ -77,5 +78,40 @@ func TestDiffAcrossRuntimes(t *testing.T) {
 	}
 	if _, err := SelectRuntime(rep, "cri-o"); err == nil {
 		t.Error("a selector no result matches gave no error")
+	}
+}
+
+// A staged result (reports.Result.Staged) is labelled "pass (staged)" in
+// the matrix's cells, Markdown and HTML, and says what was staged.
+func TestStagedCell(t *testing.T) {
+	staged := "skewproof's restricted runtime handler skewproof-noseccomp"
+	run := Run{Name: "s", Results: []reports.Result{
+		{ID: "seccomp/failure/row-1", Node: "w1", Kubelet: "1.37.2", APIServer: "1.37.2", Verdict: skew.Pass, Staged: staged},
+		{ID: "seccomp/failure/row-4", Node: "w1", Kubelet: "1.37.2", APIServer: "1.37.2", Verdict: skew.Pass},
+	}}
+	rep := Build([]Run{run})
+	for _, c := range rep.Cells {
+		want := "pass"
+		if c.ID == "seccomp/failure/row-1" {
+			want = "pass (staged)"
+		}
+		if c.Label() != want || c.Verdict != skew.Pass {
+			t.Errorf("%s: label %q verdict %s, want %q, pass", c.ID, c.Label(), c.Verdict, want)
+		}
+	}
+	var md, html strings.Builder
+	if err := WriteMarkdown(&md, rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| `seccomp/failure/row-1` | pass (staged) |") {
+		t.Errorf("Markdown lacks the staged cell:\n%s", md.String())
+	}
+	if err := WriteHTML(&html, rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`tabindex="0">pass (staged)</td>`, `<dd class="d-staged">observes skewproof&#39;s restricted runtime handler skewproof-noseccomp, not the runtime's own behaviour</dd>`} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("HTML lacks %s", want)
+		}
 	}
 }

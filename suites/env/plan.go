@@ -35,9 +35,6 @@ type Plan struct {
 	Keep bool `json:"keep,omitempty"`
 	// APIServer is the API server's version (its gitVersion).
 	APIServer string `json:"apiserver"`
-	// NodeAccess is how the nodes' files are reached from the host
-	// (nodeaccess.Access: "docker" or "none").
-	NodeAccess string `json:"nodeAccess"`
 	// AgentImage is the node agent image present on every node (the
 	// profiles suite deploys it); AgentImageNote says why it has no
 	// apparmor_parser (empty: it has one).
@@ -70,6 +67,10 @@ type PlanNode struct {
 	// AppArmorKernel is true on the User-Mode Linux node skewproof made to
 	// enforce AppArmor (nodefacts.AppArmorKernelLabel): one slow CPU.
 	AppArmorKernel bool `json:"appArmorKernel,omitempty"`
+	// Access is how the node's files are reached from the host
+	// (nodeaccess.Access: "docker" or "none"), node by node: a node without
+	// it (a User-Mode Linux node) takes nothing away from the others.
+	Access string `json:"access"`
 	// Untestable says why the node's kubelet rules cannot run (not Ready;
 	// on an own cluster also cordoned); they are reported fail (Own) or
 	// skip with the reason. Empty: testable.
@@ -105,6 +106,17 @@ func (p Plan) NodeNames() []string {
 		out[i] = n.Name
 	}
 	return out
+}
+
+// SetAccess sets each node's Access from access (a node it does not name
+// has none).
+func (p *Plan) SetAccess(access map[string]nodeaccess.Access) {
+	for i := range p.Nodes {
+		p.Nodes[i].Access = string(nodeaccess.None)
+		if a, ok := access[p.Nodes[i].Name]; ok {
+			p.Nodes[i].Access = string(a)
+		}
+	}
 }
 
 // Untestable are the nodes that cannot be tested, with why.
@@ -168,8 +180,10 @@ func ReadPlan(path string) (Plan, error) {
 	if p.Kubeconfig == "" || len(p.Nodes) == 0 {
 		return p, fmt.Errorf("%s=%s: a plan names a kubeconfig and the nodes", PlanFile, path)
 	}
-	if a := nodeaccess.Access(p.NodeAccess); a != nodeaccess.Docker && a != nodeaccess.None {
-		return p, fmt.Errorf("%s=%s: nodeAccess %q: want %q or %q", PlanFile, path, p.NodeAccess, nodeaccess.Docker, nodeaccess.None)
+	for _, n := range p.Nodes {
+		if a := nodeaccess.Access(n.Access); a != nodeaccess.Docker && a != nodeaccess.None {
+			return p, fmt.Errorf("%s=%s: node %s: access %q: want %q or %q", PlanFile, path, n.Name, n.Access, nodeaccess.Docker, nodeaccess.None)
+		}
 	}
 	return p, nil
 }

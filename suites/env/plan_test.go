@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -67,10 +68,28 @@ func TestNodesOf(t *testing.T) {
 	}
 }
 
+// Node access is per node: the plan records each, and one node without it
+// leaves the others theirs.
+func TestPlanSetAccess(t *testing.T) {
+	p := Plan{Nodes: []PlanNode{{Name: "cp"}, {Name: "uml"}, {Name: "w1"}}}
+	p.SetAccess(map[string]nodeaccess.Access{"cp": nodeaccess.Docker, "uml": nodeaccess.None, "w1": nodeaccess.Docker})
+	want := map[string]string{"cp": "docker", "uml": "none", "w1": "docker"}
+	for _, n := range p.Nodes {
+		if n.Access != want[n.Name] {
+			t.Errorf("node %s: access %q, want %q", n.Name, n.Access, want[n.Name])
+		}
+	}
+	p.SetAccess(nil)
+	if p.Nodes[0].Access != "none" {
+		t.Errorf("a node the probe does not name: access %q, want none", p.Nodes[0].Access)
+	}
+}
+
 func TestPlanRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "plan.json")
-	p := Plan{Cluster: "c", Kubeconfig: "/kc", RunID: "abc123", Own: true, APIServer: "v1.37.2", NodeAccess: "docker",
-		AgentImage: "skewproof.local/agent:x", Nodes: []PlanNode{{Name: "w1", Kubelet: "v1.37.2", Host: skew.HostFacts{Seccomp: true}}}}
+	p := Plan{Cluster: "c", Kubeconfig: "/kc", RunID: "abc123", Own: true, APIServer: "v1.37.2",
+		AgentImage: "skewproof.local/agent:x", Nodes: []PlanNode{{Name: "w1", Kubelet: "v1.37.2", Host: skew.HostFacts{Seccomp: true}, Access: "docker"},
+			{Name: "uml", Kubelet: "v1.37.2", Access: "none", AppArmorKernel: true}}}
 	if err := WritePlan(path, p); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +97,7 @@ func TestPlanRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, p) {
 		t.Errorf("ReadPlan = %+v, %v; want %+v", got, err, p)
 	}
-	for _, bad := range []Plan{{Cluster: "c"}, {Kubeconfig: "/kc", Nodes: p.Nodes, NodeAccess: "ssh"}} {
+	for _, bad := range []Plan{{Cluster: "c"}, {Kubeconfig: "/kc", Nodes: []PlanNode{{Name: "w1", Access: "ssh"}}}, {Kubeconfig: "/kc", Nodes: []PlanNode{{Name: "w1"}}}} {
 		if err := WritePlan(path, bad); err != nil {
 			t.Fatal(err)
 		}

@@ -45,7 +45,9 @@ var _ = Describe("[profiles] least privilege", Label("profiles", "LinuxOnly"), f
 	withAgent()
 	It("[profiles/agent/own-node] an agent's credentials write the status of its own node only [LinuxOnly]", Label("profiles-agent-own-node"), func(ctx SpecContext) {
 		if len(env.Nodes) < 2 {
-			Skip("needs two nodes")
+			// skewproof's own clusters have two nodes at least: there, a
+			// failure of its set-up (the others are not Ready).
+			h.MissingSetUp("profiles/agent/own-node", nil, fmt.Sprintf("needs two nodes; the run can test %d (left out: %v)", len(env.Nodes), env.Excluded))
 		}
 		m := seccompManifest("own-node")
 		uninstallLater(m)

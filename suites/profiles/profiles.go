@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
@@ -61,16 +60,6 @@ func uninstallLater(ms ...profiles.Manifest) {
 	}, NodeTimeout(3*time.Minute))
 }
 
-// victim is the node a fault is injected on: the first worker.
-func victim() h.Node {
-	for _, n := range env.Nodes {
-		if !n.ControlPlane {
-			return n
-		}
-	}
-	return env.Nodes[0]
-}
-
 // breakSeccompDir makes this namespace's directory under a node's seccomp
 // root read-only; the agent runs as root without CAP_DAC_OVERRIDE, so it can
 // no longer create files there. Undone at the end of the spec.
@@ -106,7 +95,8 @@ var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func()
 
 	It("[profiles/agent/apparmor-parser] the agent image holds an apparmor_parser that runs in the agent pod on every node [LinuxOnly]", Label("profiles-agent-apparmor-parser"), func(ctx SpecContext) {
 		if h.Env.AgentImageNote != "" {
-			Skip(h.Env.AgentImageNote)
+			// skewproof built that image: on its own cluster, a failure.
+			h.MissingSetUp("profiles/agent/apparmor-parser", nil, h.Env.AgentImageNote)
 		}
 		pods, err := env.Cluster.Core.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + agent.AgentName})
 		Expect(err).NotTo(HaveOccurred())
@@ -157,9 +147,13 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			for _, n := range env.Nodes {
 				Expect(perNode).To(HaveKeyWithValue(n.Name, 1))
 			}
-			files := h.Env.NodeAccess == nodeaccess.Docker
+			// The files are looked at on every node this host reaches (a
+			// User-Mode Linux node is not one); the statuses above hold
+			// for every node.
+			reached := h.WithAccess(env.Nodes)
+			files := len(reached) > 0
 			if files {
-				for _, n := range env.Nodes {
+				for _, n := range reached {
 					out, err := h.NodeShell(ctx, n.Name, `cat "$1"`, nodeFile(m))
 					Expect(err).NotTo(HaveOccurred())
 					Expect(strings.TrimSpace(out)).To(Equal(denyMkdir), "profile file on node %s", n.Name)
@@ -172,7 +166,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			Eventually(func(ctx context.Context) []api.ProfileNodeStatus { return nodeStatuses(ctx, m) }).
 				WithContext(ctx).WithTimeout(90 * time.Second).WithPolling(time.Second).Should(BeEmpty())
 			if files {
-				for _, n := range env.Nodes {
+				for _, n := range reached {
 					Eventually(func(ctx context.Context) string {
 						out, _ := h.NodeShell(ctx, n.Name, `test -e "$1" && echo present || echo absent`, nodeFile(m))
 						return strings.TrimSpace(out)
@@ -181,7 +175,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			}
 			outcome := fmt.Sprintf("%d node statuses named profile-node, owned by the profile, removed by the garbage collector", len(sts))
 			if files {
-				outcome += "; files written and removed on every node"
+				outcome += fmt.Sprintf("; files written and removed on %s", nodeList(reached, len(env.Nodes)))
 			}
 			h.RecordPass("profiles/node-status/per-node", nil, outcome)
 		})
@@ -232,13 +226,17 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 
 	It("[profiles/node-status/partial] a failure or an unsupported profile type on one node shows on that node only [LinuxOnly]",
 		Label("profiles-node-status-partial"), func(ctx SpecContext) {
-			h.NeedNodeAccess()
+			const id = "profiles/node-status/partial"
 			if len(env.Nodes) < 2 {
-				// A fact of the cluster now: the others are not Ready, and the
-				// run reports them (and fails for them) itself.
-				Skip(fmt.Sprintf("needs two nodes to show a failure on one only; the run can test %d (left out: %v)", len(env.Nodes), env.Excluded))
+				// The others are not Ready (the run reports them itself); on
+				// skewproof's own cluster, which has two nodes at least, a
+				// failure of its set-up all the same.
+				h.MissingSetUp(id, nil, fmt.Sprintf("needs two nodes to show a failure on one only; the run can test %d (left out: %v)", len(env.Nodes), env.Excluded))
 			}
-			bad := victim()
+			// The fault needs docker access to the node it breaks: any node
+			// that has it will do, whatever the others (a User-Mode Linux
+			// node has none).
+			bad := h.NodeWithAccess(id, env.Nodes)
 			m := seccompManifest("partial")
 			uninstallLater(m)
 			breakSeccompDir(ctx, bad)
@@ -270,29 +268,8 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			aa := profiles.Manifest{Kind: api.KindAppArmorProfile, Name: name,
 				Content: "#include <tunables/global>\nprofile " + name + " flags=(attach_disconnected) {\n  file,\n  deny /tmp/** w,\n}\n"}
 			uninstallLater(aa)
-			if ok, why := agent.AppArmorEnabled(agent.DefaultAppArmorEnabledFile); !ok {
-				By("an AppArmor profile on nodes without AppArmor: Unsupported, per node")
-				want := map[string]api.Status{}
-				for _, n := range env.Nodes {
-					want[n.Name] = api.Unsupported
-				}
-				_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{aa}, nodeNames(), profiles.InstallOptions{Want: want})
-				Expect(err).NotTo(HaveOccurred())
-				for _, s := range nodeStatuses(ctx, aa) {
-					Expect(s.Status).To(Equal(api.Unsupported))
-					Expect(s.Message).To(ContainSubstring("no AppArmor"))
-				}
-				outcome += "; AppArmor profile Unsupported on every node (" + why + ")"
-			} else {
-				By("an AppArmor profile on nodes with AppArmor: loaded by apparmor_parser, Installed on every node")
-				if h.Env.AgentImageNote != "" {
-					Skip("this host has AppArmor but " + h.Env.AgentImageNote)
-				}
-				_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{aa}, nodeNames(), profiles.InstallOptions{})
-				Expect(err).NotTo(HaveOccurred())
-				outcome += "; AppArmor profile loaded and Installed on every node"
-			}
-			h.RecordPass("profiles/node-status/partial", &bad, outcome)
+			outcome += "; AppArmor profile " + appArmorPerNode(ctx, id, aa)
+			h.RecordPass(id, &bad, outcome)
 		})
 
 	It("[profiles/node-status/events] node-specific events carry the node name [LinuxOnly]",
@@ -300,9 +277,10 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			m := seccompManifest("events")
 			uninstallLater(m)
 			want := map[string]api.Status{}
-			var bad h.Node
-			if h.Env.NodeAccess == nodeaccess.Docker {
-				bad = victim()
+			// A failure event too where a node can be broken (docker
+			// access); the Installed events are checked on every node.
+			bad, reachable := h.FirstWithAccess(env.Nodes)
+			if reachable {
 				breakSeccompDir(ctx, bad)
 				want[bad.Name] = api.Failed
 			}
@@ -362,3 +340,63 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 				n, r.LargestNodeStatusBytes, r.PerProfile[0].List.Round(time.Millisecond), r.SingleObjectMaxNodes))
 		})
 })
+
+// nodeList names nodes, a part of total nodes: "every node" when they are
+// all of them.
+func nodeList(nodes []h.Node, total int) string {
+	if len(nodes) == total {
+		return "every node"
+	}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	return fmt.Sprintf("%d of %d nodes (%s; the others are not reached from this host)", len(nodes), total, strings.Join(names, ", "))
+}
+
+// appArmorPerNode installs the AppArmor profile aa and checks each node's
+// status: Installed where the node enforces AppArmor (its kernel has it, as
+// the plan says, or it is skewproof's AppArmor node), Unsupported with the
+// kernel's reason elsewhere; with both kinds in the cluster, an unsupported
+// profile type shows on those nodes only. It returns the outcome. Nodes
+// with AppArmor and an agent image without apparmor_parser stop the spec
+// under the own-cluster rule (skewproof built the image).
+func appArmorPerNode(ctx context.Context, id string, aa profiles.Manifest) string {
+	want := map[string]api.Status{}
+	var on, off []string
+	for _, n := range env.Nodes {
+		if n.Host.AppArmor || n.AppArmorKernel() {
+			want[n.Name] = api.Installed
+			on = append(on, n.Name)
+			continue
+		}
+		want[n.Name] = api.Unsupported
+		off = append(off, n.Name)
+	}
+	if len(on) > 0 && h.Env.AgentImageNote != "" {
+		h.MissingSetUp(id, nil, fmt.Sprintf("nodes %v have AppArmor but %s", on, h.Env.AgentImageNote))
+	}
+	By(fmt.Sprintf("an AppArmor profile: loaded and Installed on the nodes with AppArmor %v, Unsupported on the others %v", on, off))
+	timeout := 2 * time.Minute
+	if len(on) > 0 {
+		// apparmor_parser on a User-Mode Linux node is slow.
+		timeout = 5 * time.Minute
+	}
+	_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{aa}, nodeNames(), profiles.InstallOptions{Want: want, Timeout: timeout})
+	Expect(err).NotTo(HaveOccurred())
+	sts := nodeStatuses(ctx, aa)
+	Expect(sts).To(HaveLen(len(env.Nodes)), "one node status per node")
+	for _, s := range sts {
+		Expect(s.Status).To(Equal(want[s.NodeName]), "node %s", s.NodeName)
+		if s.Status == api.Unsupported {
+			Expect(s.Message).To(ContainSubstring("no AppArmor"), "node %s", s.NodeName)
+		}
+	}
+	switch {
+	case len(on) == 0:
+		return fmt.Sprintf("Unsupported on every node (%d, no AppArmor)", len(off))
+	case len(off) == 0:
+		return fmt.Sprintf("loaded and Installed on every node (%d)", len(on))
+	}
+	return fmt.Sprintf("Installed on %v only, Unsupported on %v only", on, off)
+}

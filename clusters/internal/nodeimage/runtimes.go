@@ -16,8 +16,16 @@ type restrictedRuntime struct {
 }
 
 var restrictedRuntimes = []restrictedRuntime{
-	{handler: nodefacts.NoSeccompHandler, binary: "/usr/local/sbin/runc-no-seccomp", field: ".linux.seccomp", lacks: "seccomp"},
-	{handler: nodefacts.NoAppArmorHandler, binary: "/usr/local/sbin/runc-no-apparmor", field: ".process.apparmorProfile", lacks: "AppArmor"},
+	{handler: nodefacts.NoSeccompHandler, binary: "/usr/local/sbin/runc-no-seccomp", field: restrictedField(nodefacts.NoSeccompHandler), lacks: "seccomp"},
+	{handler: nodefacts.NoAppArmorHandler, binary: "/usr/local/sbin/runc-no-apparmor", field: restrictedField(nodefacts.NoAppArmorHandler), lacks: "AppArmor"},
+}
+
+// restrictedField is the field the handler deletes: the one
+// nodefacts.RestrictedHandlerField names, so that a staged result names
+// what was staged (suites/internal/harness, RunUnderHandler).
+func restrictedField(handler string) string {
+	f, _ := nodefacts.RestrictedHandlerField(handler)
+	return f
 }
 
 // nodeRunc is the runc of the node images.

@@ -49,7 +49,14 @@ type Node struct {
 	Untestable string
 	// ControlPlane: a control-plane node (nodefacts.IsControlPlane).
 	ControlPlane bool
+	// Access is how this node's files are reached from this host (the
+	// plan's PlanNode.Access): NodeShell needs nodeaccess.Docker.
+	Access nodeaccess.Access
 }
+
+// AppArmorKernel says whether the node is the User-Mode Linux node
+// skewproof made to enforce AppArmor (nodefacts.AppArmorKernelLabel).
+func (n Node) AppArmorKernel() bool { return n.slow }
 
 // Env is the cluster under test, from the run plan, known before the spec
 // tree is built (kubelet specs are generated per worker).
@@ -71,9 +78,6 @@ var Env struct {
 	// included, testable or not, sorted by name; unlike Workers, whatever
 	// SKEWPROOF_WORKERS says.
 	Nodes []Node
-	// NodeAccess is how the nodes are reached from this host (the plan's):
-	// NodeShell needs nodeaccess.Docker.
-	NodeAccess nodeaccess.Access
 	// AgentImage is the node agent image present on every node (empty:
 	// none given); AgentImageNote says why it has no apparmor_parser
 	// (empty: it has one).
@@ -137,7 +141,7 @@ func fakeEnv(apiserver, nodes string) error {
 	if apiserver == "" {
 		apiserver = "1.37.2"
 	}
-	p := senv.Plan{Cluster: "cluster", APIServer: apiserver, RunID: rand.String(6), NodeAccess: string(nodeaccess.None)}
+	p := senv.Plan{Cluster: "cluster", APIServer: apiserver, RunID: rand.String(6)}
 	for _, f := range strings.Split(nodes, ",") {
 		name, ver, ok := strings.Cut(strings.TrimSpace(f), "=")
 		if !ok {
@@ -145,7 +149,7 @@ func fakeEnv(apiserver, nodes string) error {
 		}
 		host := nodefacts.Host()
 		host.Runtime = "containerd"
-		p.Nodes = append(p.Nodes, senv.PlanNode{Name: name, OS: "linux", Kubelet: ver, Host: host, HostFrom: senv.HostFromLocal})
+		p.Nodes = append(p.Nodes, senv.PlanNode{Name: name, OS: "linux", Kubelet: ver, Host: host, HostFrom: senv.HostFromLocal, Access: string(nodeaccess.None)})
 	}
 	if err := usePlan(p, ""); err != nil {
 		return err
@@ -184,7 +188,7 @@ func planByHand(ctx context.Context, kubeconfig string) (senv.Plan, error) {
 	if p.Nodes, err = senv.NodesOf(nl.Items, nodefacts.Host(), senv.HostFromLocal); err != nil {
 		return p, err
 	}
-	p.NodeAccess = string(nodeaccess.Probe(ctx, p.NodeNames()...))
+	p.SetAccess(nodeaccess.Probe(ctx, p.NodeNames()...))
 	return p, nil
 }
 
@@ -197,7 +201,7 @@ func usePlan(p senv.Plan, kubeconfig string) error {
 	if Env.Cluster == "" {
 		Env.Cluster = "cluster"
 	}
-	Env.NodeAccess, Env.AgentImage, Env.AgentImageNote = nodeaccess.Access(p.NodeAccess), p.AgentImage, p.AgentImageNote
+	Env.AgentImage, Env.AgentImageNote = p.AgentImage, p.AgentImageNote
 	Env.ProfilesDeleteCRDs = os.Getenv(senv.ProfilesDeleteCRDs) != ""
 	if Env.ScaleNodes, err = positive(senv.ScaleNodes, os.Getenv(senv.ScaleNodes), defaultScaleNodes); err != nil {
 		return err
@@ -265,7 +269,8 @@ func nodeOf(n senv.PlanNode) (Node, error) {
 	if err != nil {
 		return Node{}, fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
 	}
-	return Node{Name: n.Name, Kubelet: v, Host: n.Host, slow: n.AppArmorKernel, Untestable: n.Untestable, ControlPlane: n.ControlPlane}, nil
+	return Node{Name: n.Name, Kubelet: v, Host: n.Host, slow: n.AppArmorKernel, Untestable: n.Untestable, ControlPlane: n.ControlPlane,
+		Access: nodeaccess.Access(n.Access)}, nil
 }
 
 // positive is the value of the environment variable name, a positive

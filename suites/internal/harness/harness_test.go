@@ -1,11 +1,13 @@
 package harness
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -110,5 +112,33 @@ func TestParsePID1(t *testing.T) {
 func TestReadPID1ScriptOpensNothingForWriting(t *testing.T) {
 	if strings.ContainsAny(readPID1Script, "<>") {
 		t.Errorf("readPID1Script redirects (%q): under skewproof-deny-write (deny /** w) the redirection fails and its command is skipped", readPID1Script)
+	}
+}
+
+// Node access is per node: a spec that needs it picks a node that has it
+// (a worker first), whatever the others (a User-Mode Linux node has none).
+func TestFirstWithAccess(t *testing.T) {
+	cp := Node{Name: "a-control-plane", ControlPlane: true, Access: nodeaccess.Docker}
+	uml := Node{Name: "a-uml", Access: nodeaccess.None}
+	w := Node{Name: "b-worker", Access: nodeaccess.Docker}
+	for _, c := range []struct {
+		nodes []Node
+		want  string
+		ok    bool
+	}{
+		{[]Node{cp, uml, w}, "b-worker", true},
+		{[]Node{cp, uml}, "a-control-plane", true},
+		{[]Node{uml}, "", false},
+		{nil, "", false},
+	} {
+		n, ok := FirstWithAccess(c.nodes)
+		if n.Name != c.want || ok != c.ok {
+			t.Errorf("FirstWithAccess(%v) = %s, %v; want %s, %v", c.nodes, n.Name, ok, c.want, c.ok)
+		}
+	}
+	Env.Nodes = []Node{cp, uml, w}
+	defer func() { Env.Nodes = nil }()
+	if _, err := NodeShell(context.Background(), "a-uml", "true"); err == nil || !strings.Contains(err.Error(), "no access to node a-uml") {
+		t.Errorf("NodeShell on a node without access: %v", err)
 	}
 }

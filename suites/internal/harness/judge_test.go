@@ -104,3 +104,35 @@ func TestOwnPass(t *testing.T) {
 		t.Errorf("an oracle rule passed without judging: %v", err)
 	}
 }
+
+// A spec run under one of skewproof's restricted handlers (failure row 1)
+// observes skewproof's staging: its result is marked staged and its reason
+// says so, never a plain pass; any other handler is the runtime's own.
+func TestJudgeStaged(t *testing.T) {
+	node := &Node{Name: "w1", Host: skew.HostFacts{OCIRuntime: "crun", OCIRuntimeVersion: "1.21"}}
+	if s := Staged("runc", node, true); s != "" {
+		t.Errorf("handler runc staged: %q", s)
+	}
+	staged := Staged("skewproof-noseccomp", node, true)
+	for _, want := range []string{"skewproof's restricted runtime handler skewproof-noseccomp", ".linux.seccomp", "crun 1.21"} {
+		if !strings.Contains(staged, want) {
+			t.Errorf("Staged = %q, lacks %q", staged, want)
+		}
+	}
+	if s := Staged("skewproof-noapparmor", nil, false); !strings.Contains(s, "this cluster's runtime handler skewproof-noapparmor") || !strings.Contains(s, ".process.apparmorProfile") {
+		t.Errorf("on an existing cluster: %q", s)
+	}
+	ok := skew.Observation{Summary: "runs", Admission: skew.Accepted}
+	exp := skew.Expectation{Version: "1.37.2", Expected: ok, KEPPlanned: ok, Reason: "row 1"}
+	r, stop := judge("seccomp/failure/row-1", node, exp, reports.Result{Staged: staged}, []Sub{{Name: "a", Obs: observe.Observation{Admission: skew.Accepted}}})
+	if stop != nil || r.Verdict != skew.Pass || r.Staged != staged {
+		t.Fatalf("staged pass: %+v, stop %+v", r, stop)
+	}
+	want := "staged: observes skewproof's restricted runtime handler skewproof-noseccomp"
+	if !strings.HasPrefix(r.Reason, want) || !strings.Contains(r.Reason, "not the runtime's own behaviour; matches the KEP: row 1") {
+		t.Errorf("reason %q, want it to start with %q", r.Reason, want)
+	}
+	if reports.VerdictLabel(r) != "pass (staged)" {
+		t.Errorf("label %q", reports.VerdictLabel(r))
+	}
+}

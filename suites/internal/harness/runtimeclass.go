@@ -74,8 +74,11 @@ func missingHandlerEvent(events []corev1.Event) string {
 // be set up: skewproof's own clusters have both (its node images carry the
 // handler, the runner creates the RuntimeClass), so there the spec fails;
 // on an existing cluster it is skipped, saying what is missing
-// (SetUpMissing).
+// (SetUpMissing). Under one of skewproof's restricted handlers
+// (nodefacts.RestrictedRuntimeHandlers) the result observes that staging,
+// not the runtime's own behaviour: it is marked staged (Staged).
 func (t *Scenario) RunUnderHandler(ctx context.Context, name, handler string, retries bool, opts ...fx.PodOption) observe.Observation {
+	t.result.Staged = Staged(handler, t.Node, Env.Own)
 	_, err := t.F.ClientSet.NodeV1().RuntimeClasses().Get(ctx, handler, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		t.SetUpMissing(fmt.Sprintf("this cluster has no RuntimeClass %s (skewproof creates it for the runtime handler its node images carry; on other clusters create the RuntimeClass for a handler of that name)", handler))
@@ -86,6 +89,29 @@ func (t *Scenario) RunUnderHandler(ctx context.Context, name, handler string, re
 		t.SetUpMissing(fmt.Sprintf("the container runtime of node %s has no handler %s (RuntimeClass %s): %s", t.NodeName(), handler, handler, reports.FirstLine(c.Message)))
 	}
 	return obs
+}
+
+// Staged says what a result observed under runtime handler on node nd
+// stands for, when handler is one of skewproof's restricted handlers
+// (reports.Result.Staged), else "". On skewproof's own cluster the handler
+// is its wrapper around the node's OCI runtime, which deletes the profile's
+// field from the OCI spec before that runtime sees it; on an existing
+// cluster it is whatever handler of that name the cluster was given to
+// stand for a runtime without the support (docs/vendor.md). Either way the
+// runtime under test never sees the profile.
+func Staged(handler string, nd *Node, own bool) string {
+	field, ok := nodefacts.RestrictedHandlerField(handler)
+	if !ok {
+		return ""
+	}
+	oci := "the node's OCI runtime"
+	if nd != nil && nd.Host.OCIRuntime != "" {
+		oci = strings.TrimSpace(nd.Host.OCIRuntime + " " + nd.Host.OCIRuntimeVersion)
+	}
+	if own {
+		return fmt.Sprintf("skewproof's restricted runtime handler %s, which deletes %s from the OCI spec before %s sees it", handler, field, oci)
+	}
+	return fmt.Sprintf("this cluster's runtime handler %s, set up to stand for a runtime without the support (skewproof's own deletes %s from the OCI spec before the OCI runtime sees it)", handler, field)
 }
 
 // sandboxFailure reports a container of a pod with a RuntimeClass whose

@@ -244,6 +244,10 @@ func judge(id string, nd *Node, exp skew.Expectation, r reports.Result, subs []S
 			}
 		}
 	}
+	if note := reports.StagedNote(r); note != "" && (r.Verdict == skew.Pass || r.Verdict == skew.Deviation) {
+		// Never a plain pass: the observation is of skewproof's staging.
+		r.Reason = note + "; " + r.Reason
+	}
 	if r.Verdict != skew.Fail && len(unmade) > 0 {
 		return r, &Unmade{Reason: "a check could not be made: " + strings.Join(unmade, "; "), SetUp: unmadeSetUp}
 	}

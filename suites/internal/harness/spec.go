@@ -250,12 +250,44 @@ func ownPass(id string, nd *Node, outcome string) (reports.Result, error) {
 // with the reason.
 func (t *Scenario) SetUpMissing(reason string) {
 	if Env.Own {
-		t.result.Verdict, t.result.Reason = skew.Fail, "skewproof's own set-up is broken"
-		t.result.Failure = fmt.Sprintf("%s on %s: %s (skewproof set this up on its own cluster)", t.ID, where(t.Node), reason)
+		t.result = setUpMissing(t.result, t.Node, reason, true)
 		t.record()
 		Fail(t.result.Failure)
 	}
 	t.SkipFor(reports.SkipCluster, reason)
+}
+
+// MissingSetUp is SetUpMissing for a spec of one of skewproof's own rules
+// (RecordPass: the profiles suite), about node nd (nil: the cluster): the
+// one own-cluster rule for every suite. What skewproof sets up itself on
+// its own cluster (node access, runtime handlers, the agent and its image,
+// the nodes) is never a reason to skip there: the spec fails.
+func MissingSetUp(id string, nd *Node, reason string) {
+	r := reports.Result{ID: id}
+	if Env.APIServer != nil {
+		r.APIServer = Env.APIServer.String()
+	}
+	if nd != nil {
+		r.Node, r.Kubelet = nd.Name, nd.Kubelet.String()
+	}
+	r = setUpMissing(r, nd, reason, Env.Own)
+	addResult(r)
+	if r.Verdict == skew.Fail {
+		Fail(r.Failure)
+	}
+	Skip(reason)
+}
+
+// setUpMissing is r stopped for want of reason: a failure of skewproof's
+// own set-up on its own cluster (own), else a skip with the reason.
+func setUpMissing(r reports.Result, nd *Node, reason string, own bool) reports.Result {
+	if !own {
+		r.Verdict, r.Reason, r.SkipKind = skew.Skip, reason, reports.SkipCluster
+		return r
+	}
+	r.Verdict, r.Reason = skew.Fail, "skewproof's own set-up is broken"
+	r.Failure = fmt.Sprintf("%s on %s: %s (skewproof set this up on its own cluster)", r.ID, where(nd), reason)
+	return r
 }
 
 // Skip records a skip for a fact of the cluster under test (its

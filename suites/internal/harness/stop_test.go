@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/suites/internal/observe"
@@ -42,6 +43,8 @@ func TestStops(t *testing.T) {
 			Exp: skew.Expectation{Reason: "the rule"}, F: &framework.Framework{ClientSet: client}}
 	}
 	running := observe.Observation{Admission: skew.Accepted}
+	// A User-Mode Linux node and a control plane without docker access.
+	unreached := []Node{{Name: "uml", Kubelet: kubelet, Access: nodeaccess.None}, {Name: "cp", Kubelet: kubelet, ControlPlane: true}}
 
 	type want struct {
 		state   types.SpecState
@@ -72,6 +75,17 @@ func TestStops(t *testing.T) {
 		"failed check and a check not made": {body: func(s *Scenario) {
 			s.Judge(Sub{Name: "c", Obs: running, Must: []string{"mkdir succeeded"}, Unmade: &Unmade{Reason: "the kernel does not log"}})
 		}, want: want{types.SpecStateFailed, skew.Fail, "the rule"}},
+		// The profiles suite's own stops follow the same rule (they used to
+		// call Ginkgo's Skip directly: green on skewproof's own cluster).
+		"profiles: no node reached, own cluster": {own: true, body: func(*Scenario) {
+			NodeWithAccess("profiles/node-status/partial", unreached)
+		}, want: want{types.SpecStateFailed, skew.Fail, "skewproof's own set-up is broken"}},
+		"profiles: no node reached, existing cluster": {body: func(*Scenario) {
+			NodeWithAccess("profiles/node-status/partial", unreached)
+		}, want: want{types.SpecStateSkipped, skew.Skip, NeedsNodeAccess}},
+		"profiles: agent image without apparmor_parser, own cluster": {own: true, body: func(*Scenario) {
+			MissingSetUp("profiles/agent/apparmor-parser", nil, "the agent image has no apparmor_parser")
+		}, want: want{types.SpecStateFailed, skew.Fail, "profiles/agent/apparmor-parser on the API server: the agent image has no apparmor_parser"}},
 		"no RuntimeClass, own cluster": {own: true, body: func(s *Scenario) {
 			s.RunUnderHandler(context.Background(), "p", "skewproof-noseccomp", false)
 		}, want: want{types.SpecStateFailed, skew.Fail, "skewproof's own set-up is broken"}},
