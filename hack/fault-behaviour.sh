@@ -103,7 +103,7 @@ install/ignore-apparmor)
 	;;
 remove/ignore-apparmor)
 	unwrap
-	kubectl label node "$node" skewproof.io/oci-runtime=runc skewproof.io/oci-runtime-version="${OCI_VERSION:?the node's runc version label to restore}" --overwrite
+	kubectl label node "$node" skewproof.io/oci-runtime=runc skewproof.io/oci-runtime-version="${OCI_VERSION:?the runc version label of the node to restore}" --overwrite
 	echo "$node: runc and its labels restored"
 	;;
 install/complain-deny-write)
