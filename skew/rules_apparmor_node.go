@@ -35,6 +35,10 @@ var appArmorNodeRules = []Rule{
 				// (see seccompRow2 in rules_seccomp.go).
 				{State: Terminated, Reason: "Error", Note: "fails to start, exited and restarted with back-off"},
 				{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite, Note: "write denied with EACCES"},
+				// "Log violations": a profile in complain mode lets the write
+				// through and the kernel logs it (security/apparmor: an
+				// AUDIT_APPARMOR_ALLOWED record, apparmor="ALLOWED"); the
+				// label alone shows neither, so the effect names the log line.
 				{State: Running, AppArmorProfile: AppArmorLocalhostProfile + " (complain)", Effect: EffectAppArmorComplainDenyWrite,
 					Note: "the write allowed and its violation read from the kernel log"},
 			}}),
