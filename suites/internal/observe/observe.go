@@ -375,7 +375,10 @@ func MatchContainer(want skew.ContainerOutcome, got Container) []string {
 		e, ok := got.EffectOf(want.Effect)
 		switch {
 		case !ok:
-			mis = append(mis, fmt.Sprintf("the effect of %s was not probed: a mode or a label alone proves only that some profile is in force", want.Effect))
+			// The harness probes only a running container whose state,
+			// mode and label fit the outcome: here they did not, or the
+			// container was not observed by the harness.
+			mis = append(mis, fmt.Sprintf("the effect of %s was not probed (the container does not show this outcome's state, mode or label, or the harness did not observe it): a mode or a label alone proves only that some profile is in force", want.Effect))
 		case e.Unmade == "" && !e.Shown:
 			mis = append(mis, fmt.Sprintf("the effect of %s is not shown: %s", want.Effect, e.Detail))
 		}
