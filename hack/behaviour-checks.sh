@@ -26,7 +26,10 @@ frun() { # NAME BIN ARGS...
 	local n=$1 b=$2
 	shift 2
 	log "fault run $n ($b)"
-	"$b/skewproof" run --kubeconfig "$KUBECONFIG" --name "$name" --junit-dir "$out/$n" "$@" > "$out/$n.log" 2>&1
+	# --keep: the fixtures stay installed between the runs (the complain
+	# fault changes the loaded profile; a run without --keep removes the
+	# fixtures at its end and loads them again at its start).
+	"$b/skewproof" run --kubeconfig "$KUBECONFIG" --name "$name" --junit-dir "$out/$n" --keep "$@" > "$out/$n.log" 2>&1
 	log "fault run $n exit $?"
 	grep -E "specs: " "$out/$n.log" | tail -1 | tee -a "$out/session.log"
 }

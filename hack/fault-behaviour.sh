@@ -107,7 +107,10 @@ remove/ignore-apparmor)
 	echo "$node: runc and its labels restored"
 	;;
 install/complain-deny-write)
-	echo "apparmor_parser -r -C $record && grep skewproof-deny-write /sys/kernel/security/apparmor/profiles" | node_sh
+	# The record exists while the fixtures are installed: between runs
+	# that keep them (--keep).
+	echo "test -f $record || { echo 'no $record: the fixtures are not installed (keep them with run --keep)' >&2; exit 1; }
+apparmor_parser -r -C $record && grep skewproof-deny-write /sys/kernel/security/apparmor/profiles" | node_sh
 	;;
 remove/complain-deny-write)
 	echo "apparmor_parser -r $record && grep skewproof-deny-write /sys/kernel/security/apparmor/profiles" | node_sh
