@@ -87,8 +87,15 @@ func describeContainer(c skew.ContainerOutcome) string {
 	if c.SeccompMode != nil {
 		s += fmt.Sprintf(", Seccomp: %d", *c.SeccompMode)
 	}
-	if c.AppArmorProfile != "" {
+	switch c.AppArmorProfile {
+	case "":
+	case skew.RuntimeDefaultMarker:
+		s += ", attr/current \"<the runtime's default profile> (enforce)\" (name not researched)"
+	default:
 		s += fmt.Sprintf(", attr/current %q", c.AppArmorProfile)
+	}
+	if c.Effect != "" {
+		s += ", effect of " + c.Effect + " shown by behaviour"
 	}
 	if c.Reason != "" {
 		s += ", reason " + c.Reason

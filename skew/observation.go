@@ -1,5 +1,7 @@
 package skew
 
+import "strings"
+
 // What a spec observes: admission, stored fields and annotations, warnings,
 // and the container's outcome on the node.
 
@@ -61,7 +63,38 @@ type ContainerOutcome struct {
 	// Case names the sub-case of the scenario the outcome belongs to (an
 	// entry of Observation.Cases), e.g. "execve" or "Unconfined".
 	Case string `json:"case,omitempty"`
+	// Effect names the profile whose effect a running container must show
+	// by behaviour, besides its Seccomp mode or AppArmor label (one of the
+	// Effect* constants); "" asserts none. A mode or a label proves only
+	// that some profile is in force, not which: the harness proves the
+	// effect (suites/internal/harness, effects.go) for every spec alike.
+	Effect string `json:"effect,omitempty"`
 }
+
+// The effects a container can be asked to show (ContainerOutcome.Effect).
+const (
+	// EffectSeccompRuntimeDefault: a syscall the runtime default profiles
+	// block (personality(ADDR_NO_RANDOMIZE), unshare(CLONE_NEWUSER)
+	// without CAP_SYS_ADMIN; rules_runtimes.go) fails in the container
+	// where it works in an Unconfined container on the same node. The
+	// errno is the runtime's (EPERM or ENOSYS) and not asserted.
+	EffectSeccompRuntimeDefault = "seccomp runtime/default"
+	// EffectSeccompDenyMkdir: the Localhost profile SeccompLocalhostProfile
+	// (deny-mkdir.json: SCMP_ACT_ERRNO with errnoRet 1 for mkdir and
+	// mkdirat, everything else allowed): mkdir fails with EPERM and other
+	// syscalls (a write, a read, a directory listing) work. The errno is
+	// the profile's own (errnoRet), not the runtime's.
+	EffectSeccompDenyMkdir = "seccomp localhost/" + SeccompLocalhostProfile
+	// EffectAppArmorDenyWrite: the Localhost profile
+	// AppArmorLocalhostProfile (deny /** w) in enforce mode: a write fails
+	// with EACCES, a read works.
+	EffectAppArmorDenyWrite = "apparmor localhost/" + AppArmorLocalhostProfile
+	// EffectAppArmorComplainDenyWrite: AppArmorLocalhostProfile in
+	// complain mode: the write it does not allow succeeds and the kernel
+	// logs it (an audit line apparmor="ALLOWED" naming the profile), read
+	// from the node's kernel log.
+	EffectAppArmorComplainDenyWrite = "apparmor complain localhost/" + AppArmorLocalhostProfile
+)
 
 // Observation is what a spec observes, concrete enough to assert.
 type Observation struct {
@@ -108,8 +141,25 @@ type Observation struct {
 
 // RuntimeDefaultMarker stands, in ContainerOutcome.AppArmorProfile, for
 // the runtime's default profile; an expectation names the profile of the
-// node's runtime (RuntimeDefaultAppArmorProfile).
+// node's runtime (RuntimeDefaultAppArmorProfile). On a runtime whose
+// default profile was not researched the marker stays in the expectation:
+// the container must then be confined by some profile in enforce mode
+// that is not one of skewproof's own (ConfinedByRuntimeDefault); only the
+// profile's name, which the KEP leaves to the runtime, is not asserted.
 const RuntimeDefaultMarker = "(runtime default)"
+
+// OwnAppArmorPrefix starts the name of every AppArmor profile skewproof
+// loads (profiles/apparmor): a runtime's default profile is none of them.
+const OwnAppArmorPrefix = "skewproof-"
+
+// ConfinedByRuntimeDefault says whether an AppArmor label
+// (/proc/1/attr/current) can be a runtime's default profile whose name is
+// not known: a profile in enforce mode, neither "unconfined" nor one of
+// skewproof's own profiles.
+func ConfinedByRuntimeDefault(label string) bool {
+	name, ok := strings.CutSuffix(label, " (enforce)")
+	return ok && name != "" && name != "unconfined" && !strings.HasPrefix(name, OwnAppArmorPrefix)
+}
 
 // namesRuntimeDefault says whether o expects the runtime's default
 // AppArmor profile (RuntimeDefaultMarker).
@@ -123,11 +173,12 @@ func (o Observation) namesRuntimeDefault() bool {
 }
 
 // forRuntime resolves RuntimeDefaultMarker to the profile of the node's
-// runtime as /proc/1/attr/current shows it ("": not asserted, for a
-// runtime whose default profile was not researched).
+// runtime as /proc/1/attr/current shows it; for a runtime whose default
+// profile was not researched (profile "") the marker stays, and asserts
+// confinement by a profile of any name (ConfinedByRuntimeDefault).
 func (o Observation) forRuntime(profile string) Observation {
 	fix := func(c *ContainerOutcome) *ContainerOutcome {
-		if c == nil || c.AppArmorProfile != RuntimeDefaultMarker {
+		if c == nil || c.AppArmorProfile != RuntimeDefaultMarker || profile == "" {
 			return c
 		}
 		cc := *c

@@ -235,7 +235,9 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 		if !host.AppArmor && p.WithoutAppArmor != nil {
 			p.Obs = *p.WithoutAppArmor
 		}
-		if p == &up && p.Obs.namesRuntimeDefault() && rtUnread == "" {
+		// Either phase may name the runtime default: the KEP's Phase 3 of
+		// a static pod does where upstream names a Localhost profile.
+		if p.Obs.namesRuntimeDefault() && rtUnread == "" {
 			rtUnread, rtSource = aaUnread, aaSource
 		}
 		p.Obs = p.Obs.forRuntime(aaDefault)

@@ -113,10 +113,10 @@ func runtimeDefaultAppArmorFor(h HostFacts) (profile, source, notResearched stri
 		// Not stated: the runtime of skewproof's node images, as always.
 		return RuntimeDefaultAppArmorProfile(""), "", ""
 	case len(names) == 0:
-		return "", "", fmt.Sprintf("the RuntimeDefault AppArmor profile of runtime %s is not researched (researched: %s): its name is not asserted",
+		return "", "", fmt.Sprintf("the RuntimeDefault AppArmor profile of runtime %s is not researched (researched: %s): its name is not asserted, only that it confines in enforce mode",
 			describeRuntime(h), researchedWindows(runtimeDefaultAppArmor))
 	}
-	return "", "", fmt.Sprintf("the RuntimeDefault AppArmor profile of runtime %s depends on what the node does not say: its name is not asserted", describeRuntime(h))
+	return "", "", fmt.Sprintf("the RuntimeDefault AppArmor profile of runtime %s depends on what the node does not say: its name is not asserted, only that it confines in enforce mode", describeRuntime(h))
 }
 
 // aaBeforeFieldsPhase is the first phase of every rule about the fields.
@@ -205,7 +205,7 @@ var (
 var (
 	aaEmptyRuns = Observation{Summary: "container runs with the runtime's default profile",
 		Container: &ContainerOutcome{State: Running, AppArmorProfile: RuntimeDefaultMarker}}
-	aaStaticConfined = Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}
+	aaStaticConfined = Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite}}
 	aaStaticBlocked  = Observation{Summary: "without AppArmor: the kubelet honours the annotation and blocks the static pod (row 5)", Container: aaRow5Blocked.Container}
 )
 
@@ -320,7 +320,7 @@ var appArmorRules = []Rule{
 	aaRule("apparmor/create/localhost-prefix", "the runtime receives the profile name without localhost/",
 		appArmorKEP+" §Version Skew Strategy › Pod Creation", Kubelet, needAppArmor,
 		"pkg/kubelet/kuberuntime/helpers.go: getAppArmorProfile (LocalhostRef is the bare name)", false,
-		Observation{Summary: "/proc/1/attr/current shows the bare profile name", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+		Observation{Summary: "/proc/1/attr/current shows the bare profile name", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite}}),
 
 	{
 		ID: "apparmor/create/warning", Title: "warn on annotation use without a corresponding field; exact text per version",
@@ -371,7 +371,7 @@ var appArmorRules = []Rule{
 	aaRule("apparmor/ephemeral/inherit", "ephemeral container follows the pod-level profile",
 		appArmorKEP+" §Version Skew Strategy › Pod Update (ephemeral containers)", Kubelet, needAppArmor,
 		"pkg/security/apparmor/helpers.go: GetProfile (pod field when the container has none)", true,
-		Observation{Summary: "pod-level Localhost: the ephemeral container runs confined by it", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+		Observation{Summary: "pod-level Localhost: the ephemeral container runs confined by it", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite}}),
 
 	aaRule("apparmor/ephemeral/override", "ephemeral container with its own field runs with it; no field/annotation match required for it",
 		appArmorKEP+" §Version Skew Strategy › Pod Update; §Proposal › Validation (1, except ephemeral containers)", Kubelet, needAppArmor,

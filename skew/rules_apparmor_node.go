@@ -8,12 +8,12 @@ var appArmorNodeRules = []Rule{
 		appArmorKEP+" §Proposal › API; §Version Skew Strategy › Pod Creation", Kubelet, needAppArmor,
 		"pkg/security/apparmor/helpers.go: GetProfile", true,
 		Observation{Summary: "pod-level Unconfined, container Localhost: the container runs confined by the container profile",
-			Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+			Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite}}),
 
 	aaRule("apparmor/kubelet/enforce", "/proc/1/attr/current shows the profile and mode",
 		appArmorKEP+" §Monitoring requirements", Kubelet, needAppArmor,
 		"pkg/kubelet/kuberuntime/helpers.go: getAppArmorProfile", false,
-		Observation{Summary: "Localhost profile enforced", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal}}),
+		Observation{Summary: "Localhost profile enforced", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite}}),
 
 	aaRule("apparmor/failure/row-1", "runtime without AppArmor support: one of the two allowed outcomes, reported",
 		appArmorKEP+" §Failure and Fallback Strategy, row 1", Kubelet, needAppArmor,
@@ -34,8 +34,13 @@ var appArmorNodeRules = []Rule{
 				// kubelets from v1.35 keep it Terminated during the back-off
 				// (see seccompRow2 in rules_seccomp.go).
 				{State: Terminated, Reason: "Error", Note: "fails to start, exited and restarted with back-off"},
-				{State: Running, AppArmorProfile: aaEnforcedLocal, Note: "write denied with EACCES"},
-				{State: Running, AppArmorProfile: AppArmorLocalhostProfile + " (complain)", Note: "violation logged"},
+				{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite, Note: "write denied with EACCES"},
+				// "Log violations": a profile in complain mode lets the write
+				// through and the kernel logs it (security/apparmor: an
+				// AUDIT_APPARMOR_ALLOWED record, apparmor="ALLOWED"); the
+				// label alone shows neither, so the effect names the log line.
+				{State: Running, AppArmorProfile: AppArmorLocalhostProfile + " (complain)", Effect: EffectAppArmorComplainDenyWrite,
+					Note: "the write allowed and its violation read from the kernel log"},
 			}}),
 
 	withRuntimes(aaRule("apparmor/failure/row-3", "localhost profile not loaded on the node: fails to start, retried, reason in an event",

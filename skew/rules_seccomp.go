@@ -156,13 +156,28 @@ func seccompSyncRule(id, title, ref, source string, up seccompCopy, synced, afte
 	}
 }
 
+// The scenarios in which a container gets its profile from the pod-level
+// field (seccomp/update/annotation-ignored, seccomp/kubelet/precedence,
+// seccomp/ephemeral/inherit) set it to Localhost SeccompLocalhostProfile,
+// which denies mkdir: its effect differs from the runtime default's (which
+// allows mkdir and blocks personality(ADDR_NO_RANDOMIZE)), so "runs with
+// the pod's profile" is shown by behaviour and cannot be told apart from
+// "runs with some filter" by the mode alone. The kubelet picks the
+// container's profile the same way whatever the profile's type
+// (pkg/kubelet/kuberuntime/helpers.go getSeccompProfile: container field,
+// then pod field; v1.20.15…v1.37.2), so the KEP's statements hold for it
+// unchanged.
 var (
+	// seccompDenyMkdirRuns: running with the pod-level Localhost
+	// deny-mkdir profile, shown by behaviour.
+	seccompDenyMkdirRuns = &ContainerOutcome{State: Running, SeccompMode: intp(2), Effect: EffectSeccompDenyMkdir,
+		Note: "mkdir fails with EPERM, other syscalls work"}
 	// seccompUpdateIgnored: a seccomp annotation update changes nothing.
-	seccompUpdateIgnored = Observation{Summary: "update accepted; after a restart the container still runs with the field's profile (RuntimeDefault)",
-		Admission: Accepted, Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}
+	seccompUpdateIgnored = Observation{Summary: "update accepted; after a restart the container still runs with the pod field's profile (Localhost deny-mkdir: Seccomp: 2, mkdir EPERM)",
+		Admission: Accepted, Container: seccompDenyMkdirRuns}
 	// seccompPodFieldApplies: the kubelet no longer honours annotations.
-	seccompPodFieldApplies = Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: annotation ignored, pod field applies (Seccomp: 2)",
-		Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}
+	seccompPodFieldApplies = Observation{Summary: "pod field Localhost deny-mkdir + container annotation unconfined: annotation ignored, pod field applies (Seccomp: 2, mkdir EPERM)",
+		Container: seccompDenyMkdirRuns}
 )
 
 // seccompEphemeralRule is a rule about ephemeral containers: not applicable
@@ -335,15 +350,15 @@ var seccompRules = []Rule{
 		seccompKEP+" §Version Skew Strategy › Pod Update (ephemeral containers)",
 		"pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (pod field when the container has none; v1.23.17…v1.37.2); "+
 			"pkg/features/kube_features.go: EphemeralContainers (off by default to v1.22.17)", Kubelet, needSeccomp,
-		Observation{Summary: "pod field RuntimeDefault: the ephemeral container runs with Seccomp: 2",
-			Container: &ContainerOutcome{State: Running, SeccompMode: intp(2)}}),
+		Observation{Summary: "pod field Localhost deny-mkdir: the ephemeral container runs with Seccomp: 2 and mkdir fails with EPERM",
+			Container: seccompDenyMkdirRuns}),
 
 	seccompEphemeralRule("seccomp/ephemeral/override",
 		"ephemeral container with its own field runs with it",
 		seccompKEP+" §Version Skew Strategy › Pod Update (ephemeral containers)",
 		"pkg/kubelet/kuberuntime/helpers.go: getSeccompProfile (container field first; v1.23.17…v1.37.2); "+
 			"pkg/features/kube_features.go: EphemeralContainers (off by default to v1.22.17)", Kubelet, needSeccomp,
-		Observation{Summary: "pod RuntimeDefault, ephemeral container Unconfined: it runs with Seccomp: 0",
+		Observation{Summary: "pod Localhost deny-mkdir, ephemeral container Unconfined: it runs with Seccomp: 0",
 			Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
 
 	seccompEphemeralRule("seccomp/ephemeral/no-annotation-sync",
@@ -369,13 +384,17 @@ var seccompRules = []Rule{
 			"which containerd v1.7.24 pkg/cri/server/container_create_linux.go containerSpecOpts prefers to SeccompProfilePath)",
 		KEP: []Phase{
 			seccompBeforeFieldsPhase,
-			phase("fields and annotations honoured", seccompKEPSyncWindow, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: container annotation wins (Seccomp: 0)",
+			phase("fields and annotations honoured", seccompKEPSyncWindow, Observation{Summary: "pod field Localhost deny-mkdir + container annotation unconfined: container annotation wins (Seccomp: 0)",
 				Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
 			phase("fields only (annotations removed v1.23)", seccompKEPAfterRemoval, seccompPodFieldApplies),
 		},
 		Upstream: []Phase{
 			seccompBeforeFieldsPhase,
-			phase("container annotation copied to the container field by the API server (to v1.26)", seccompUpAnnToField, Observation{Summary: "pod field RuntimeDefault + container annotation unconfined: the API server sets the container field Unconfined, which wins (Seccomp: 0)",
+			// The stored container field Unconfined is what explains the
+			// outcome: asserted with it (applySeccompVersionSkew,
+			// v1.19.16…v1.26.15).
+			phase("container annotation copied to the container field by the API server (to v1.26)", seccompUpAnnToField, Observation{Summary: "pod field Localhost deny-mkdir + container annotation unconfined: the API server sets the container field Unconfined, which wins (Seccomp: 0)",
+				Fields:    map[string]string{ContainerSeccompType: "Unconfined"},
 				Container: &ContainerOutcome{State: Running, SeccompMode: intp(0)}}),
 			phase("fields only (no copy from v1.27; kubelets send the fields' profile)", seccompUpNoAnnToField, seccompPodFieldApplies),
 		},
@@ -388,7 +407,7 @@ var seccompRules = []Rule{
 			"pkg/cri/server/container_create_linux.go: generateSeccompSpecOpts (RuntimeDefault → contrib/seccomp WithDefaultProfile, Unconfined → no filter)", needSeccomp,
 		Observation{Summary: "RuntimeDefault container runs with Seccomp: 2 and a blocked syscall (e.g. unshare of a user namespace) fails; Unconfined runs with Seccomp: 0",
 			Cases: []ContainerOutcome{
-				{Case: CaseRuntimeDefault, State: Running, SeccompMode: intp(2), Note: "a syscall the runtime default blocks fails"},
+				{Case: CaseRuntimeDefault, State: Running, SeccompMode: intp(2), Effect: EffectSeccompRuntimeDefault, Note: "a syscall the runtime default blocks fails"},
 				{Case: CaseUnconfined, State: Running, SeccompMode: intp(0)},
 			}}), seccompEnforceRuntimes),
 
@@ -399,7 +418,7 @@ var seccompRules = []Rule{
 			"the root: cmd/kubelet/app/options/options.go --seccomp-profile-root, default /var/lib/kubelet/seccomp (v1.19.16…v1.22.17), "+
 			"pkg/kubelet/kuberuntime/kuberuntime_manager.go NewKubeGenericRuntimeManager <root-dir>/seccomp (v1.23.17…v1.37.2)", needSeccomp,
 		Observation{Summary: "container runs with Seccomp: 2; mkdir fails with EPERM, other syscalls work",
-			Container: &ContainerOutcome{State: Running, SeccompMode: intp(2), Note: "mkdir fails with EPERM"}}),
+			Container: seccompDenyMkdirRuns}),
 
 	withRuntimes(seccompKubeletRule("seccomp/failure/row-1",
 		"runtime without seccomp support: one of the two allowed outcomes, reported",
@@ -490,7 +509,7 @@ func seccompRow2() Rule {
 		{Case: CaseDenyExecve, State: Terminated, Reason: "Error", Note: "execve denied: fails to start, exited (code 1) and restarted with back-off"},
 	}
 	others := []ContainerOutcome{
-		{Case: CaseDenyMkdir, State: Running, SeccompMode: intp(2), Note: "mkdir denied: fails with EPERM"},
+		{Case: CaseDenyMkdir, State: Running, SeccompMode: intp(2), Effect: EffectSeccompDenyMkdir, Note: "mkdir denied: fails with EPERM"},
 		{Case: CaseLogMkdir, State: Running, SeccompMode: intp(2), Note: "SCMP_ACT_LOG: violation logged, syscall succeeds"},
 	}
 	obs := func(summary string) Observation {

@@ -18,7 +18,9 @@ var _ = Describe("[apparmor] kubelet", Label("apparmor", "kubelet"), func() {
 	})
 
 	h.KubeletRule("apparmor/kubelet/enforce", func(ctx context.Context, t *h.Scenario) {
+		// The write the profile denies fails with EACCES: the harness
+		// probes it (skew.EffectAppArmorDenyWrite).
 		obs := t.RunOnNode(ctx, "enforce", false, fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
-		t.Judge(h.Sub{Name: "container Localhost " + profile, Obs: obs, Must: denyWriteMust(ctx, t, "enforce", obs.Container)})
+		t.Judge(h.Sub{Name: "container Localhost " + profile, Obs: obs})
 	})
 })

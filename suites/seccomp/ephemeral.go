@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -24,11 +25,14 @@ var _ = Describe("[seccomp] ephemeral containers", Label("seccomp", "ephemeral")
 		profile *corev1.SeccompProfile
 		what    string
 	}{
-		{"seccomp/ephemeral/inherit", nil, "pod RuntimeDefault, ephemeral container without a profile"},
-		{"seccomp/ephemeral/override", fx.Profile(unconfined, ""), "pod RuntimeDefault, ephemeral container Unconfined"},
+		{"seccomp/ephemeral/inherit", nil, "pod Localhost deny-mkdir, ephemeral container without a profile"},
+		{"seccomp/ephemeral/override", fx.Profile(unconfined, ""), "pod Localhost deny-mkdir, ephemeral container Unconfined"},
 	} {
+		// The pod's profile denies mkdir, which the runtime default allows:
+		// an ephemeral container that inherits it shows that by behaviour
+		// (skew.EffectSeccompDenyMkdir), not just by "Seccomp: 2".
 		h.KubeletRule(c.id, func(ctx context.Context, t *h.Scenario) {
-			obs := t.ObserveEphemeral(ctx, fx.Pod("target", fx.PodSeccomp(fx.Profile(runtimeDefault, ""))), fx.EphemeralContainer(c.profile))
+			obs := t.ObserveEphemeral(ctx, fx.Pod("target", fx.PodSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))), fx.EphemeralContainer(c.profile))
 			t.Judge(h.Sub{Name: c.what, Obs: obs})
 		})
 	}

@@ -37,7 +37,9 @@ var _ = Describe("[seccomp] pod update", Label("seccomp", "update", senv.LabelSl
 	})
 
 	h.KubeletRule("seccomp/update/annotation-ignored", func(ctx context.Context, t *h.Scenario) {
-		t.MustCreate(ctx, fx.Pod("annotated", fx.OnNode(t.NodeName()), fx.PodSeccomp(fx.Profile(runtimeDefault, ""))))
+		// The pod field's profile is Localhost deny-mkdir: after the
+		// restart its effect shows by behaviour (skew.EffectSeccompDenyMkdir).
+		t.MustCreate(ctx, fx.Pod("annotated", fx.OnNode(t.NodeName()), fx.PodSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))))
 		before := t.ObserveContainer(ctx, "annotated", skew.ContainerName, false)
 		Expect(before.State).To(Equal(skew.Running), "the pod must run before its annotations change: %s", before)
 

@@ -98,7 +98,7 @@ func (t *Scenario) ObserveContainer(ctx context.Context, pod, container string, 
 				lastErr = err
 				return false, nil
 			}
-			got = &observe.Container{State: skew.Running, SeccompMode: mode, AppArmorProfile: label}
+			got = &observe.Container{State: skew.Running, SeccompMode: mode, AppArmorProfile: label, Pod: pod, Name: container}
 			return true, nil
 		case s.State.Terminated != nil && isEphemeral(p, container):
 			// Ephemeral containers are never restarted: this is final.

@@ -136,3 +136,51 @@ func TestJudgeStaged(t *testing.T) {
 		t.Errorf("label %q", reports.VerdictLabel(r))
 	}
 }
+
+// The effects an outcome names are probed only in a container whose state,
+// mode and label make it a candidate for that outcome.
+func TestEffectsWanted(t *testing.T) {
+	two := 2
+	enforce := skew.ContainerOutcome{State: skew.Running, AppArmorProfile: "p (enforce)", Effect: skew.EffectAppArmorDenyWrite}
+	complain := skew.ContainerOutcome{State: skew.Running, AppArmorProfile: "p (complain)", Effect: skew.EffectAppArmorComplainDenyWrite}
+	anyOf := skew.Observation{AnyOf: []skew.ContainerOutcome{{State: skew.Waiting}, enforce, complain}}
+	exp := skew.Expectation{Expected: anyOf, KEPPlanned: anyOf}
+	for label, want := range map[string]string{"p (enforce)": skew.EffectAppArmorDenyWrite, "p (complain)": skew.EffectAppArmorComplainDenyWrite, "unconfined": ""} {
+		got := effectsWanted(Sub{Obs: observe.Observation{Container: &observe.Container{State: skew.Running, AppArmorProfile: label}}}, exp, 0, 1)
+		if strings.Join(got, ",") != want {
+			t.Errorf("label %q: effects %q, want %q", label, got, want)
+		}
+	}
+	seccomp := skew.Observation{Container: &skew.ContainerOutcome{State: skew.Running, SeccompMode: &two, Effect: skew.EffectSeccompDenyMkdir}}
+	exp = skew.Expectation{Expected: seccomp, KEPPlanned: seccomp}
+	if got := effectsWanted(Sub{Obs: observe.Observation{Container: &observe.Container{State: skew.Waiting}}}, exp, 0, 1); len(got) != 0 {
+		t.Errorf("a container that does not run: effects %q", got)
+	}
+	if got := effectsWanted(Sub{Obs: observe.Observation{Container: &observe.Container{State: skew.Running, SeccompMode: &two}}}, exp, 0, 1); len(got) != 1 {
+		t.Errorf("a running filtered container: effects %q", got)
+	}
+}
+
+// An effect the harness could not probe never leaves a pass: the spec
+// stops with the reason; one probed and not shown fails.
+func TestJudgeEffects(t *testing.T) {
+	two := 2
+	o := skew.Observation{Container: &skew.ContainerOutcome{State: skew.Running, SeccompMode: &two, Effect: skew.EffectSeccompDenyMkdir}}
+	exp := skew.Expectation{Version: "1.37.2", Expected: o, KEPPlanned: o, Reason: "r"}
+	run := func(e ...observe.Effect) (reports.Result, *Unmade) {
+		c := &observe.Container{State: skew.Running, SeccompMode: &two, Effects: e}
+		return judge("seccomp/kubelet/localhost", &Node{Name: "w1"}, exp, reports.Result{}, []Sub{{Name: "a", Obs: observe.Observation{Container: c}}})
+	}
+	if r, stop := run(); r.Verdict != skew.Fail || stop != nil {
+		t.Errorf("mode alone: %s %+v, want fail", r.Verdict, stop)
+	}
+	if r, _ := run(observe.Effect{Name: skew.EffectSeccompDenyMkdir, Detail: "mkdir: ok"}); r.Verdict != skew.Fail || !strings.Contains(r.Failure, "mkdir: ok") {
+		t.Errorf("not shown: %s %q, want fail", r.Verdict, r.Failure)
+	}
+	if r, stop := run(observe.Effect{Name: skew.EffectSeccompDenyMkdir, Shown: true}); r.Verdict != skew.Pass || stop != nil {
+		t.Errorf("shown: %s %+v, want pass", r.Verdict, stop)
+	}
+	if _, stop := run(observe.Effect{Name: skew.EffectSeccompDenyMkdir, Unmade: "no control", UnmadeSetUp: true}); stop == nil || !stop.SetUp || !strings.Contains(stop.Reason, "no control") {
+		t.Errorf("unmade: stop %+v, want a set-up stop naming the reason", stop)
+	}
+}

@@ -72,6 +72,9 @@ type Scenario struct {
 	Client kubernetes.Interface
 	warn   *warnings
 	result reports.Result
+	// ctx is the spec's context, for what Judge still observes (the
+	// effects of the containers' profiles, ProveEffects).
+	ctx context.Context
 }
 
 // NodeName is the scenario's node ("" for API rules).
@@ -162,12 +165,18 @@ func (s Sub) want(o skew.Observation, i, n int) skew.Observation {
 	return o
 }
 
-// Judge compares the sub-cases with the oracle, records the verdict and
+// Judge probes the effects the oracle names for the sub-cases' running
+// containers (ProveEffects), compares the sub-cases with the oracle, records the verdict and
 // fails the spec when the verdict is fail. A check that could not be made
 // (Sub.Unmade) never leaves a pass or a deviation: unless the checks that
 // were made fail, the spec stops with the reason (skipped, or failed where
 // skewproof's own set-up is what is missing).
 func (t *Scenario) Judge(subs ...Sub) {
+	ctx := t.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	t.ProveEffects(ctx, subs...)
 	r, stop := judge(t.ID, t.Node, t.Exp, t.result, subs)
 	t.result = r
 	if stop != nil {
@@ -200,6 +209,12 @@ func judge(id string, nd *Node, exp skew.Expectation, r reports.Result, subs []S
 			unmade = append(unmade, s.Name+": "+s.Unmade.Reason)
 			unmadeSetUp = unmadeSetUp || s.Unmade.SetUp
 		}
+		// An effect of the profile that could not be probed either way.
+		reasons, setUp := observe.UnmadeEffects(s.Obs.Container)
+		for _, why := range reasons {
+			unmade = append(unmade, s.Name+": effect of "+why)
+		}
+		unmadeSetUp = unmadeSetUp || setUp
 		for _, m := range observe.Match(s.want(exp.KEPPlanned, i, len(subs)), s.Obs) {
 			kepMis = append(kepMis, s.Name+": "+m)
 		}

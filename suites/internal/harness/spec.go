@@ -201,7 +201,7 @@ func prepare(r SpecReport) *Scenario {
 // with a client that collects the API server's warnings.
 func (s *scope) run(ctx context.Context, body func(context.Context, *Scenario)) {
 	t := s.t
-	t.F, t.NS = s.f, s.f.Namespace.Name
+	t.F, t.NS, t.ctx = s.f, s.f.Namespace.Name, ctx
 	cfg := s.f.ClientConfig()
 	cfg.WarningHandler = t.warn
 	var err error

@@ -32,6 +32,47 @@ type Container struct {
 	Message string
 	// Behaviour describes what the workload saw (e.g. "mkdir: EPERM").
 	Behaviour string
+	// Pod and Name locate a container that was observed running, so that
+	// the effects of its profile can be probed (harness, effects.go).
+	Pod, Name string
+	// Effects are the profiles' effects probed in the container, by
+	// behaviour (skew.ContainerOutcome.Effect).
+	Effects []Effect
+}
+
+// Effect is the result of probing one profile's effect in a container.
+type Effect struct {
+	// Name is the effect probed (skew.Effect*).
+	Name string
+	// Shown: the container behaved as the profile makes it.
+	Shown bool
+	// Detail is what the probes did, e.g. "mkdir: Operation not permitted".
+	Detail string
+	// Unmade, when set, says why the effect could not be probed: the check
+	// is not made (never a pass). UnmadeSetUp: what was missing is
+	// skewproof's own doing (a control pod, a kernel log reader).
+	Unmade      string
+	UnmadeSetUp bool
+}
+
+// EffectOf returns the probe result of the named effect, if it was probed.
+func (c Container) EffectOf(name string) (Effect, bool) {
+	for _, e := range c.Effects {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Effect{}, false
+}
+
+func (e Effect) String() string {
+	switch {
+	case e.Unmade != "":
+		return fmt.Sprintf("effect of %s not checked: %s", e.Name, e.Unmade)
+	case e.Shown:
+		return fmt.Sprintf("effect of %s shown: %s", e.Name, e.Detail)
+	}
+	return fmt.Sprintf("effect of %s NOT shown: %s", e.Name, e.Detail)
 }
 
 func (c Container) String() string {
@@ -47,6 +88,9 @@ func (c Container) String() string {
 	}
 	if c.Behaviour != "" {
 		s += " (" + c.Behaviour + ")"
+	}
+	for _, e := range c.Effects {
+		s += "; " + e.String()
 	}
 	return s
 }
@@ -314,8 +358,30 @@ func MatchContainer(want skew.ContainerOutcome, got Container) []string {
 			mis = append(mis, fmt.Sprintf("Seccomp: want %d, got %d", *want.SeccompMode, *got.SeccompMode))
 		}
 	}
-	if want.AppArmorProfile != "" && got.AppArmorProfile != want.AppArmorProfile {
+	switch {
+	case want.AppArmorProfile == skew.RuntimeDefaultMarker:
+		// A runtime whose default profile was not read: any name, but
+		// confined in enforce mode (skew.ConfinedByRuntimeDefault).
+		if !skew.ConfinedByRuntimeDefault(got.AppArmorProfile) {
+			mis = append(mis, fmt.Sprintf("AppArmor: want the runtime's default profile in enforce mode (\"<name> (enforce)\", not unconfined nor one of skewproof's own), got %s",
+				present(got.AppArmorProfile, got.AppArmorProfile != "")))
+		}
+	case want.AppArmorProfile != "" && got.AppArmorProfile != want.AppArmorProfile:
 		mis = append(mis, fmt.Sprintf("AppArmor: want %q, got %s", want.AppArmorProfile, present(got.AppArmorProfile, got.AppArmorProfile != "")))
+	}
+	if want.Effect != "" {
+		// Not probed is a mismatch; probed but not made is no mismatch
+		// here: the harness stops the spec as unmade (UnmadeEffects).
+		e, ok := got.EffectOf(want.Effect)
+		switch {
+		case !ok:
+			// The harness probes only a running container whose state,
+			// mode and label fit the outcome: here they did not, or the
+			// container was not observed by the harness.
+			mis = append(mis, fmt.Sprintf("the effect of %s was not probed (the container does not show this outcome's state, mode or label, or the harness did not observe it): a mode or a label alone proves only that some profile is in force", want.Effect))
+		case e.Unmade == "" && !e.Shown:
+			mis = append(mis, fmt.Sprintf("the effect of %s is not shown: %s", want.Effect, e.Detail))
+		}
 	}
 	if want.Reason != "" && !oneOf(got.Reason, strings.Split(want.Reason, "|")) {
 		mis = append(mis, fmt.Sprintf("reason: want one of %s, got %q", want.Reason, got.Reason))
@@ -324,6 +390,29 @@ func MatchContainer(want skew.ContainerOutcome, got Container) []string {
 		mis = append(mis, fmt.Sprintf("message: want it to contain %q, got %q", want.MessageContains, got.Message))
 	}
 	return mis
+}
+
+// UnmadeEffects lists the effects probed in a container that could not be
+// shown either way, and whether any of them is skewproof's own set-up.
+func UnmadeEffects(c *Container) (reasons []string, setUp bool) {
+	if c == nil {
+		return nil, false
+	}
+	for _, e := range c.Effects {
+		if e.Unmade != "" {
+			reasons = append(reasons, e.Name+": "+e.Unmade)
+			setUp = setUp || e.UnmadeSetUp
+		}
+	}
+	return reasons, setUp
+}
+
+// WithoutEffect is an outcome with its effect left out: whether a
+// container's mode, label and state make it a candidate for the outcome,
+// before its effect is probed.
+func WithoutEffect(o skew.ContainerOutcome) skew.ContainerOutcome {
+	o.Effect = ""
+	return o
 }
 
 // WhichOf returns the index of the first outcome got matches, or -1.

@@ -125,3 +125,50 @@ func TestForCase(t *testing.T) {
 		t.Error("an expectation with cases must not match without a case selected")
 	}
 }
+
+// A Seccomp mode or an AppArmor label proves only "some profile": where
+// the outcome names an effect, a container whose effect was not probed,
+// or was probed and not shown, does not match.
+func TestMatchContainerEffect(t *testing.T) {
+	want := skew.ContainerOutcome{State: skew.Running, SeccompMode: two(), Effect: skew.EffectSeccompDenyMkdir}
+	got := Container{State: skew.Running, SeccompMode: two()}
+	if m := MatchContainer(want, got); len(m) != 1 || !strings.Contains(m[0], "not probed") {
+		t.Errorf("mode alone: want one 'not probed' mismatch, got %q", m)
+	}
+	got.Effects = []Effect{{Name: skew.EffectSeccompDenyMkdir, Detail: "mkdir: ok"}}
+	if m := MatchContainer(want, got); len(m) != 1 || !strings.Contains(m[0], "not shown: mkdir: ok") {
+		t.Errorf("an allow-all filter: want 'not shown', got %q", m)
+	}
+	got.Effects[0].Shown = true
+	if m := MatchContainer(want, got); len(m) != 0 {
+		t.Errorf("effect shown: unexpected %q", m)
+	}
+	// Not made: no mismatch here; the harness stops the spec.
+	got.Effects[0] = Effect{Name: skew.EffectSeccompDenyMkdir, Unmade: "no control"}
+	if m := MatchContainer(want, got); len(m) != 0 {
+		t.Errorf("unmade: unexpected %q", m)
+	}
+	if r, _ := UnmadeEffects(&got); len(r) != 1 {
+		t.Errorf("UnmadeEffects = %q", r)
+	}
+	if WithoutEffect(want).Effect != "" || want.Effect == "" {
+		t.Error("WithoutEffect must copy")
+	}
+}
+
+// On a runtime whose default AppArmor profile was not read, the marker
+// stays: any profile in enforce mode but unconfined or skewproof's own.
+func TestMatchRuntimeDefaultMarker(t *testing.T) {
+	want := skew.ContainerOutcome{State: skew.Running, AppArmorProfile: skew.RuntimeDefaultMarker}
+	for label, ok := range map[string]bool{
+		"vendor-default (enforce)":       true,
+		"unconfined":                     false,
+		"":                               false,
+		"vendor-default (complain)":      false,
+		"skewproof-deny-write (enforce)": false,
+	} {
+		if m := MatchContainer(want, Container{State: skew.Running, AppArmorProfile: label}); (len(m) == 0) != ok {
+			t.Errorf("label %q: mismatches %q, want match %v", label, m, ok)
+		}
+	}
+}

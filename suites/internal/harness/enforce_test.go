@@ -1,4 +1,4 @@
-package seccomp
+package harness
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 )
 
 // These tests need no cluster: they check how the observations of
-// seccomp/kubelet/enforce are judged.
+// the runtime default seccomp profile are judged (seccomp/kubelet/enforce and every outcome naming skew.EffectSeccompRuntimeDefault).
 
 func TestEnforceChecks(t *testing.T) {
 	personality := func(controlOK, blockedOK bool) probeResult {
