@@ -19,6 +19,7 @@ import (
 	"github.com/skewproof/skewproof/runner/schedule"
 
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
@@ -165,10 +166,18 @@ func (o Options) mergeSuites(runs map[string]*suiteRun, junitDir string) ([]repo
 		}
 		started := false
 		merged := reports.Suite{Name: name, Cluster: o.Name, Timestamp: r.start}
+		var unexplained []error
 		for i := range r.jobs {
 			started = started || r.started[i]
+			unreported := r.unreported(i)
 			merged.Results = append(merged.Results, r.results[i]...)
-			merged.Results = append(merged.Results, r.unreported(i)...)
+			merged.Results = append(merged.Results, unreported...)
+			if r.errs[i] != nil && !failsAmong(r.results[i]) && len(unreported) == 0 {
+				// Not the exit status of failed specs (Ginkgo exits 1 for
+				// those), nor a process whose unreported specs say how it
+				// ended: a failure outside the specs.
+				unexplained = append(unexplained, fmt.Errorf("%s/%s: %w", name, r.jobs[i].Name, r.errs[i]))
+			}
 		}
 		if !started {
 			continue // interrupted before it started
@@ -178,7 +187,7 @@ func (o Options) mergeSuites(runs map[string]*suiteRun, junitDir string) ([]repo
 			logGlob = filepath.Join(junitDir, fmt.Sprintf("%s-%s.part-*.log", name, o.Name))
 		}
 		logs = append(logs, logGlob)
-		errs = append(errs, r.errs...)
+		errs = append(errs, unexplained...)
 		out = append(out, merged)
 	}
 	return out, logs, errors.Join(errs...)
@@ -214,6 +223,17 @@ func (r *suiteRun) unreported(i int) []reports.Result {
 		out = append(out, reports.Unreported(s.Text, s.Labels.Node(), why))
 	}
 	return out
+}
+
+// failsAmong says whether a process reported a spec that failed, which
+// explains its exit status.
+func failsAmong(rs []reports.Result) bool {
+	for _, r := range rs {
+		if r.Verdict == skew.Fail || r.Verdict == skew.Flaky {
+			return true
+		}
+	}
+	return false
 }
 
 // processGrace is how long a suite process may run past its Ginkgo

@@ -116,6 +116,40 @@ esac
 exit 0
 `
 
+// A process that exits non-zero because specs failed (Ginkgo's exit
+// status 1) failed inside its specs; one that exits non-zero with every
+// spec reported and none failed failed outside them.
+func TestProcessErrorsOutsideTheSpecs(t *testing.T) {
+	run := func(verdict string) error {
+		dir := t.TempDir()
+		bin := filepath.Join(dir, "e2e.test")
+		script := `#!/bin/sh
+case "$*" in
+*-ginkgo.dry-run*)
+	report=
+	prev=
+	for a; do [ "$prev" = -ginkgo.json-report ] && report=$a; prev=$a; done
+	echo '[{"SpecReports": [{"LeafNodeType": "It", "State": "passed", "LeafNodeText": "[seccomp/api/types] a", "ContainerHierarchyLabels": [["seccomp"]], "LeafNodeLabels": ["api"]}]}]' >"$report"
+	exit 0 ;;
+esac
+echo '` + senv.ResultLinePrefix + `{"name":"[seccomp/api/types] a","id":"seccomp/api/types","verdict":"` + verdict + `"}'
+exit 1
+`
+		if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		o := Options{Name: "c", SuiteBinary: bin, Suites: []string{"seccomp"}, Timeout: time.Minute, OnSpec: func(reports.Result) {}}
+		_, _, err := o.runSuites(context.Background(), progress.New(new(bytes.Buffer)), t.TempDir(), nil)
+		return err
+	}
+	if err := run("fail"); err != nil {
+		t.Errorf("a process whose spec failed: %v, want no failure outside the specs", err)
+	}
+	if err := run("pass"); err == nil || !strings.Contains(err.Error(), "seccomp/all: exit status 1") {
+		t.Errorf("a process that exits 1 with its only spec passed: %v, want a failure outside the specs naming it", err)
+	}
+}
+
 // Every spec the dry run planned reports or is a failure: a process
 // killed (a timeout, the OOM killer, kill -9), one that exits non-zero
 // and one that exits 0 without reporting all its specs leave failures
@@ -136,7 +170,10 @@ func TestUnreportedSpecsFail(t *testing.T) {
 		o := Options{Name: "c", SuiteBinary: bin, Suites: []string{"seccomp"}, Parallel: tc.parallel, Timeout: time.Minute, OnSpec: func(reports.Result) {}}
 		var out bytes.Buffer
 		suites, _, err := o.runSuites(context.Background(), progress.New(&out), t.TempDir(), nil)
-		if (err != nil) != (tc.end != "quiet") {
+		// The unreported specs' failures say how a process ended; in
+		// parallel the "api" process reported its one spec and then
+		// exited 2: a failure outside its specs.
+		if tc.parallel && (err == nil || !strings.Contains(err.Error(), "seccomp/api: exit status 2")) || !tc.parallel && err != nil {
 			t.Errorf("%s: process error %v", tc.end, err)
 		}
 		if len(suites) != 1 {
