@@ -167,12 +167,12 @@ var appArmorContainerRules = []Rule{
 		"pkg/kubelet/kuberuntime/helpers.go getAppArmorProfile (no profile: nil, v1.30.14…v1.37.2; v1.29.6 sends \"\"); "+
 			"containerd@v1.7.24 pkg/cri/server/container_create_linux.go generateApparmorSpecOpts and containerd/v2@v2.4.2 internal/cri/sputil/apparmor_linux.go "+
 			"GenerateApparmorSpecOpts (none set → RuntimeDefault; privileged → no profile); cri-o@v1.34.0 server/container_create_linux.go specSetApparmorProfile "+
-			"(profiles only for non-privileged containers); the runtime default denies opening /proc/sysrq-trigger (\"deny @{PROC}/sysrq-trigger rwklx\": "+
+			"(profiles only for non-privileged containers); the runtime default denies writes to the files directly in /proc (\"deny @{PROC}/* w\": "+
 			"containerd@v1.7.24 and containerd/v2@v2.4.2 contrib/apparmor/template.go; containers/common@v0.63.0 pkg/apparmor/apparmor_linux_template.go, CRI-O's)", false,
-		Observation{Summary: "no profile set: the privileged container runs unconfined; the non-privileged one runs under the runtime's default profile, which denies opening /proc/sysrq-trigger that an Unconfined container opens",
+		Observation{Summary: "no profile set: the privileged container runs unconfined; the non-privileged one runs under the runtime's default profile, which denies opening /proc/uptime for writing, as an Unconfined container can",
 			Cases: []ContainerOutcome{
 				{Case: CasePrivileged, State: Running, AppArmorProfile: "unconfined", Note: "no AppArmor profile"},
-				{Case: CaseRuntimeDefault, State: Running, AppArmorProfile: RuntimeDefaultMarker, Note: "opening /proc/sysrq-trigger is denied (EACCES)"},
-				{Case: CaseUnconfined, State: Running, AppArmorProfile: "unconfined", Note: "the control: opening /proc/sysrq-trigger works"},
+				{Case: CaseRuntimeDefault, State: Running, AppArmorProfile: RuntimeDefaultMarker, Note: "opening /proc/uptime for writing is denied (EACCES)"},
+				{Case: CaseUnconfined, State: Running, AppArmorProfile: "unconfined", Note: "the control: opening /proc/uptime for writing works"},
 			}}),
 }

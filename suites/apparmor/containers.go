@@ -40,11 +40,18 @@ func observeWrite(ctx context.Context, t *h.Scenario, pod, container string, pod
 	return obs, nil
 }
 
-// sysrqProbe opens /proc/sysrq-trigger for reading, and neither reads nor
-// writes it: containerd's default AppArmor profile denies it
-// (contrib/apparmor/template.go, "deny @{PROC}/sysrq-trigger rwklx"),
-// while an unconfined container of the same privileges opens it.
-const sysrqProbe = "exec 3</proc/sysrq-trigger"
+// procWriteProbe opens /proc/uptime for writing (and reading), and writes
+// nothing: the runtimes' default AppArmor profiles deny writes to the files
+// directly in /proc ("deny @{PROC}/* w": containerd's
+// contrib/apparmor/template.go, containers/common's, CRI-O's), while an
+// unconfined container of the same privileges (root, CAP_DAC_OVERRIDE,
+// /proc mounted read-write) opens it. /proc/uptime is on every kernel and
+// neither masked nor read-only in a container (unlike /proc/sysrq-trigger,
+// which the User-Mode Linux kernel lacks).
+const procWriteProbe = "exec 3<>/proc/uptime"
+
+// procWrite names the probe in what a container saw.
+const procWrite = "open /proc/uptime for writing"
 
 // sub is one container of a scenario judged against its case of the
 // oracle's observation.
@@ -102,7 +109,7 @@ var _ = Describe("[apparmor] every kind of container", Label("apparmor", "kubele
 })
 
 // privilegedChecks probes the three containers of
-// apparmor/kubelet/privileged-default with sysrqProbe. The non-privileged
+// apparmor/kubelet/privileged-default with procWriteProbe. The non-privileged
 // container without a profile must be confined ("(enforce)") and, where
 // the node's runtime default profile was read, must be denied the open
 // that the Unconfined control makes; the privileged one must make it (no
@@ -116,20 +123,20 @@ func privilegedChecks(ctx context.Context, t *h.Scenario, pod, priv, control str
 		defMust = append(defMust, "a non-privileged container without a profile must be confined by the runtime default in enforce mode, got "+
 			orNone(def.AppArmorProfile))
 	}
-	unOK, unDesc := t.Try(ctx, pod, control, "open /proc/sysrq-trigger", sysrqProbe)
-	defOK, defDesc := t.Try(ctx, pod, skew.ContainerName, "open /proc/sysrq-trigger", sysrqProbe)
-	prOK, prDesc := t.Try(ctx, pod, priv, "open /proc/sysrq-trigger", sysrqProbe)
+	unOK, unDesc := t.Try(ctx, pod, control, procWrite, procWriteProbe)
+	defOK, defDesc := t.Try(ctx, pod, skew.ContainerName, procWrite, procWriteProbe)
+	prOK, prDesc := t.Try(ctx, pod, priv, procWrite, procWriteProbe)
 	un.Behaviour, def.Behaviour, pr.Behaviour = unDesc, defDesc, prDesc
 	if !unOK {
-		return defMust, nil, &h.Unmade{Reason: "the Unconfined control cannot open /proc/sysrq-trigger on node " + t.NodeName() +
+		return defMust, nil, &h.Unmade{Reason: "the Unconfined control cannot open /proc/uptime for writing on node " + t.NodeName() +
 			" (" + unDesc + "): nothing shows what the runtime default denies"}
 	}
 	if researched := t.Exp.Expected; caseProfile(researched, skew.CaseRuntimeDefault) != "" &&
 		(defOK || !strings.Contains(defDesc, "Permission denied")) {
-		defMust = append(defMust, "the runtime default profile must deny opening /proc/sysrq-trigger (EACCES), as the Unconfined control shows it is not denied otherwise: "+defDesc)
+		defMust = append(defMust, "the runtime default profile must deny opening /proc/uptime for writing (EACCES), which the Unconfined control shows is not denied otherwise: "+defDesc)
 	}
 	if !prOK {
-		prMust = append(prMust, "a privileged container without a profile must run without the runtime default profile: opening /proc/sysrq-trigger failed: "+prDesc)
+		prMust = append(prMust, "a privileged container without a profile must run without the runtime default profile: opening /proc/uptime for writing failed: "+prDesc)
 	}
 	return defMust, prMust, nil
 }
