@@ -458,6 +458,8 @@ var ruleTable = buildRuleTable(
 	ruleGroup{seccompRules, seccompRead},
 	ruleGroup{appArmorRules, appArmorRead},
 	ruleGroup{appArmorNodeRules, appArmorRead},
+	ruleGroup{seccompContainerRules, seccompRead},
+	ruleGroup{appArmorContainerRules, appArmorRead},
 )
 
 // ruleGroup is a family of rules and the releases their sources were read in.

@@ -28,9 +28,10 @@ var PodTimeout = 2 * time.Minute
 
 const slowPodTimeout = 8 * time.Minute
 
-// PodStatus returns the status of a container or ephemeral container.
+// PodStatus returns the status of a container, init container (sidecars
+// included) or ephemeral container.
 func PodStatus(p *corev1.Pod, container string) (corev1.ContainerStatus, bool) {
-	for _, l := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses} {
+	for _, l := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses, p.Status.EphemeralContainerStatuses} {
 		for _, s := range l {
 			if s.Name == container {
 				return s, true

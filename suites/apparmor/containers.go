@@ -1,0 +1,153 @@
+package apparmor
+
+import (
+	"context"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/skew"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
+	"github.com/skewproof/skewproof/suites/internal/observe"
+)
+
+// podDenyWrite is the pod-level profile of the scenarios with several
+// containers: the Localhost fixture that denies writes, whose effect (a
+// write fails with EACCES) no runtime default profile has.
+var podDenyWrite = fx.PodAppArmor(fx.LocalhostAppArmor(profile))
+
+// observeWrite observes a container of pod (an init container or a
+// sidecar too) while it runs and shows by behaviour which profile it runs
+// with, judged as case c: confined by the pod's deny-write profile
+// (podProfile) the harness proves the profile's effect the oracle names
+// (a write fails with EACCES, a read works: Scenario.ProveEffects, here
+// while the container still runs); under its own Unconfined a write must
+// work. A container that does not run is not probed; its observation then
+// matches no expected outcome.
+func observeWrite(ctx context.Context, t *h.Scenario, pod, container, c, name string, podProfile bool) h.Sub {
+	s := h.Sub{Name: name, Obs: observe.Observation{Container: t.ObserveContainer(ctx, pod, container, false)}, Want: observe.ForCase(c)}
+	if s.Obs.Container.State != skew.Running {
+		return s
+	}
+	if podProfile {
+		t.ProveEffects(ctx, s)
+		return s
+	}
+	ok, desc := t.Try(ctx, pod, container, "write", "echo x > /tmp/probe-write")
+	s.Obs.Container.Behaviour = desc
+	if !ok {
+		s.Must = append(s.Must, "a write must work under the container's own Unconfined (the pod's profile must not apply): "+desc)
+	}
+	return s
+}
+
+// procWriteProbe opens /proc/uptime for writing (and reading), and writes
+// nothing: the runtimes' default AppArmor profiles deny writes to the files
+// directly in /proc ("deny @{PROC}/* w": containerd's
+// contrib/apparmor/template.go, containers/common's, CRI-O's), while an
+// unconfined container of the same privileges (root, CAP_DAC_OVERRIDE,
+// /proc mounted read-write) opens it. /proc/uptime is on every kernel and
+// neither masked nor read-only in a container (unlike /proc/sysrq-trigger,
+// which the User-Mode Linux kernel lacks).
+const procWriteProbe = "exec 3<>/proc/uptime"
+
+// procWrite names the probe in what a container saw.
+const procWrite = "open /proc/uptime for writing"
+
+// KEP-24 §Proposal › API: the pod-level field applies to every container of
+// the pod, a container's own field overrides it; §Pod Annotations:
+// "unconfined" is the default for privileged pods.
+var _ = Describe("[apparmor] every kind of container", Label("apparmor", "kubelet"), func() {
+	h.SetUp(family)
+	h.KubeletRule("apparmor/kubelet/init-containers", func(ctx context.Context, t *h.Scenario) {
+		const pod = "init-containers"
+		t.StartOnNode(ctx, pod, podDenyWrite, fx.InitContainer(skew.InitContainerName))
+		// The init container is observed while it runs (it runs until
+		// ended), then ended so that the pod goes on.
+		init := observeWrite(ctx, t, pod, skew.InitContainerName, skew.CaseInit, "init container without a profile (pod Localhost "+profile+")", true)
+		_, _, _ = t.Exec(ctx, pod, skew.InitContainerName, "kill", "1")
+		t.Judge(init)
+	})
+
+	h.KubeletRule("apparmor/kubelet/sidecar", func(ctx context.Context, t *h.Scenario) {
+		const pod = "sidecar"
+		t.StartOnNode(ctx, pod, podDenyWrite, fx.Sidecar(skew.SidecarContainerName))
+		t.Judge(observeWrite(ctx, t, pod, skew.SidecarContainerName, skew.CaseSidecar, "sidecar without a profile (pod Localhost "+profile+")", true))
+	})
+
+	h.KubeletRule("apparmor/kubelet/second-container", func(ctx context.Context, t *h.Scenario) {
+		const pod = "second-container"
+		t.StartOnNode(ctx, pod, podDenyWrite, fx.ContainerAppArmor(fx.AppArmor(unconfined, nil)), fx.Container(skew.SecondContainerName))
+		t.Judge(
+			observeWrite(ctx, t, pod, skew.ContainerName, skew.CaseOwn, "container app with its own Unconfined", false),
+			observeWrite(ctx, t, pod, skew.SecondContainerName, skew.CaseSecond, "container second without a profile (pod Localhost "+profile+")", true),
+		)
+	})
+
+	h.KubeletRule("apparmor/kubelet/privileged-default", func(ctx context.Context, t *h.Scenario) {
+		const pod = "privileged-default"
+		const priv, control = "privileged", "unconfined"
+		t.StartOnNode(ctx, pod, fx.Container(priv, fx.WithPrivileged()), fx.Container(control, fx.WithAppArmor(fx.AppArmor(unconfined, nil))))
+		def := observe.Observation{Container: t.ObserveContainer(ctx, pod, skew.ContainerName, false)}
+		un := observe.Observation{Container: t.ObserveContainer(ctx, pod, control, false)}
+		pr := observe.Observation{Container: t.ObserveContainer(ctx, pod, priv, false)}
+		defMust, prMust, unmade := privilegedChecks(ctx, t, pod, priv, control, def.Container, un.Container, pr.Container)
+		t.Judge(
+			h.Sub{Name: "privileged container, no profile", Obs: pr, Want: observe.ForCase(skew.CasePrivileged), Must: prMust, Unmade: unmade},
+			h.Sub{Name: "container app, no profile (the runtime default)", Obs: def, Want: observe.ForCase(skew.CaseRuntimeDefault), Must: defMust},
+			h.Sub{Name: "container unconfined, its own Unconfined (the control)", Obs: un, Want: observe.ForCase(skew.CaseUnconfined)},
+		)
+	})
+})
+
+// privilegedChecks probes the three containers of
+// apparmor/kubelet/privileged-default with procWriteProbe. The non-privileged
+// container without a profile must be confined ("(enforce)") and, where
+// the node's runtime default profile was read, must be denied the open
+// that the Unconfined control makes; the privileged one must make it (no
+// default profile in force). Without a working control nothing shows
+// what the runtime default denies: unmade.
+func privilegedChecks(ctx context.Context, t *h.Scenario, pod, priv, control string, def, un, pr *observe.Container) (defMust, prMust []string, unmade *h.Unmade) {
+	if def.State != skew.Running || un.State != skew.Running || pr.State != skew.Running {
+		return nil, nil, nil
+	}
+	if !strings.HasSuffix(def.AppArmorProfile, "(enforce)") {
+		defMust = append(defMust, "a non-privileged container without a profile must be confined by the runtime default in enforce mode, got "+
+			orNone(def.AppArmorProfile))
+	}
+	unOK, unDesc := t.Try(ctx, pod, control, procWrite, procWriteProbe)
+	defOK, defDesc := t.Try(ctx, pod, skew.ContainerName, procWrite, procWriteProbe)
+	prOK, prDesc := t.Try(ctx, pod, priv, procWrite, procWriteProbe)
+	un.Behaviour, def.Behaviour, pr.Behaviour = unDesc, defDesc, prDesc
+	if !unOK {
+		return defMust, nil, &h.Unmade{Reason: "the Unconfined control cannot open /proc/uptime for writing on node " + t.NodeName() +
+			" (" + unDesc + "): nothing shows what the runtime default denies"}
+	}
+	if researched := t.Exp.Expected; caseProfile(researched, skew.CaseRuntimeDefault) != "" &&
+		(defOK || !strings.Contains(defDesc, "Permission denied")) {
+		defMust = append(defMust, "the runtime default profile must deny opening /proc/uptime for writing (EACCES), which the Unconfined control shows is not denied otherwise: "+defDesc)
+	}
+	if !prOK {
+		prMust = append(prMust, "a privileged container without a profile must run without the runtime default profile: opening /proc/uptime for writing failed: "+prDesc)
+	}
+	return defMust, prMust, nil
+}
+
+// caseProfile is the AppArmor label the oracle expects for case c ("" when
+// it asserts none: a runtime whose default profile nobody read).
+func caseProfile(o skew.Observation, c string) string {
+	for _, oc := range o.Cases {
+		if oc.Case == c {
+			return oc.AppArmorProfile
+		}
+	}
+	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no label"
+	}
+	return s
+}

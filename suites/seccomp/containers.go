@@ -1,0 +1,92 @@
+package seccomp
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/skew"
+	h "github.com/skewproof/skewproof/suites/internal/harness"
+	"github.com/skewproof/skewproof/suites/internal/observe"
+)
+
+// podDenyMkdir is the pod-level profile of the scenarios with several
+// containers: the Localhost fixture that denies mkdir. Its effect cannot be
+// mistaken for the runtime default's (which allows mkdir) or for an
+// allow-all filter, so a container shows by behaviour that it inherited
+// the pod's profile, not merely that it got some filter.
+var podDenyMkdir = fx.PodSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))
+
+// ownUnconfined is a container's own Unconfined field.
+var ownUnconfined = fx.WithSeccomp(fx.Profile(unconfined, ""))
+
+// observeMkdir observes a container of pod (an init container or a sidecar
+// too) while it runs and shows by behaviour which profile it runs with,
+// judged as case c: under the pod's deny-mkdir profile (podProfile) the
+// harness proves the profile's effect the oracle names (mkdir fails with
+// EPERM, other syscalls work: Scenario.ProveEffects, here while the
+// container still runs); under a profile of its own (Unconfined) mkdir
+// must work: the pod's profile must not reach it. A container that does
+// not run is not probed; its observation then matches no expected outcome.
+func observeMkdir(ctx context.Context, t *h.Scenario, pod, container, c, name string, podProfile bool) h.Sub {
+	s := h.Sub{Name: name, Obs: observe.Observation{Container: t.ObserveContainer(ctx, pod, container, false)}, Want: observe.ForCase(c)}
+	if s.Obs.Container.State != skew.Running {
+		return s
+	}
+	if podProfile {
+		t.ProveEffects(ctx, s)
+		return s
+	}
+	mkdirOK, mkdir := t.Try(ctx, pod, container, "mkdir", "mkdir /tmp/probe-dir")
+	s.Obs.Container.Behaviour = mkdir
+	if !mkdirOK {
+		s.Must = append(s.Must, "mkdir must work under the container's own profile (the pod's must not apply): "+mkdir)
+	}
+	return s
+}
+
+// release ends an init container that observeMkdir has observed (its
+// sleeper exits 0 on SIGTERM), so that the pod's next container starts.
+// Should it not end, the observation of the next one times out and fails
+// the spec.
+func release(ctx context.Context, t *h.Scenario, pod, container string) {
+	_, _, _ = t.Exec(ctx, pod, container, "kill", "1")
+}
+
+// KEP §Proposal › API › Pod API: the pod-level field applies to every
+// container of the pod; a container's own field overrides it.
+var _ = Describe("[seccomp] every kind of container", Label("seccomp", "kubelet"), func() {
+	h.SetUp(family)
+	h.KubeletRule("seccomp/kubelet/init-containers", func(ctx context.Context, t *h.Scenario) {
+		const pod = "init-containers"
+		t.StartOnNode(ctx, pod, podDenyMkdir,
+			fx.InitContainer(skew.InitContainerName), fx.InitContainer(skew.InitOwnContainerName, ownUnconfined))
+		// Init containers run one after the other: each is observed while
+		// it runs, then ended so that the next one starts.
+		inherit := observeMkdir(ctx, t, pod, skew.InitContainerName, skew.CaseInit, "init container without a profile (pod Localhost deny-mkdir)", true)
+		release(ctx, t, pod, skew.InitContainerName)
+		own := observeMkdir(ctx, t, pod, skew.InitOwnContainerName, skew.CaseInitOwn, "init container with its own Unconfined", false)
+		release(ctx, t, pod, skew.InitOwnContainerName)
+		t.Judge(inherit, own)
+	})
+
+	h.KubeletRule("seccomp/kubelet/sidecar", func(ctx context.Context, t *h.Scenario) {
+		const pod = "sidecar"
+		t.StartOnNode(ctx, pod, podDenyMkdir,
+			fx.Sidecar(skew.SidecarContainerName), fx.Sidecar(skew.SidecarOwnContainerName, ownUnconfined))
+		t.Judge(
+			observeMkdir(ctx, t, pod, skew.SidecarContainerName, skew.CaseSidecar, "sidecar without a profile (pod Localhost deny-mkdir)", true),
+			observeMkdir(ctx, t, pod, skew.SidecarOwnContainerName, skew.CaseSidecarOwn, "sidecar with its own Unconfined", false),
+		)
+	})
+
+	h.KubeletRule("seccomp/kubelet/second-container", func(ctx context.Context, t *h.Scenario) {
+		const pod = "second-container"
+		t.StartOnNode(ctx, pod, podDenyMkdir, fx.ContainerSeccomp(fx.Profile(unconfined, "")), fx.Container(skew.SecondContainerName))
+		t.Judge(
+			observeMkdir(ctx, t, pod, skew.ContainerName, skew.CaseOwn, "container app with its own Unconfined", false),
+			observeMkdir(ctx, t, pod, skew.SecondContainerName, skew.CaseSecond, "container second without a profile (pod Localhost deny-mkdir)", true),
+		)
+	})
+})
