@@ -22,14 +22,18 @@ import (
 // (when $dir/marker says so), then takes 2 s to clean up, then writes
 // rest.exited; the flood's process records whether rest.exited was there
 // when it started. Each prints the result line of its spec.
+// dryRunReport is the start of a fake suite's dry run: $report is the
+// path of the Ginkgo JSON report it must write.
+const dryRunReport = `report=
+	prev=
+	for a; do [ "$prev" = -ginkgo.json-report ] && report=$a; prev=$a; done
+`
+
 const fakeSuite = `#!/bin/sh
 dir=$(dirname "$0")
 case "$*" in
 *-ginkgo.dry-run*)
-	report=
-	prev=
-	for a; do [ "$prev" = -ginkgo.json-report ] && report=$a; prev=$a; done
-	cat >"$report" <<'JSON'
+	` + dryRunReport + `	cat >"$report" <<'JSON'
 [{"SpecReports": [
  {"LeafNodeType": "It", "State": "passed", "ContainerHierarchyLabels": [["profiles"]], "LeafNodeLabels": ["profiles-node-status-per-node", "` + senv.LabelWaitsForGC + `"]},
  {"LeafNodeType": "It", "State": "passed", "ContainerHierarchyLabels": [["profiles"]], "LeafNodeLabels": ["profiles-node-status-scale", "` + senv.LabelFloodsGC + `"]},
@@ -94,10 +98,7 @@ const crashingSuite = `#!/bin/sh
 dir=$(dirname "$0")
 case "$*" in
 *-ginkgo.dry-run*)
-	report=
-	prev=
-	for a; do [ "$prev" = -ginkgo.json-report ] && report=$a; prev=$a; done
-	cat >"$report" <<'JSON'
+	` + dryRunReport + `	cat >"$report" <<'JSON'
 [{"SpecReports": [
  {"LeafNodeType": "It", "State": "passed", "LeafNodeText": "[seccomp/api/types] a", "ContainerHierarchyLabels": [["seccomp"]], "LeafNodeLabels": ["api"]},
  {"LeafNodeType": "It", "State": "passed", "LeafNodeText": "[seccomp/kubelet/enforce] b [node:w1 kubelet:v1.37.2]", "ContainerHierarchyLabels": [["seccomp"]], "LeafNodeLabels": ["node:w1"]},
@@ -126,10 +127,7 @@ func TestProcessErrorsOutsideTheSpecs(t *testing.T) {
 		script := `#!/bin/sh
 case "$*" in
 *-ginkgo.dry-run*)
-	report=
-	prev=
-	for a; do [ "$prev" = -ginkgo.json-report ] && report=$a; prev=$a; done
-	echo '[{"SpecReports": [{"LeafNodeType": "It", "State": "passed", "LeafNodeText": "[seccomp/api/types] a", "ContainerHierarchyLabels": [["seccomp"]], "LeafNodeLabels": ["api"]}]}]' >"$report"
+	` + dryRunReport + `	echo '[{"SpecReports": [{"LeafNodeType": "It", "State": "passed", "LeafNodeText": "[seccomp/api/types] a", "ContainerHierarchyLabels": [["seccomp"]], "LeafNodeLabels": ["api"]}]}]' >"$report"
 	exit 0 ;;
 esac
 echo '` + senv.ResultLinePrefix + `{"name":"[seccomp/api/types] a","id":"seccomp/api/types","verdict":"` + verdict + `"}'

@@ -118,29 +118,36 @@ func TestBundleVerifyFollowsTheRunsVerdict(t *testing.T) {
 		{"red", 1, "a suite failed outside the specs: signal: killed", 1, "the run is not green (run.json: a suite failed outside the specs: signal: killed)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
 			res := reports.Result{Name: "[seccomp/api/types] x", ID: "seccomp/api/types", APIServer: "1.37.2", Verdict: skew.Pass}
-			if err := reports.WriteJUnitFile(filepath.Join(dir, "junit-b.xml"), reports.Suite{Name: "seccomp", Cluster: "b", Results: []reports.Result{res}}); err != nil {
-				t.Fatal(err)
-			}
 			rec := reports.Record{Command: []string{"skewproof", "run"}, Mode: "new-cluster", Cluster: "b", APIServer: "1.37.2", JUnit: "junit-b.xml"}
 			var err error
 			if c.reason != "" {
 				err = errors.New(c.reason)
 			}
 			rec.SetVerdict(c.status, err)
-			if err := reports.WriteRecord(dir, rec); err != nil {
-				t.Fatal(err)
-			}
-			out := filepath.Join(t.TempDir(), "results.tar.gz")
-			if code, _, stderr := runCaptured(t, "bundle", "--from", dir, "--out", out); code != 0 {
-				t.Fatalf("bundle: exit %d: %s", code, stderr)
-			}
-			code, stdout, stderr := runCaptured(t, "bundle", "verify", out)
-			if code != c.code || !strings.Contains(stdout+stderr, c.says) {
-				t.Errorf("verify: exit %d, %q %q; want exit %d saying %q", code, stdout, stderr, c.code, c.says)
-			}
+			verifyOneResult(t, reports.Suite{Name: "seccomp", Cluster: "b", Results: []reports.Result{res}}, rec, c.code, c.says)
 		})
+	}
+}
+
+// verifyOneResult bundles a run directory of one JUnit suite and its
+// record, and checks what 'bundle verify' says of it.
+func verifyOneResult(t *testing.T, suite reports.Suite, rec reports.Record, code int, says string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := reports.WriteJUnitFile(filepath.Join(dir, rec.JUnit), suite); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.WriteRecord(dir, rec); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "results.tar.gz")
+	if code, _, stderr := runCaptured(t, "bundle", "--from", dir, "--out", out); code != 0 {
+		t.Fatalf("bundle: exit %d: %s", code, stderr)
+	}
+	got, stdout, stderr := runCaptured(t, "bundle", "verify", out)
+	if got != code || !strings.Contains(stdout+stderr, says) {
+		t.Errorf("verify: exit %d, %q %q; want exit %d saying %q", got, stdout, stderr, code, says)
 	}
 }
 
@@ -159,25 +166,11 @@ func TestBundleVerifyCertification(t *testing.T) {
 		{"suite not certified", reports.Result{Verdict: skew.Pass}, false, 1, "does not say certification=true"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
 			res := c.res
 			res.Name, res.ID, res.APIServer = "[apparmor/feature-gate] x", "apparmor/feature-gate", "1.37.2"
-			if err := reports.WriteJUnitFile(filepath.Join(dir, "junit-b.xml"), reports.Suite{Name: "apparmor", Cluster: "b", Certification: c.cert, Results: []reports.Result{res}}); err != nil {
-				t.Fatal(err)
-			}
 			rec := reports.Record{Command: []string{"skewproof", "run", "--certify"}, Mode: "new-cluster", Cluster: "b", APIServer: "1.37.2", JUnit: "junit-b.xml", Certification: true}
 			rec.SetVerdict(0, nil)
-			if err := reports.WriteRecord(dir, rec); err != nil {
-				t.Fatal(err)
-			}
-			out := filepath.Join(t.TempDir(), "results.tar.gz")
-			if code, _, stderr := runCaptured(t, "bundle", "--from", dir, "--out", out); code != 0 {
-				t.Fatalf("bundle: exit %d: %s", code, stderr)
-			}
-			code, stdout, stderr := runCaptured(t, "bundle", "verify", out)
-			if code != c.code || !strings.Contains(stdout+stderr, c.says) {
-				t.Errorf("verify: exit %d, %q %q; want exit %d saying %q", code, stdout, stderr, c.code, c.says)
-			}
+			verifyOneResult(t, reports.Suite{Name: "apparmor", Cluster: "b", Certification: c.cert, Results: []reports.Result{res}}, rec, c.code, c.says)
 		})
 	}
 }

@@ -17,30 +17,9 @@ import (
 // write fails with EACCES) no runtime default profile has.
 var podDenyWrite = fx.PodAppArmor(fx.LocalhostAppArmor(profile))
 
-// observeWrite observes a container of pod (an init container or a
-// sidecar too) while it runs and shows by behaviour which profile it runs
-// with, judged as case c: confined by the pod's deny-write profile
-// (podProfile) the harness proves the profile's effect the oracle names
-// (a write fails with EACCES, a read works: Scenario.ProveEffects, here
-// while the container still runs); under its own Unconfined a write must
-// work. A container that does not run is not probed; its observation then
-// matches no expected outcome.
-func observeWrite(ctx context.Context, t *h.Scenario, pod, container, c, name string, podProfile bool) h.Sub {
-	s := h.Sub{Name: name, Obs: observe.Observation{Container: t.ObserveContainer(ctx, pod, container, false)}, Want: observe.ForCase(c)}
-	if s.Obs.Container.State != skew.Running {
-		return s
-	}
-	if podProfile {
-		t.ProveEffects(ctx, s)
-		return s
-	}
-	ok, desc := t.Try(ctx, pod, container, "write", "echo x > /tmp/probe-write")
-	s.Obs.Container.Behaviour = desc
-	if !ok {
-		s.Must = append(s.Must, "a write must work under the container's own Unconfined (the pod's profile must not apply): "+desc)
-	}
-	return s
-}
+// writes is what a container under its own Unconfined must be able to do:
+// the pod's deny-write profile must not reach it.
+var writes = &h.Probe{Label: "write", Shell: "echo x > /tmp/probe-write"}
 
 // procWriteProbe opens /proc/uptime for writing (and reading), and writes
 // nothing: the runtimes' default AppArmor profiles deny writes to the files
@@ -65,7 +44,7 @@ var _ = Describe("[apparmor] every kind of container", Label("apparmor", "kubele
 		t.StartOnNode(ctx, pod, podDenyWrite, fx.InitContainer(skew.InitContainerName))
 		// The init container is observed while it runs (it runs until
 		// ended), then ended so that the pod goes on.
-		init := observeWrite(ctx, t, pod, skew.InitContainerName, skew.CaseInit, "init container without a profile (pod Localhost "+profile+")", true)
+		init := t.ObserveRunning(ctx, pod, skew.InitContainerName, skew.CaseInit, "init container without a profile (pod Localhost "+profile+")", nil)
 		_, _, _ = t.Exec(ctx, pod, skew.InitContainerName, "kill", "1")
 		t.Judge(init)
 	})
@@ -73,15 +52,15 @@ var _ = Describe("[apparmor] every kind of container", Label("apparmor", "kubele
 	h.KubeletRule("apparmor/kubelet/sidecar", func(ctx context.Context, t *h.Scenario) {
 		const pod = "sidecar"
 		t.StartOnNode(ctx, pod, podDenyWrite, fx.Sidecar(skew.SidecarContainerName))
-		t.Judge(observeWrite(ctx, t, pod, skew.SidecarContainerName, skew.CaseSidecar, "sidecar without a profile (pod Localhost "+profile+")", true))
+		t.Judge(t.ObserveRunning(ctx, pod, skew.SidecarContainerName, skew.CaseSidecar, "sidecar without a profile (pod Localhost "+profile+")", nil))
 	})
 
 	h.KubeletRule("apparmor/kubelet/second-container", func(ctx context.Context, t *h.Scenario) {
 		const pod = "second-container"
 		t.StartOnNode(ctx, pod, podDenyWrite, fx.ContainerAppArmor(fx.AppArmor(unconfined, nil)), fx.Container(skew.SecondContainerName))
 		t.Judge(
-			observeWrite(ctx, t, pod, skew.ContainerName, skew.CaseOwn, "container app with its own Unconfined", false),
-			observeWrite(ctx, t, pod, skew.SecondContainerName, skew.CaseSecond, "container second without a profile (pod Localhost "+profile+")", true),
+			t.ObserveRunning(ctx, pod, skew.ContainerName, skew.CaseOwn, "container app with its own Unconfined", writes),
+			t.ObserveRunning(ctx, pod, skew.SecondContainerName, skew.CaseSecond, "container second without a profile (pod Localhost "+profile+")", nil),
 		)
 	})
 

@@ -8,7 +8,6 @@ import (
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
-	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
 // podDenyMkdir is the pod-level profile of the scenarios with several
@@ -21,32 +20,11 @@ var podDenyMkdir = fx.PodSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProf
 // ownUnconfined is a container's own Unconfined field.
 var ownUnconfined = fx.WithSeccomp(fx.Profile(unconfined, ""))
 
-// observeMkdir observes a container of pod (an init container or a sidecar
-// too) while it runs and shows by behaviour which profile it runs with,
-// judged as case c: under the pod's deny-mkdir profile (podProfile) the
-// harness proves the profile's effect the oracle names (mkdir fails with
-// EPERM, other syscalls work: Scenario.ProveEffects, here while the
-// container still runs); under a profile of its own (Unconfined) mkdir
-// must work: the pod's profile must not reach it. A container that does
-// not run is not probed; its observation then matches no expected outcome.
-func observeMkdir(ctx context.Context, t *h.Scenario, pod, container, c, name string, podProfile bool) h.Sub {
-	s := h.Sub{Name: name, Obs: observe.Observation{Container: t.ObserveContainer(ctx, pod, container, false)}, Want: observe.ForCase(c)}
-	if s.Obs.Container.State != skew.Running {
-		return s
-	}
-	if podProfile {
-		t.ProveEffects(ctx, s)
-		return s
-	}
-	mkdirOK, mkdir := t.Try(ctx, pod, container, "mkdir", "mkdir /tmp/probe-dir")
-	s.Obs.Container.Behaviour = mkdir
-	if !mkdirOK {
-		s.Must = append(s.Must, "mkdir must work under the container's own profile (the pod's must not apply): "+mkdir)
-	}
-	return s
-}
+// mkdirs is what a container under its own Unconfined must be able to do:
+// the pod's deny-mkdir profile must not reach it.
+var mkdirs = &h.Probe{Label: "mkdir", Shell: "mkdir /tmp/probe-dir"}
 
-// release ends an init container that observeMkdir has observed (its
+// release ends an init container that ObserveRunning has observed (its
 // sleeper exits 0 on SIGTERM), so that the pod's next container starts.
 // Should it not end, the observation of the next one times out and fails
 // the spec.
@@ -64,9 +42,9 @@ var _ = Describe("[seccomp] every kind of container", Label("seccomp", "kubelet"
 			fx.InitContainer(skew.InitContainerName), fx.InitContainer(skew.InitOwnContainerName, ownUnconfined))
 		// Init containers run one after the other: each is observed while
 		// it runs, then ended so that the next one starts.
-		inherit := observeMkdir(ctx, t, pod, skew.InitContainerName, skew.CaseInit, "init container without a profile (pod Localhost deny-mkdir)", true)
+		inherit := t.ObserveRunning(ctx, pod, skew.InitContainerName, skew.CaseInit, "init container without a profile (pod Localhost deny-mkdir)", nil)
 		release(ctx, t, pod, skew.InitContainerName)
-		own := observeMkdir(ctx, t, pod, skew.InitOwnContainerName, skew.CaseInitOwn, "init container with its own Unconfined", false)
+		own := t.ObserveRunning(ctx, pod, skew.InitOwnContainerName, skew.CaseInitOwn, "init container with its own Unconfined", mkdirs)
 		release(ctx, t, pod, skew.InitOwnContainerName)
 		t.Judge(inherit, own)
 	})
@@ -76,8 +54,8 @@ var _ = Describe("[seccomp] every kind of container", Label("seccomp", "kubelet"
 		t.StartOnNode(ctx, pod, podDenyMkdir,
 			fx.Sidecar(skew.SidecarContainerName), fx.Sidecar(skew.SidecarOwnContainerName, ownUnconfined))
 		t.Judge(
-			observeMkdir(ctx, t, pod, skew.SidecarContainerName, skew.CaseSidecar, "sidecar without a profile (pod Localhost deny-mkdir)", true),
-			observeMkdir(ctx, t, pod, skew.SidecarOwnContainerName, skew.CaseSidecarOwn, "sidecar with its own Unconfined", false),
+			t.ObserveRunning(ctx, pod, skew.SidecarContainerName, skew.CaseSidecar, "sidecar without a profile (pod Localhost deny-mkdir)", nil),
+			t.ObserveRunning(ctx, pod, skew.SidecarOwnContainerName, skew.CaseSidecarOwn, "sidecar with its own Unconfined", mkdirs),
 		)
 	})
 
@@ -85,8 +63,8 @@ var _ = Describe("[seccomp] every kind of container", Label("seccomp", "kubelet"
 		const pod = "second-container"
 		t.StartOnNode(ctx, pod, podDenyMkdir, fx.ContainerSeccomp(fx.Profile(unconfined, "")), fx.Container(skew.SecondContainerName))
 		t.Judge(
-			observeMkdir(ctx, t, pod, skew.ContainerName, skew.CaseOwn, "container app with its own Unconfined", false),
-			observeMkdir(ctx, t, pod, skew.SecondContainerName, skew.CaseSecond, "container second without a profile (pod Localhost deny-mkdir)", true),
+			t.ObserveRunning(ctx, pod, skew.ContainerName, skew.CaseOwn, "container app with its own Unconfined", mkdirs),
+			t.ObserveRunning(ctx, pod, skew.SecondContainerName, skew.CaseSecond, "container second without a profile (pod Localhost deny-mkdir)", nil),
 		)
 	})
 })

@@ -288,3 +288,33 @@ func enforceChecks(rs []probeResult) (must, unmade []string, made bool) {
 	}
 	return must, unmade, made
 }
+
+// Probe is a shell command a container runs to show what its profile
+// allows: Label names it in what the container saw.
+type Probe struct{ Label, Shell string }
+
+// ObserveRunning observes a container of pod (an init container or a
+// sidecar too) while it runs, as the sub-case name judged against the
+// oracle's case c, and shows by behaviour which profile it runs with. With
+// no allowed probe, the container must run under a profile the oracle
+// names an effect of (the pod's): the harness proves it now
+// (ProveEffects), while the container still runs. With one, the container
+// runs under a profile of its own that must allow it (the pod's profile
+// must not reach it). A container that does not run is not probed: its
+// observation then matches no expected outcome.
+func (t *Scenario) ObserveRunning(ctx context.Context, pod, container, c, name string, allowed *Probe) Sub {
+	s := Sub{Name: name, Obs: observe.Observation{Container: t.ObserveContainer(ctx, pod, container, false)}, Want: observe.ForCase(c)}
+	if s.Obs.Container.State != skew.Running {
+		return s
+	}
+	if allowed == nil {
+		t.ProveEffects(ctx, s)
+		return s
+	}
+	ok, desc := t.Try(ctx, pod, container, allowed.Label, allowed.Shell)
+	s.Obs.Container.Behaviour = desc
+	if !ok {
+		s.Must = append(s.Must, allowed.Label+" must work under the container's own profile (the pod's must not apply): "+desc)
+	}
+	return s
+}
