@@ -15,6 +15,12 @@
 #       AppArmor.
 #   complain-deny-write NODE skewproof-deny-write is loaded again in complain
 #       mode (apparmor_parser -C) from the agent's record of it.
+#   first-only NODE          the node's runc gets a wrapper that confines only
+#       each pod's container "app": every other container of the suites'
+#       namespaces (init containers, sidecars, a second container, ephemeral
+#       containers) loses its seccomp filter and AppArmor profile, as a
+#       runtime or kubelet that applies the pod's profile to the first
+#       container alone would run it.
 #
 # NODE is a kind node (docker exec) or the User-Mode Linux node of
 # --apparmor-node (its exec directory under the cache, as
@@ -24,7 +30,7 @@
 # Usage: bash hack/fault-behaviour.sh install|remove FAULT NODE
 set -euo pipefail
 action=${1:?install or remove}
-fault=${2:?permissive-seccomp, ignore-apparmor or complain-deny-write}
+fault=${2:?permissive-seccomp, ignore-apparmor, complain-deny-write or first-only}
 node=${3:?node name}
 cache=${SKEWPROOF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skewproof}
 
@@ -106,6 +112,14 @@ remove/ignore-apparmor)
 	kubectl label node "$node" skewproof.io/oci-runtime=runc skewproof.io/oci-runtime-version="${OCI_VERSION:?the runc version label of the node to restore}" --overwrite
 	echo "$node: runc and its labels restored"
 	;;
+install/first-only)
+	wrapper 'skewproof-seccomp-*|skewproof-apparmor-*' 'if (.annotations["io.kubernetes.cri.container-name"] // "") != "app" then del(.linux.seccomp) | del(.process.apparmorProfile) else . end'
+	echo "$node: runc confines only container app of each pod of the suites' namespaces (log: /run/skewproof-fault.log)"
+	;;
+remove/first-only)
+	unwrap
+	echo "$node: runc restored"
+	;;
 install/complain-deny-write)
 	# The record exists while the fixtures are installed: between runs
 	# that keep them (--keep).
@@ -116,7 +130,7 @@ remove/complain-deny-write)
 	echo "apparmor_parser -r $record && grep skewproof-deny-write /sys/kernel/security/apparmor/profiles" | node_sh
 	;;
 *)
-	echo "usage: $0 install|remove permissive-seccomp|ignore-apparmor|complain-deny-write NODE" >&2
+	echo "usage: $0 install|remove permissive-seccomp|ignore-apparmor|complain-deny-write|first-only NODE" >&2
 	exit 2
 	;;
 esac
