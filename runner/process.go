@@ -69,7 +69,7 @@ func (o Options) planSuites(ctx context.Context, junitDir string, env []string) 
 	for _, s := range specs {
 		labels = append(labels, s.Labels)
 	}
-	jobs := schedule.Plan(o.Suites, o.Parallel, labels)
+	jobs := schedule.OneAtATime(schedule.Plan(o.Suites, o.Parallel, labels), o.slowNodes...)
 	runs := map[string]*suiteRun{}
 	for _, j := range jobs {
 		r := runs[j.Suite]

@@ -97,6 +97,10 @@ type Options struct {
 	// progress line).
 	Progress *progress.Progress
 	OnSpec   func(reports.Result)
+
+	// slowNodes are the nodes of one slow CPU (the plan's AppArmorKernel
+	// nodes, on User-Mode Linux): their suite processes run one at a time.
+	slowNodes []string
 }
 
 // Validate checks the settings every front end shares (the CLI, the
@@ -428,7 +432,13 @@ func (r *run) runtimeClasses(ctx context.Context) error {
 func (r *run) runSuites(ctx context.Context) ([]reports.Suite, error) {
 	r.out.JUnit = filepath.Join(r.junitDir, r.o.JUnitName)
 	_ = os.Remove(r.out.JUnit)
-	suites, logs, err := r.o.runSuites(ctx, r.p, r.junitDir, []string{senv.PlanFile + "=" + r.planFile})
+	o := r.o
+	for _, n := range r.plan.Nodes {
+		if n.AppArmorKernel {
+			o.slowNodes = append(o.slowNodes, n.Name)
+		}
+	}
+	suites, logs, err := o.runSuites(ctx, r.p, r.junitDir, []string{senv.PlanFile + "=" + r.planFile})
 	r.out.Logs = append(r.out.Logs, logs...)
 	if !r.own && !r.o.Keep {
 		deleteRunNamespaces(r.c, r.plan.RunID, r.p)

@@ -42,6 +42,8 @@ const TestName = "TestE2E"
 type Job struct {
 	Suite, Name, Filter string
 	After, AfterSpecs   []string
+	// Node is the node whose specs the job runs ("" for specs of no node).
+	Node string
 }
 
 // Key names the job: "suite/name".
@@ -183,7 +185,7 @@ func Plan(suites []string, parallel bool, specs []SpecLabels) []Job {
 		for _, g := range groupsOf(s, specs) {
 			shares := shareOut(g)
 			for _, sh := range shares {
-				j := Job{Suite: s, Name: g.name + "." + sh.name, Filter: Select(g.filter, sh.filter)}
+				j := Job{Suite: s, Name: g.name + "." + sh.name, Filter: Select(g.filter, sh.filter), Node: g.node}
 				if len(shares) == 1 {
 					j.Name = g.name
 				}
@@ -201,6 +203,26 @@ func Plan(suites []string, parallel bool, specs []SpecLabels) []Job {
 		jobs[i].AfterSpecs = slices.DeleteFunc(slices.Clone(gcWaiters), func(k string) bool { return k == jobs[i].Key() })
 	}
 	return jobs
+}
+
+// OneAtATime makes the jobs of each of nodes run one after the other,
+// across suites, in the order Plan gives them: a node with one slow CPU (the
+// User-Mode Linux node of --apparmor-node) is not handed several suite
+// processes' pods and execs at once, which can starve its kubelet until it
+// stops posting its status.
+func OneAtATime(jobs []Job, nodes ...string) []Job {
+	last := map[string]string{}
+	out := slices.Clone(jobs)
+	for i, j := range out {
+		if j.Node == "" || !slices.Contains(nodes, j.Node) {
+			continue
+		}
+		if prev, ok := last[j.Node]; ok {
+			out[i].After = append(slices.Clone(j.After), prev)
+		}
+		last[j.Node] = j.Key()
+	}
+	return out
 }
 
 // sequential is one process per suite, one after the other: within one

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	senv "github.com/skewproof/skewproof/suites/env"
@@ -112,5 +113,28 @@ func TestSuiteArgs(t *testing.T) {
 	}
 	if !slices.Contains(got, "^"+TestName+"$") {
 		t.Errorf("test function missing: %q", got)
+	}
+}
+
+// The jobs of a slow node run one after the other across suites; the
+// others keep running side by side.
+func TestOneAtATime(t *testing.T) {
+	jobs := OneAtATime(Plan([]string{"seccomp", "apparmor"}, true, specsOf("w1", "uml")), "uml")
+	var chain []string
+	for _, j := range jobs {
+		switch j.Node {
+		case "uml":
+			if len(chain) > 0 && !slices.Contains(j.After, chain[len(chain)-1]) {
+				t.Errorf("%s starts without waiting for %s: after %v", j.Key(), chain[len(chain)-1], j.After)
+			}
+			chain = append(chain, j.Key())
+		case "w1":
+			if len(j.After) > 0 {
+				t.Errorf("%s on a node of its own waits for %v", j.Key(), j.After)
+			}
+		}
+	}
+	if len(chain) < 3 || !strings.HasPrefix(chain[0], "seccomp/") || !strings.HasPrefix(chain[len(chain)-1], "apparmor/") {
+		t.Errorf("the slow node's jobs %v, want several, seccomp's first and apparmor's last", chain)
 	}
 }
