@@ -73,7 +73,10 @@ timeout | killed)
 		run --suites seccomp --label-filter kubelet &
 		pid=$!
 		until grep -qE "^\[.*\] +(pass|deviation|fail|skip) +seccomp/" "$out/run.log" 2>/dev/null; do sleep 1; done
-		victim=$(pgrep -f -- "skewproof-e2e.test.*-ginkgo.label-filter" | head -1)
+		# This run's suite processes only: the children of its skewproof
+		# (another run on this host has its own).
+		sp=$(pgrep -P "$pid" -f "skewproof.* run" | head -1)
+		victim=$(pgrep -P "$sp" -f -- "skewproof-e2e.test.*-ginkgo.label-filter" | head -1)
 		echo "killing suite process $victim (kill -9): $(tr '\0' ' ' </proc/"$victim"/cmdline | grep -o 'label-filter [^-]*')"
 		kill -9 "$victim"
 		wait "$pid"
@@ -82,7 +85,7 @@ timeout | killed)
 	junit=("$out"/run/junit-*.xml)
 	echo "JUnit: $(grep -c '<testcase' "${junit[0]}") cases, $(grep -c '<failure' "${junit[0]}") <failure>, of them $(grep -c 'never reported' "${junit[0]}") never reported, $(grep -c 'Interrupted by Timeout' "${junit[0]}") interrupted by the timeout"
 	grep -m1 -o 'planned but never reported: [^&]*' "${junit[0]}" || true
-	jq -r '"run.json: verdict \(.verdict), exit status \(.exitStatus): \(.reason | split("\n")[0])"' "$out/run/run.json"
+	jq -r '"run.json: verdict \(.verdict), exit status \(.exitStatus): \((.reason // "") | split("\n")[0])"' "$out/run/run.json"
 	"$bin/skewproof" bundle --from "$out/run" --out "$out/results.tar.gz" --force >/dev/null || true
 	rc=0
 	"$bin/skewproof" bundle verify "$out/results.tar.gz" || rc=$?
