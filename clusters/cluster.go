@@ -47,15 +47,14 @@ type UpOptions struct {
 	// cluster-wide featureGates: kube-apiserver, controller-manager,
 	// scheduler and kubelets), e.g. AppArmor=false on a v1.30 cluster.
 	FeatureGates map[string]bool
-	// AppArmorNode, when set, is the kubelet version of one more worker
-	// whose kernel is User-Mode Linux with AppArmor enabled (the worker
-	// image of that version on a UML kernel, joined with kubeadm), for hosts
-	// whose own kernel has no AppArmor.
-	AppArmorNode string
-	// AppArmorNodeRuntime is that worker's container runtime (zero: the
-	// default); a CRI-O node joins like a containerd one (internal/nodeimage/crio.go).
-	AppArmorNodeRuntime NodeRuntime
-	// UMLKernel is the User-Mode Linux kernel of the AppArmor node; ""
+	// AppArmorNodes are more workers, each a kubelet version and its
+	// container runtime, whose kernel is User-Mode Linux with AppArmor
+	// enabled (the worker image of that version on a UML kernel, joined
+	// with kubeadm), for hosts whose own kernel has no AppArmor; named
+	// AppArmorNodeName(Name, i). A CRI-O node joins like a containerd one
+	// (internal/nodeimage/crio.go).
+	AppArmorNodes []Worker
+	// UMLKernel is the User-Mode Linux kernel of the AppArmor nodes; ""
 	// builds (once) and uses skewproof's own.
 	UMLKernel string
 	// ArtifactsDir, when set, keeps the console log of an AppArmor node
@@ -178,10 +177,7 @@ func (e ExistsError) Error() string {
 // (--node-image) must be in the local Docker daemon.
 func nodeImages(ctx context.Context, p *progress.Progress, o UpOptions) (map[Worker]string, error) {
 	images := map[Worker]string{}
-	need := append([]Worker{{}}, o.workers()...)
-	if o.AppArmorNode != "" {
-		need = append(need, Worker{Kubelet: o.AppArmorNode, Runtime: o.AppArmorNodeRuntime})
-	}
+	need := append(append([]Worker{{}}, o.workers()...), o.AppArmorNodes...)
 	for _, w := range need {
 		if _, done := images[w]; done {
 			continue
@@ -284,13 +280,17 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 		}
 	}()
 
-	if o.AppArmorNode != "" {
+	if len(o.AppArmorNodes) > 0 {
 		if err := appArmorNodeReady(o.UMLKernel); err != nil {
 			return nil, err
 		}
 	}
 
 	images, err := nodeImages(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	umlCfgs, err := prepareAppArmorNodes(ctx, p, o, images)
 	if err != nil {
 		return nil, err
 	}
@@ -330,12 +330,17 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 		networkLock = held
 		done <- err
 	}()
+	// The AppArmor nodes boot while kind makes the others.
+	umlBoot := startAppArmorNodes(ctx, p, o, umlCfgs)
 	select {
 	case err := <-done:
 		if err != nil {
+			umlBoot.stop()
+			_ = umlBoot.wait()
 			if strings.Contains(err.Error(), "already exist for a cluster with the name") {
 				// Made meanwhile outside skewproof (kind's CLI): its nodes
-				// are not ours.
+				// are not ours; the AppArmor nodes this run started are.
+				umlBoot.remove()
 				created = false
 				return nil, ExistsError{Name: o.Name}
 			}
@@ -345,6 +350,7 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	case <-ctx.Done():
 		// Remove the nodes now, so kind's create fails fast, then again once
 		// it has returned, in case it made more meanwhile.
+		_ = umlBoot.wait()
 		cleanup("interrupted")
 		select {
 		case err := <-done:
@@ -357,7 +363,7 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	p.Step("kind create done in %.1fs (Docker network lock held %.2fs)", time.Since(start).Seconds(), networkLock.Seconds())
 	_ = os.Chmod(o.Kubeconfig, 0o600)
 
-	c, err := finishUp(ctx, p, prov, o, images[Worker{Kubelet: o.AppArmorNode, Runtime: o.AppArmorNodeRuntime}])
+	c, err := finishUp(ctx, p, prov, o, umlBoot)
 	if err != nil {
 		reason := "bring-up failed"
 		if ctx.Err() != nil {
@@ -382,7 +388,7 @@ func flattenKindError(err error) string {
 	return s
 }
 
-func finishUp(ctx context.Context, p *progress.Progress, prov *cluster.Provider, o UpOptions, appArmorImage string) (*Cluster, error) {
+func finishUp(ctx context.Context, p *progress.Progress, prov *cluster.Provider, o UpOptions, uml *umlNodes) (*Cluster, error) {
 	cl, err := kubeclient.Load(o.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -401,15 +407,21 @@ func finishUp(ctx context.Context, p *progress.Progress, prov *cluster.Provider,
 		}
 		return setupNetworking(kn, infos)
 	}); err != nil {
+		uml.stop()
+		_ = uml.wait() // the caller removes the cluster, these nodes with it
 		return nil, err
 	}
-	if o.AppArmorNode != "" {
-		if err := p.Timed("AppArmor node (User-Mode Linux) joined", func() error {
-			return bootAppArmorNode(ctx, p, o, appArmorImage, cs, infos)
+	if len(o.AppArmorNodes) > 0 {
+		what := fmt.Sprintf("%d AppArmor nodes (User-Mode Linux) joined", len(o.AppArmorNodes))
+		if len(o.AppArmorNodes) == 1 {
+			what = "AppArmor node (User-Mode Linux) joined"
+		}
+		if err := p.Timed(what, func() error {
+			return joinAppArmorNodes(ctx, p, o, uml, cs, infos)
 		}); err != nil {
 			return nil, err
 		}
-		want++
+		want += len(o.AppArmorNodes)
 	}
 	if err := p.Timed("waiting for nodes Ready and kube-system pods ready", func() error {
 		return waitReady(ctx, cs, want, o.ReadyTimeout)

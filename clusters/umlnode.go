@@ -3,11 +3,13 @@ package clusters
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
@@ -16,7 +18,6 @@ import (
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -25,9 +26,15 @@ import (
 	"github.com/skewproof/skewproof/clusters/internal/uml"
 )
 
-// AppArmorNodeName is the Kubernetes node name of a cluster's User-Mode
-// Linux node.
-func AppArmorNodeName(cluster string) string { return cluster + "-uml-worker" }
+// AppArmorNodeName is the Kubernetes node name of a cluster's i-th
+// User-Mode Linux node (from 0), named as kind names workers:
+// <cluster>-uml-worker, <cluster>-uml-worker2, …
+func AppArmorNodeName(cluster string, i int) string {
+	if i == 0 {
+		return cluster + "-uml-worker"
+	}
+	return fmt.Sprintf("%s-uml-worker%d", cluster, i+1)
+}
 
 // appArmorNodeReady says what this host lacks to run an AppArmor node (one
 // line with the remedy), nil when nothing. kernel is the UML kernel a user
@@ -58,18 +65,28 @@ func umlNode(name string) *uml.Node {
 	return uml.Find(root, name)
 }
 
-// bootAppArmorNode builds (or reuses) the disk of the worker image, starts
-// the UML node on the cluster's Docker bridge, waits until the node has
-// registered with a podCIDR and routes that range from every kind node.
-// The caller waits for Ready. On error the node is removed.
-func bootAppArmorNode(ctx context.Context, p *progress.Progress, o UpOptions, image string, cs kubernetes.Interface, infos []NodeInfo) (err error) {
+// umlNodes are the AppArmor nodes of a cluster being brought up: their
+// kernels start as soon as kind has made the cluster's Docker network, so
+// they boot while kind makes the other nodes, and join once the control
+// plane serves (joinAppArmorNodes).
+type umlNodes struct {
+	cfgs  []uml.Config
+	done  chan struct{} // closed when every kernel has started, or failed to
+	nodes []*uml.Node
+	err   error
+	stop  context.CancelFunc // ends the milestones and a wait for the network
+}
+
+// prepareAppArmorNodes finds (or builds, once) the UML kernel and each
+// node's disk, before kind's create: one disk per node image, each node
+// writing to its own copy-on-write file over it.
+func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions, images map[Worker]string) ([]uml.Config, error) {
+	if len(o.AppArmorNodes) == 0 {
+		return nil, nil
+	}
 	cache, err := cachedir.Resolve()
 	if err != nil {
-		return err
-	}
-	imageID, err := command.Docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	kernel := o.UMLKernel
 	if kernel == "" {
@@ -77,20 +94,61 @@ func bootAppArmorNode(ctx context.Context, p *progress.Progress, o UpOptions, im
 			kernel, err = uml.Kernel(ctx, cache, p.Step)
 			return err
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	var disk string
-	if err := p.Timed("AppArmor node disk from "+image, func() (err error) {
-		disk, err = uml.Disk(ctx, cache, image, imageID, p.Step)
-		return err
-	}); err != nil {
+	disks := map[string]string{}
+	var cfgs []uml.Config
+	for i, w := range o.AppArmorNodes {
+		image := images[w]
+		if disks[image] == "" {
+			imageID, err := command.Docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.Timed("AppArmor node disk from "+image, func() (err error) {
+				disks[image], err = uml.Disk(ctx, cache, image, imageID, p.Step)
+				return err
+			}); err != nil {
+				return nil, err
+			}
+		}
+		cfgs = append(cfgs, uml.Config{
+			Name: AppArmorNodeName(o.Name, i), Cluster: o.Name, Disk: disks[image], Kernel: kernel, Index: i,
+			Labels: runtimeLabels(ctx, image, map[string]string{nodefacts.KubeletVersionLabel: "v" + skew.BareVersion(w.Kubelet), nodefacts.AppArmorKernelLabel: "true"}),
+		})
+	}
+	return cfgs, nil
+}
+
+// startAppArmorNodes starts the kernels of cfgs once the cluster's Docker
+// network exists (kind makes it first thing in its create). Wait on done.
+func startAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions, cfgs []uml.Config) *umlNodes {
+	b := &umlNodes{cfgs: cfgs, done: make(chan struct{})}
+	ctx, b.stop = context.WithCancel(ctx)
+	if len(cfgs) == 0 {
+		close(b.done)
+		return b
+	}
+	go func() {
+		defer close(b.done)
+		b.err = b.start(ctx, p, o)
+	}()
+	return b
+}
+
+func (b *umlNodes) start(ctx context.Context, p *progress.Progress, o UpOptions) error {
+	root, err := umlStateRoot()
+	if err != nil {
 		return err
 	}
 	net := NetworkName(o.Name)
-	out, err := command.Docker(ctx, "network", "inspect", "--format", "{{json .}}", net)
-	if err != nil {
-		return err
+	var out string
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
+		out, err = command.Docker(ctx, "network", "inspect", "--format", "{{json .}}", net)
+		return err == nil, nil
+	}); err != nil {
+		return fmt.Errorf("waiting for kind to make network %s for the AppArmor nodes: %w", net, err)
 	}
 	var nw struct {
 		ID      string            `json:"Id"`
@@ -102,81 +160,147 @@ func bootAppArmorNode(ctx context.Context, p *progress.Progress, o UpOptions, im
 	if err := json.Unmarshal([]byte(out), &nw); err != nil || len(nw.ID) < 12 {
 		return fmt.Errorf("reading network %s: %v", net, err)
 	}
-	cfg := uml.Config{
-		Name: AppArmorNodeName(o.Name), Cluster: o.Name, Disk: disk, Kernel: kernel,
-		Labels: runtimeLabels(ctx, image, map[string]string{nodefacts.KubeletVersionLabel: "v" + skew.BareVersion(o.AppArmorNode), nodefacts.AppArmorKernelLabel: "true"}),
-		// Docker names a network's bridge br-<id> unless an option says.
-		Bridge: "br-" + nw.ID[:12],
+	// Docker names a network's bridge br-<id> unless an option says.
+	bridge := "br-" + nw.ID[:12]
+	if bn := nw.Options["com.docker.network.bridge.name"]; bn != "" {
+		bridge = bn
 	}
-	if b := nw.Options["com.docker.network.bridge.name"]; b != "" {
-		cfg.Bridge = b
-	}
+	var subnet, gateway string
 	for _, c := range nw.IPAM.Config {
 		if strings.Contains(c.Subnet, ".") {
-			cfg.Subnet, cfg.Gateway = c.Subnet, c.Gateway
+			subnet, gateway = c.Subnet, c.Gateway
 		}
 	}
-	if cfg.Subnet == "" || cfg.Gateway == "" {
+	if subnet == "" || gateway == "" {
 		return fmt.Errorf("network %s has no IPv4 subnet and gateway", net)
 	}
-	for _, i := range infos {
-		if i.Role == "control-plane" {
-			cfg.ControlPlaneName, cfg.ControlPlaneIP = i.Name, i.InternalIP
+	for _, cfg := range b.cfgs {
+		cfg.Bridge, cfg.Subnet, cfg.Gateway = bridge, subnet, gateway
+		p.Step("booting AppArmor node %s: User-Mode Linux (%s, %d CPUs), kubelet %s, on %s", cfg.Name, cfg.Kernel, uml.Features(cfg.Kernel).CPUs(), cfg.Labels[nodefacts.KubeletVersionLabel], cfg.Bridge)
+		n, err := uml.Boot(ctx, root, cfg)
+		if err != nil {
+			return err
 		}
+		b.nodes = append(b.nodes, n)
+		go n.Milestones(ctx, p.Step)
 	}
-	if cfg.Token, err = command.Docker(ctx, "exec", cfg.ControlPlaneName, "kubeadm", "token", "create", "--ttl", "2h"); err != nil {
-		return fmt.Errorf("a bootstrap token for the AppArmor node: %w", err)
+	return nil
+}
+
+// wait waits until every kernel has started (or failed to) and returns
+// the error of the start.
+func (b *umlNodes) wait() error {
+	<-b.done
+	return b.err
+}
+
+// remove removes the nodes this bring-up started.
+func (b *umlNodes) remove() {
+	for _, n := range b.nodes {
+		_ = n.Remove()
 	}
-	root, err := umlStateRoot()
-	if err != nil {
-		return err
-	}
-	p.Step("booting AppArmor node %s: User-Mode Linux (%s, %d CPUs), kubelet v%s, on %s", cfg.Name, kernel, uml.Features(kernel).CPUs(), skew.BareVersion(o.AppArmorNode), cfg.Bridge)
-	n, err := uml.Boot(ctx, root, cfg)
-	if err != nil {
+}
+
+// joinAppArmorNodes joins the started nodes to the cluster (a bootstrap
+// token from the control plane; kubeadm join on each node at once), waits
+// until each has registered with a podCIDR and routes pod traffic between
+// them and the kind nodes. The caller waits for Ready. On error the console
+// logs are kept (o.ArtifactsDir) and the caller removes the cluster.
+func joinAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions, b *umlNodes, cs kubernetes.Interface, infos []NodeInfo) (err error) {
+	defer b.stop()
+	if err := b.wait(); err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil && ctx.Err() == nil {
-			p.Step("AppArmor node %s console (end):\n%s", n.Name, n.ConsoleTail(25))
+			for _, n := range b.nodes {
+				p.Step("AppArmor node %s console (end):\n%s", n.Name, n.ConsoleTail(25))
+			}
 			if o.ArtifactsDir != "" {
 				for _, f := range saveAppArmorNodeConsoles(o.Name, o.ArtifactsDir) {
 					p.Step("console log kept: %s", f)
 				}
 			}
 		}
-		if err != nil {
-			_ = n.Remove()
-		}
 	}()
-	mctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go n.Milestones(mctx, p.Step)
-	var node *corev1.Node
-	start := time.Now()
-	err = wait.PollUntilContextTimeout(ctx, time.Second, o.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
-		if !n.Running() {
-			return false, fmt.Errorf("the kernel of AppArmor node %s stopped (%s)", n.Name, n.ExitStatus())
-		}
-		node, err = cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-		return err == nil && node.Spec.PodCIDR != "", nil
-	})
-	if err != nil {
-		return fmt.Errorf("AppArmor node %s did not join within %s: %w", n.Name, o.ReadyTimeout, err)
-	}
-	p.Step("AppArmor node %s registered after %.0fs, pod CIDR %s", n.Name, time.Since(start).Seconds(), node.Spec.PodCIDR)
-	ip := strings.Split(n.Address, "/")[0]
-	var routes strings.Builder
+	var j uml.JoinConfig
 	for _, i := range infos {
-		if _, err := command.Docker(ctx, "exec", i.Name, "ip", "route", "replace", node.Spec.PodCIDR, "via", ip); err != nil {
-			return fmt.Errorf("routing the AppArmor node's pod CIDR on %s: %w", i.Name, err)
-		}
-		if i.PodCIDR != "" {
-			fmt.Fprintf(&routes, "ip route replace %s via %s\n", i.PodCIDR, i.InternalIP)
+		if i.Role == "control-plane" {
+			j.ControlPlaneName, j.ControlPlaneIP = i.Name, i.InternalIP
 		}
 	}
-	if _, err := n.Exec(ctx, nil, "sh", "-c", routes.String()); err != nil {
-		return fmt.Errorf("routing the other nodes' pod CIDRs on %s: %w", n.Name, err)
+	if j.Token, err = command.Docker(ctx, "exec", j.ControlPlaneName, "kubeadm", "token", "create", "--ttl", "2h"); err != nil {
+		return fmt.Errorf("a bootstrap token for the AppArmor nodes: %w", err)
+	}
+	start := time.Now()
+	cidrs := make([]string, len(b.nodes))
+	errs := make([]error, len(b.nodes))
+	var wg sync.WaitGroup
+	for k, n := range b.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cidrs[k], errs[k] = joinAppArmorNode(ctx, o, n, j, cs)
+			if errs[k] == nil {
+				p.Step("AppArmor node %s registered %.0fs after the control plane served, pod CIDR %s", n.Name, time.Since(start).Seconds(), cidrs[k])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return routeAppArmorNodes(ctx, b.nodes, cidrs, infos)
+}
+
+// joinAppArmorNode joins one node (joinAppArmorNodes) and returns its
+// podCIDR.
+func joinAppArmorNode(ctx context.Context, o UpOptions, n *uml.Node, j uml.JoinConfig, cs kubernetes.Interface) (string, error) {
+	jctx, cancel := context.WithTimeout(ctx, o.ReadyTimeout)
+	defer cancel()
+	if err := n.Join(jctx, j); err != nil {
+		return "", fmt.Errorf("AppArmor node %s did not join: %w", n.Name, err)
+	}
+	node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("AppArmor node %s joined but is not in the API: %w", n.Name, err)
+	}
+	if node.Spec.PodCIDR == "" {
+		return "", fmt.Errorf("AppArmor node %s joined without a pod CIDR", n.Name)
+	}
+	return node.Spec.PodCIDR, nil
+}
+
+// routeAppArmorNodes routes the pod CIDRs of the UML nodes (cidrs[i] is
+// nodes[i]'s) from every kind node and every other UML node, and the kind
+// nodes' pod CIDRs from each UML node.
+func routeAppArmorNodes(ctx context.Context, nodes []*uml.Node, cidrs []string, infos []NodeInfo) error {
+	type route struct{ cidr, via string }
+	var all []route
+	for _, i := range infos {
+		if i.PodCIDR != "" {
+			all = append(all, route{i.PodCIDR, i.InternalIP})
+		}
+	}
+	for k, n := range nodes {
+		ip := strings.Split(n.Address, "/")[0]
+		for _, i := range infos {
+			if _, err := command.Docker(ctx, "exec", i.Name, "ip", "route", "replace", cidrs[k], "via", ip); err != nil {
+				return fmt.Errorf("routing the pod CIDR of AppArmor node %s on %s: %w", n.Name, i.Name, err)
+			}
+		}
+		all = append(all, route{cidrs[k], ip})
+	}
+	for k, n := range nodes {
+		var script strings.Builder
+		for _, r := range all {
+			if r.cidr != cidrs[k] {
+				fmt.Fprintf(&script, "ip route replace %s via %s\n", r.cidr, r.via)
+			}
+		}
+		if _, err := n.Exec(ctx, nil, "sh", "-c", script.String()); err != nil {
+			return fmt.Errorf("routing the other nodes' pod CIDRs on %s: %w", n.Name, err)
+		}
 	}
 	return nil
 }
@@ -240,10 +364,27 @@ func isLocalNode(ctx context.Context, node string) bool {
 	return err == nil
 }
 
-// appArmorNodeRunning reports whether a cluster's UML node runs on this host.
+// appArmorNodeRunning reports whether a UML node of a cluster runs on this
+// host.
 func appArmorNodeRunning(cluster string) bool {
-	n := umlNode(AppArmorNodeName(cluster))
-	return n != nil && n.Running()
+	return len(runningAppArmorNodes(cluster)) > 0
+}
+
+// runningAppArmorNodes are the names of a cluster's UML nodes that run on
+// this host.
+func runningAppArmorNodes(cluster string) []string {
+	root, err := umlStateRoot()
+	if err != nil {
+		return nil
+	}
+	ns, _ := uml.Nodes(root, cluster)
+	var out []string
+	for _, n := range ns {
+		if n.Running() {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }
 
 // saveAppArmorNodeConsoles copies the console logs of a cluster's UML nodes
@@ -279,9 +420,7 @@ func nodeNames(ctx context.Context, name string) ([]string, error) {
 	for _, n := range ns {
 		out = append(out, n.String())
 	}
-	if appArmorNodeRunning(name) {
-		out = append(out, AppArmorNodeName(name))
-	}
+	out = append(out, runningAppArmorNodes(name)...)
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no cluster %s (see 'skewproof cluster list')", name)
 	}

@@ -7,28 +7,19 @@
 # MATRIX=1.34..1.37 runs every cluster of that version matrix instead
 # (`skewproof run --matrix`), one after the other, and merges the results into
 # ARTIFACTS/report/ (junit.xml, summary.json, matrix.md, matrix.html).
-# APPARMOR_NODE=auto: on a host whose kernel has no AppArmor the default
-# cluster gains an AppArmor node (--apparmor-node APISERVER: a worker on
-# User-Mode Linux), so AppArmor is enforced; APPARMOR_NODE=X.Y.Z adds one of
-# that kubelet version on any host; empty (the default) adds none.
+# AppArmor nodes (workers on User-Mode Linux whose kernel enforces AppArmor,
+# `skewproof run --apparmor-node`): by default (APPARMOR_NODE unset or
+# auto) a host whose kernel has no AppArmor gets one per kubelet of each
+# cluster, so every AppArmor enforcement row is judged at every kubelet;
+# APPARMOR_NODE=off leaves them out (the run's summary then says which rows
+# it could not judge), =all adds them on any host, =1.34.4,1.37.2 only those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${APISERVER:=1.37.2}" "${KUBELETS:=1.34.4,1.35.4,1.36.3,1.37.2}" "${CLUSTER:=conformance}"
 # RUN_FLAGS is split into words on purpose (several flags).
 if [[ -n "${MATRIX:-}" ]]; then
 	# shellcheck disable=SC2086
-	exec bin/skewproof run --name "$CLUSTER" --matrix "$MATRIX" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}
+	exec bin/skewproof run --name "$CLUSTER" --matrix "$MATRIX" --apparmor-node "${APPARMOR_NODE:-auto}" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}
 fi
-node=()
-case "${APPARMOR_NODE:-}" in
-"") ;;
-auto)
-	if [[ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y ]]; then
-		node=(--apparmor-node "$APISERVER")
-		echo "conformance: this host's kernel has no AppArmor: adding an AppArmor node (User-Mode Linux, kubelet $APISERVER)" >&2
-	fi
-	;;
-*) node=(--apparmor-node "$APPARMOR_NODE") ;;
-esac
 # shellcheck disable=SC2086
-exec bin/skewproof run --name "$CLUSTER" --apiserver "$APISERVER" --kubelets "$KUBELETS" "${node[@]}" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}
+exec bin/skewproof run --name "$CLUSTER" --apiserver "$APISERVER" --kubelets "$KUBELETS" --apparmor-node "${APPARMOR_NODE:-auto}" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}

@@ -30,6 +30,11 @@ type MatrixOptions struct {
 	Runtimes []clusters.NodeRuntime
 	// Parallel is how many clusters run at once (at least 1).
 	Parallel int
+	// AppArmorNodes gives every cluster an AppArmor node (User-Mode Linux)
+	// per worker, with the worker's kubelet and runtime, so that each leg
+	// judges AppArmor enforcement at each of its kubelets whatever the
+	// host's kernel.
+	AppArmorNodes bool
 	// Output receives the legs' progress when they run at once, each line
 	// prefixed with the leg's name (default os.Stderr).
 	Output io.Writer
@@ -111,6 +116,12 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 			ro.Up.APIServer, ro.Up.Kubelets, ro.Up.Runtimes = l.Cluster.Apiserver, l.Cluster.Kubelets, nil
 			if !l.Runtime.IsDefault() {
 				ro.Up.Runtimes = slices.Repeat([]clusters.NodeRuntime{l.Runtime}, len(l.Cluster.Kubelets))
+			}
+			ro.Up.AppArmorNodes = nil
+			if o.AppArmorNodes {
+				for _, k := range l.Cluster.Kubelets {
+					ro.Up.AppArmorNodes = append(ro.Up.AppArmorNodes, clusters.Worker{Kubelet: k, Runtime: l.Runtime})
+				}
 			}
 			p.Step("matrix: cluster %s (kube-apiserver %s, kubelets %s, runtime %s) into %s", l.Name, l.Cluster.Apiserver,
 				strings.Join(l.Cluster.Kubelets, " "), l.Runtime, l.Dir)

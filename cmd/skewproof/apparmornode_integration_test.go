@@ -17,18 +17,21 @@ import (
 	"github.com/skewproof/skewproof/reports"
 )
 
-// TestIntegrationAppArmorNode runs `skewproof run --apparmor-node` on a real
-// cluster (control plane and one kind worker at 1.37.2, plus a worker whose
-// kernel is User-Mode Linux with AppArmor) and requires the AppArmor
-// enforcement spec to have been judged on the UML node — pass or deviation,
-// never a skip — and the no-AppArmor row 6 to pass on the kind worker. It
-// then checks that the run left no UML node behind.
+// TestIntegrationAppArmorNode runs `skewproof run --apparmor-node all` on a
+// real cluster (control plane at 1.37.2, kind workers at kubelets 1.34.4
+// and 1.37.2, plus one worker per kubelet whose kernel is User-Mode Linux
+// with AppArmor) and requires the AppArmor enforcement specs to have been
+// judged on each UML node — pass or deviation, never a skip — and the
+// no-AppArmor row 6 to pass on each kind worker, nothing else: no spec
+// left to skip for want of AppArmor, no seccomp spec on a UML node whose
+// kubelet a kind worker has. It then checks that the run left no UML node
+// behind.
 func TestIntegrationAppArmorNode(t *testing.T) {
 	const name = "uml-smoke"
-	all := runAppArmorNode(t, name, "1.37.2", "apparmor/kubelet/enforce,apparmor/failure/row-6")
+	all := runAppArmorNode(t, name, "1.34.4,1.37.2", "all", "apparmor,seccomp", "apparmor/kubelet/enforce,apparmor/failure/row-6,seccomp/kubelet/enforce")
 	// Every verdict per id × node, pinned (enforcement judged on the UML
-	// node, row 6 on the kind worker).
-	checkVerdicts(t, "apparmor-node-1.37.2", name, all)
+	// nodes, row 6 and seccomp on the kind workers).
+	checkVerdicts(t, "apparmor-node-1.34.4-1.37.2", name, all)
 }
 
 // TestIntegrationAppArmorNodeCRIO is TestIntegrationAppArmorNode with CRI-O
@@ -40,8 +43,8 @@ func TestIntegrationAppArmorNode(t *testing.T) {
 // the plan's event; the oracle's CRI-O variant, skew/rules_runtimes.go).
 func TestIntegrationAppArmorNodeCRIO(t *testing.T) {
 	const name = "uml-crio"
-	all := runAppArmorNode(t, name, "1.37.2@crio+crun", "apparmor/kubelet/enforce,apparmor/failure/row-3,apparmor/create/empty-annotation")
-	uml := clusters.AppArmorNodeName(name)
+	all := runAppArmorNode(t, name, "1.37.2", "1.37.2@crio+crun", "apparmor", "apparmor/kubelet/enforce,apparmor/failure/row-3,apparmor/create/empty-annotation")
+	uml := clusters.AppArmorNodeName(name, 0)
 	want := map[string]string{
 		"apparmor/create/empty-annotation": "AppArmor: crio-default (enforce)",
 		"apparmor/failure/row-3":           "reason CreateContainerError",
@@ -66,11 +69,11 @@ func TestIntegrationAppArmorNodeCRIO(t *testing.T) {
 	checkVerdicts(t, "apparmor-node-crio-1.37.2", name, all)
 }
 
-// runAppArmorNode runs the AppArmor suite's ids on a cluster named name
-// (control plane and one kind worker at 1.37.2) with an AppArmor node
-// (--apparmor-node node), requires exit 0 and nothing of the UML node left
-// behind, and returns the results.
-func runAppArmorNode(t *testing.T, name, node, ids string) []reports.Result {
+// runAppArmorNode runs the ids of suites on a cluster named name (control
+// plane at 1.37.2, kind workers at kubelets) with AppArmor nodes
+// (--apparmor-node nodes), requires exit 0 and nothing of the UML nodes
+// left behind, and returns the results.
+func runAppArmorNode(t *testing.T, name, kubelets, nodes, suites, ids string) []reports.Result {
 	t.Helper()
 	bin, err := filepath.Abs("../../bin/skewproof")
 	if err != nil {
@@ -82,13 +85,13 @@ func runAppArmorNode(t *testing.T, name, node, ids string) []reports.Result {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--name", name, "--apiserver", "1.37.2", "--kubelets", "1.37.2",
-		"--apparmor-node", node, "--suites", "apparmor", "--ids", ids, "--junit-dir", dir)
+	cmd := exec.CommandContext(ctx, bin, "run", "--name", name, "--apiserver", "1.37.2", "--kubelets", kubelets,
+		"--apparmor-node", nodes, "--suites", suites, "--ids", ids, "--junit-dir", dir)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stderr, &out), io.MultiWriter(os.Stderr, &out)
 	start := time.Now()
 	runErr := cmd.Run()
-	t.Logf("skewproof run --apparmor-node %s: %s", node, time.Since(start).Round(time.Second))
+	t.Logf("skewproof run --kubelets %s --apparmor-node %s: %s", kubelets, nodes, time.Since(start).Round(time.Second))
 	if ns, _ := filepath.Glob(filepath.Join(os.Getenv("HOME"), ".cache/skewproof/uml/nodes", name+"-*")); len(ns) > 0 {
 		t.Errorf("the run left UML node state behind: %v", ns)
 	}
@@ -99,13 +102,13 @@ func runAppArmorNode(t *testing.T, name, node, ids string) []reports.Result {
 		t.Fatalf("skewproof run: %v", runErr)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "junit-*.xml"))
-	suites, err := reports.ReadJUnitFiles(files...)
+	read, err := reports.ReadJUnitFiles(files...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uml := clusters.AppArmorNodeName(name)
+	uml := clusters.AppArmorNodeName(name, 0)
 	var all []reports.Result
-	for _, s := range suites {
+	for _, s := range read {
 		for _, r := range s.Results {
 			all = append(all, r)
 			t.Logf("%s on %s (%s, %s): %s (%s)", r.ID, r.Node, r.CRIRuntime, r.OCIRuntime, r.Verdict, r.Reason)

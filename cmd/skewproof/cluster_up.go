@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -50,11 +50,14 @@ func newClusterUpCmd() *cobra.Command {
 					needSources = true
 				}
 			}
-			if umlKernel != "" && appArmorNode == "" {
-				return usagef("--uml-kernel is the kernel of the AppArmor node: give --apparmor-node VERSION with it")
-			}
-			aa, err := checkAppArmorNode(ctx, apiserver, appArmorNode, umlKernel, ociRuntimes)
+			aa, err := resolveAppArmorNodes(appArmorNode, workersOf(kl, runtimes), nodefacts.Host().AppArmor, ociRuntimes)
 			if err != nil {
+				return err
+			}
+			if umlKernel != "" && len(aa) == 0 {
+				return usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
+			}
+			if err := checkAppArmorNodes(ctx, apiserver, aa); err != nil {
 				return err
 			}
 			if err := checkPair(ctx, apiserver, kl, needSources); err != nil {
@@ -63,10 +66,13 @@ func newClusterUpCmd() *cobra.Command {
 			if err := checkGates(gates, apiserver, kl); err != nil {
 				return err
 			}
-			if err := capacity.CheckClusterFits(len(kl)); err != nil {
+			if err := capacity.CheckClusterFits(len(kl) + len(aa)*umlNodeWorkers); err != nil {
 				return usagef("%v", err)
 			}
 			if err := dockerReady(ctx); err != nil {
+				return err
+			}
+			if err := appArmorHostReady(len(aa) > 0, umlKernel); err != nil {
 				return err
 			}
 			if b, err := clusters.NewProvider(nil).PlanBuilds(ctx, apiserver, kl, images, runtimes...); err != nil {
@@ -78,7 +84,7 @@ func newClusterUpCmd() *cobra.Command {
 			cl, err := clusters.NewProvider(p).Up(ctx, clusters.UpOptions{
 				Name: name, APIServer: apiserver, Kubelets: kl, Runtimes: runtimes, OCIRuntimes: ociRuntimes, Kubeconfig: kubeconfig,
 				NodeImages: images, ReadyTimeout: timeout,
-				FeatureGates: gates, AppArmorNode: aa.Kubelet, AppArmorNodeRuntime: aa.Runtime, UMLKernel: umlKernel,
+				FeatureGates: gates, AppArmorNodes: aa, UMLKernel: umlKernel,
 			})
 			if err != nil {
 				return err
@@ -101,35 +107,11 @@ func newClusterUpCmd() *cobra.Command {
 	fs.StringArrayVar(&ociArgs, "oci-runtime", nil, ociRuntimeUsage)
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "where to write the kubeconfig (default ~/.kube/skewproof-NAME.yaml)")
 	fs.DurationVar(&timeout, "wait", 5*time.Minute, "how long to wait for nodes and kube-system pods to be ready")
-	fs.StringVar(&appArmorNode, "apparmor-node", "", appArmorNodeUsage)
+	fs.StringVar(&appArmorNode, "apparmor-node", appArmorNodesOff, appArmorNodeUsage)
 	fs.StringVar(&umlKernel, "uml-kernel", "", umlKernelUsage)
 	fs.StringArrayVar(&gateArgs, "feature-gates", nil, "feature gates for every component of the cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.StringArrayVar(&imageArgs, "node-image", nil, nodeImageUsage)
 	return c
 }
 
-const appArmorNodeUsage = "kubelet version of one more worker whose kernel is User-Mode Linux with AppArmor enabled, for hosts without AppArmor, optionally with its container runtime as in --kubelets, e.g. 1.37.2@crio+crun (skewproof builds the kernel once from Debian's kernel source; 'sudo hack/setup-host.sh --uml' installs what that needs)"
-
 const umlKernelUsage = "the User-Mode Linux kernel of the --apparmor-node (default: the one skewproof builds); it needs everything the node uses built in (see clusters/internal/uml/kernel/skewproof-uml.config)"
-
-// checkAppArmorNode validates --apparmor-node, VERSION[@CRI][+OCI] as a
-// --kubelets entry (vendor: the --oci-runtime binaries): a version the skew
-// policy allows with the apiserver, and a host that can run User-Mode
-// Linux. It returns the node's kubelet version and runtime.
-func checkAppArmorNode(ctx context.Context, apiserver, v, kernel string, vendor map[string]string) (clusters.Worker, error) {
-	if v == "" {
-		return clusters.Worker{}, nil
-	}
-	w, err := clusters.ParseWorker(v, vendor)
-	if err != nil {
-		return w, usagef("--apparmor-node %v", err)
-	}
-	w.Kubelet = skew.BareVersion(w.Kubelet)
-	if err := checkPair(ctx, apiserver, []string{w.Kubelet}, true); err != nil {
-		return w, fmt.Errorf("--apparmor-node: %w", err)
-	}
-	if err := clusters.NewProvider(nil).AppArmorNodeReady(kernel); err != nil {
-		return w, usagef("--apparmor-node: %v", err)
-	}
-	return w, nil
-}

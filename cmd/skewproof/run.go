@@ -35,7 +35,8 @@ type runOptions struct {
 	keep, parallel, buildSuites          bool
 	matrixParallel                       int
 	plan                                 []skew.Cluster
-	appArmorWorker                       clusters.Worker // --apparmor-node, parsed
+	appArmorNodes                        []clusters.Worker // --apparmor-node, resolved
+	matrixAppArmorNodes                  bool              // --matrix: every leg has an AppArmor node per worker
 	imageArgs, gateArgs                  []string
 	images                               map[string]string
 	gates                                map[string]bool
@@ -66,7 +67,7 @@ func newRunCmd() *cobra.Command {
 	fs.StringVar(&o.rerun, "rerun-failed", "", "a JUnit file of an earlier run, or a directory holding it (a run's --junit-dir, a report's --out): run only the specs that failed or were flaky there, on the nodes they failed on")
 	fs.StringVar(&o.suiteBinary, "suite-binary", "", "the e2e binary (default: "+runner.SuiteBinaryName+" beside this executable, as 'make build' puts it)")
 	fs.BoolVar(&o.buildSuites, "build-suites", false, "compile the e2e binary from the source tree with 'go test -c "+runner.SuitePackage+"' (development; needs Go)")
-	fs.StringVar(&o.appArmorNode, "apparmor-node", "", appArmorNodeUsage)
+	fs.StringVar(&o.appArmorNode, "apparmor-node", appArmorNodesAuto, appArmorNodeUsage)
 	fs.StringVar(&o.umlKernel, "uml-kernel", "", umlKernelUsage)
 	fs.StringArrayVar(&o.gateArgs, "feature-gates", nil, "feature gates for every component of a new cluster, e.g. AppArmor=false (where the version still allows it)")
 	fs.StringArrayVar(&o.imageArgs, "node-image", nil, nodeImageUsage)
@@ -92,11 +93,14 @@ func (o runOptions) run(ctx context.Context) error {
 		if err := dockerReady(ctx); err != nil {
 			return err
 		}
+		if err := appArmorHostReady(len(o.appArmorNodes) > 0 || o.matrixAppArmorNodes, o.umlKernel); err != nil {
+			return err
+		}
 		if err := o.checkDisk(ctx); err != nil {
 			return err
 		}
 		ro.Mode = "new-cluster"
-		ro.Up = clusters.UpOptions{APIServer: o.apiserver, Kubelets: o.kubelets, Runtimes: o.runtimes, OCIRuntimes: o.ociRuntimes, NodeImages: o.images, FeatureGates: o.gates, AppArmorNode: o.appArmorWorker.Kubelet, AppArmorNodeRuntime: o.appArmorWorker.Runtime, UMLKernel: o.umlKernel}
+		ro.Up = clusters.UpOptions{APIServer: o.apiserver, Kubelets: o.kubelets, Runtimes: o.runtimes, OCIRuntimes: o.ociRuntimes, NodeImages: o.images, FeatureGates: o.gates, AppArmorNodes: o.appArmorNodes, UMLKernel: o.umlKernel}
 	}
 	// The suite binary first: a compile error should not cost a cluster.
 	switch {
@@ -135,6 +139,14 @@ func (o runOptions) run(ctx context.Context) error {
 		}
 		for _, why := range runner.DescribeNotTested(out.NotTested) {
 			fmt.Printf("not tested: %s\n", why)
+		}
+		if lines := reports.NotJudgedForHost(out.Results); len(lines) > 0 {
+			for _, l := range lines {
+				fmt.Printf("not judged (the host): %s\n", l)
+			}
+			if o.kubeconfig == "" && len(o.appArmorNodes) == 0 {
+				fmt.Printf("not judged (the host): this run had no AppArmor node (--apparmor-node %s); on a host whose kernel has no AppArmor, --apparmor-node auto (the default) adds one per kubelet so that these are judged\n", o.appArmorNode)
+			}
 		}
 		fmt.Printf("JUnit: %s\nlogs:  %s\n", out.JUnit, strings.Join(out.Logs, " "))
 	}

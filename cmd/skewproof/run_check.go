@@ -12,6 +12,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -69,10 +70,10 @@ func (o *runOptions) check(ctx context.Context) error {
 		return usagef("give --suite-binary or --build-suites, not both")
 	case o.matrix != "":
 		return o.checkMatrix(ctx)
-	case o.umlKernel != "" && o.appArmorNode == "":
-		return usagef("--uml-kernel is the kernel of the AppArmor node: give --apparmor-node VERSION with it")
-	case o.kubeconfig != "" && o.appArmorNode != "":
-		return usagef("--apparmor-node adds a node to a new cluster; it cannot join an existing one (--kubeconfig)")
+	case o.kubeconfig != "" && !isWordOfAppArmorNode(o.appArmorNode), o.kubeconfig != "" && o.appArmorNode == appArmorNodesAll:
+		return usagef("--apparmor-node adds nodes to a new cluster; they cannot join an existing one (--kubeconfig)")
+	case o.kubeconfig != "" && o.umlKernel != "":
+		return usagef("--uml-kernel is the kernel of the AppArmor nodes of a new cluster; an existing one (--kubeconfig) has its own kernels")
 	case o.kubeconfig != "" && len(o.gates) > 0:
 		return usagef("--feature-gates applies to a new cluster; an existing cluster (--kubeconfig) keeps its own")
 	case o.kubeconfig != "" && (o.apiserver != "" || len(o.kubelets) > 0):
@@ -124,16 +125,18 @@ func (o *runOptions) checkNewCluster(ctx context.Context) error {
 			needSources = true
 		}
 	}
-	aa, err := checkAppArmorNode(ctx, o.apiserver, o.appArmorNode, o.umlKernel, o.ociRuntimes)
+	aa, err := resolveAppArmorNodes(o.appArmorNode, workersOf(o.kubelets, o.runtimes), nodefacts.Host().AppArmor, o.ociRuntimes)
 	if err != nil {
 		return err
 	}
-	o.appArmorWorker = aa
-	workers := len(o.kubelets)
-	if o.appArmorNode != "" {
-		// A User-Mode Linux node has 2 GiB of its own (clusters/internal/uml).
-		workers += 2048/capacity.WorkerMemoryMiB + 1
+	if o.umlKernel != "" && len(aa) == 0 {
+		return usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
 	}
+	if err := checkAppArmorNodes(ctx, o.apiserver, aa); err != nil {
+		return err
+	}
+	o.appArmorNodes = aa
+	workers := len(o.kubelets) + len(aa)*umlNodeWorkers
 	if err := capacity.CheckClusterFits(workers); err != nil {
 		return usagef("%v", err)
 	}

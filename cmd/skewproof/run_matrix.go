@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/reports"
 	rmatrix "github.com/skewproof/skewproof/reports/matrix"
 	"github.com/skewproof/skewproof/runner"
@@ -21,8 +22,8 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 	switch {
 	case o.kubeconfig != "" || o.apiserver != "" || len(o.kubelets) > 0:
 		return usagef("--matrix plans its own clusters; leave out --kubeconfig, --apiserver and --kubelets")
-	case o.appArmorNode != "" || len(o.images) > 0:
-		return usagef("--apparmor-node and --node-image apply to one cluster; run that cluster without --matrix")
+	case !isWordOfAppArmorNode(o.appArmorNode) || len(o.images) > 0:
+		return usagef("--apparmor-node VERSION,… and --node-image apply to one cluster; run that cluster without --matrix (--apparmor-node all, auto or off applies to every cluster of the matrix)")
 	case o.matrixParallel < 1:
 		return usagef("--matrix-parallel must be at least 1")
 	}
@@ -48,7 +49,22 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 		if err := checkGates(o.gates, c.Apiserver, c.Kubelets); err != nil {
 			return err
 		}
-		workers = max(workers, len(c.Kubelets))
+		// Every leg's AppArmor nodes are its workers' (all); a runtime of
+		// --matrix-runtimes changes their runtime, not their number.
+		aa, err := resolveAppArmorNodes(o.appArmorNode, workersOf(c.Kubelets, nil), nodefacts.Host().AppArmor, nil)
+		if err != nil {
+			return err
+		}
+		if len(aa) > 0 {
+			o.matrixAppArmorNodes = true
+			if err := checkAppArmorNodes(ctx, c.Apiserver, aa); err != nil {
+				return err
+			}
+		}
+		workers = max(workers, len(c.Kubelets)+len(aa)*umlNodeWorkers)
+	}
+	if o.umlKernel != "" && !o.matrixAppArmorNodes {
+		return usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
 	}
 	if err := capacity.CheckClusterFits(workers); err != nil {
 		return usagef("--matrix: %v", err)
@@ -64,7 +80,7 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 // --junit-dir/report (merged JUnit, summary.json, matrix.md, matrix.html).
 func (o runOptions) runMatrix(ctx context.Context, base runner.Options) error {
 	base.Mode = "matrix"
-	legs, runErr := runner.RunMatrix(ctx, runner.MatrixOptions{Base: base, Clusters: o.plan, Runtimes: o.matrixRuntimes, Parallel: o.matrixParallel})
+	legs, runErr := runner.RunMatrix(ctx, runner.MatrixOptions{Base: base, Clusters: o.plan, Runtimes: o.matrixRuntimes, Parallel: o.matrixParallel, AppArmorNodes: o.matrixAppArmorNodes})
 	var dirs []string
 	fmt.Println()
 	for _, l := range legs {

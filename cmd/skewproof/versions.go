@@ -118,8 +118,9 @@ type workerArgs struct {
 
 // parseWorkers reads the entries of --kubelets, the values of
 // --oci-runtime and the list of --matrix-runtimes; an OCI runtime of the
-// user's that none of them nor the --apparmor-node entry (appArmorNode,
-// VERSION[@CRI][+OCI]; checkAppArmorNode reads it) names is refused.
+// user's that none of them nor the --apparmor-node entries (appArmorNode,
+// VERSION[@CRI][+OCI] each; resolveAppArmorNodes reads them) names is
+// refused.
 func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (workerArgs, error) {
 	var w workerArgs
 	for _, a := range ociArgs {
@@ -156,9 +157,11 @@ func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (w
 		used[wk.Runtime.OCI] = true
 		custom = custom || !wk.Runtime.IsDefault()
 	}
-	if appArmorNode != "" {
-		if wk, err := clusters.ParseWorker(appArmorNode, w.vendor); err == nil {
-			used[wk.Runtime.OCI] = true
+	if !isWordOfAppArmorNode(appArmorNode) {
+		for _, e := range splitList(appArmorNode) {
+			if wk, err := clusters.ParseWorker(e, w.vendor); err == nil {
+				used[wk.Runtime.OCI] = true
+			}
 		}
 	}
 	for name := range w.vendor {

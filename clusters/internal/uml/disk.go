@@ -34,7 +34,6 @@ var install = []struct {
 	{"cgroups.sh", "/kind/bin/skewproof-uml-cgroups.sh", 0o755, ""},
 	{"exec.sh", "/kind/bin/skewproof-uml-exec.sh", 0o755, ""},
 	{"skewproof-uml.service", "/etc/systemd/system/skewproof-uml.service", 0o644, "multi-user.target.wants"},
-	{"skewproof-uml-join.service", "/etc/systemd/system/skewproof-uml-join.service", 0o644, "multi-user.target.wants"},
 	{"skewproof-uml-exec.service", "/etc/systemd/system/skewproof-uml-exec.service", 0o644, "multi-user.target.wants"},
 	{"kubelet-uml.conf", "/etc/systemd/system/kubelet.service.d/20-skewproof-uml.conf", 0o644, ""},
 }

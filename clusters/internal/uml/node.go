@@ -27,14 +27,20 @@ type Config struct {
 	Disk    string // from Disk
 	Kernel  string // the UML kernel (from Kernel, or the user's)
 	// Bridge is the host bridge of the cluster's Docker network, Subnet and
-	// Gateway its IPv4 range and address. The node takes the last address
-	// of the subnet (Docker allocates from the first).
+	// Gateway its IPv4 range and address. The node takes the Index-th
+	// address from the end of the subnet (0: the last; Docker allocates
+	// from the first).
 	Bridge, Subnet, Gateway string
-	// ControlPlane is the control-plane node's name and address (kubeadm's
-	// cluster-info names the API server by the node's name), Token a
-	// bootstrap token for kubeadm join.
+	Index                   int
+	Labels                  map[string]string
+}
+
+// JoinConfig is what a booted node needs to join its cluster, known once
+// the control plane serves: the control-plane node's name and address
+// (kubeadm's cluster-info names the API server by the node's name) and a
+// bootstrap token.
+type JoinConfig struct {
 	ControlPlaneName, ControlPlaneIP, Token string
-	Labels                                  map[string]string
 }
 
 // memory is the UML kernel's memory (backed by a file in /dev/shm).
@@ -79,8 +85,9 @@ func peerName(node string) string {
 	return "skpumr" + hex.EncodeToString(h[:])[:8]
 }
 
-// nodeAddress is the last host address of an IPv4 subnet.
-func nodeAddress(subnet string) (string, error) {
+// nodeAddress is the index-th host address from the end of an IPv4 subnet
+// (0: the last).
+func nodeAddress(subnet string, index int) (string, error) {
 	p, err := netip.ParsePrefix(subnet)
 	if err != nil || !p.Addr().Is4() {
 		return "", fmt.Errorf("the cluster network has no IPv4 subnet (%q)", subnet)
@@ -88,17 +95,20 @@ func nodeAddress(subnet string) (string, error) {
 	a := p.Masked().Addr().As4()
 	host := uint32(1)<<(32-p.Bits()) - 1
 	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-	v |= host - 1 // last address before broadcast
+	if index < 0 || uint32(index) >= host/2 {
+		return "", fmt.Errorf("no address %d from the end of %s", index, subnet)
+	}
+	v |= host - 1 - uint32(index) // counted back from the last address before broadcast
 	return fmt.Sprintf("%d.%d.%d.%d/%d", v>>24, v>>16&0xff, v>>8&0xff, v&0xff, p.Bits()), nil
 }
 
 // Boot starts a UML node: a copy-on-write file over the disk, a tap device
 // on the cluster bridge and the kernel, detached from this process so that
 // the node outlives `cluster up`. It returns once the kernel runs; the node
-// then joins the cluster by itself (watch the Kubernetes node, and Progress
-// for its console's milestones). On error nothing is left behind.
+// boots up to its container runtime, and Join then joins it to the cluster
+// (Milestones follows its console). On error nothing is left behind.
 func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) {
-	addr, err := nodeAddress(c.Subnet)
+	addr, err := nodeAddress(c.Subnet, c.Index)
 	if err != nil {
 		return nil, err
 	}
@@ -152,9 +162,6 @@ func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) 
 		"skewproof.name="+c.Name,
 		"skewproof.addr="+addr,
 		"skewproof.gw="+c.Gateway,
-		"skewproof.cp="+c.ControlPlaneName+"="+c.ControlPlaneIP,
-		"skewproof.endpoint="+c.ControlPlaneIP+":6443",
-		"skewproof.token="+c.Token,
 		"skewproof.labels="+strings.Join(labels, ","),
 		"skewproof.exec="+n.execDir(),
 		"skewproof.cluster="+c.Cluster,
@@ -347,6 +354,15 @@ func (n *Node) ConsoleTail(lines int) string {
 		l = l[len(l)-lines:]
 	}
 	return strings.Join(l, "\n")
+}
+
+// Join joins a booted node to its cluster: kubeadm join with the token,
+// then the CNI configuration of the node's podCIDR (files/join.sh), run
+// through the exec directory once the node's container runtime runs. It
+// returns when the script has ended.
+func (n *Node) Join(ctx context.Context, j JoinConfig) error {
+	_, err := n.Exec(ctx, nil, "/kind/bin/skewproof-uml-join.sh", j.ControlPlaneIP+":6443", j.Token, j.ControlPlaneName, j.ControlPlaneIP)
+	return err
 }
 
 var execSeq atomic.Int64

@@ -21,14 +21,24 @@ func TestNodeAddress(t *testing.T) {
 		"10.0.3.0/24":    "10.0.3.254/24",
 		"192.168.8.0/30": "192.168.8.2/30",
 	} {
-		if got, err := nodeAddress(subnet); err != nil || got != want {
-			t.Errorf("nodeAddress(%q) = %q, %v; want %q", subnet, got, err, want)
+		if got, err := nodeAddress(subnet, 0); err != nil || got != want {
+			t.Errorf("nodeAddress(%q, 0) = %q, %v; want %q", subnet, got, err, want)
+		}
+	}
+	// Several nodes count back from the last address, each its own.
+	for i, want := range []string{"172.18.255.254/16", "172.18.255.253/16", "172.18.255.252/16", "172.18.255.251/16"} {
+		if got, err := nodeAddress("172.18.0.0/16", i); err != nil || got != want {
+			t.Errorf("nodeAddress(172.18.0.0/16, %d) = %q, %v; want %q", i, got, err, want)
 		}
 	}
 	for _, bad := range []string{"fc00:f853:ccd:e793::/64", "", "172.18.0.0"} {
-		if got, err := nodeAddress(bad); err == nil {
-			t.Errorf("nodeAddress(%q) = %q, want an error", bad, got)
+		if got, err := nodeAddress(bad, 0); err == nil {
+			t.Errorf("nodeAddress(%q, 0) = %q, want an error", bad, got)
 		}
+	}
+	// Never into the half of the subnet Docker allocates from.
+	if got, err := nodeAddress("10.0.3.0/24", 127); err == nil {
+		t.Errorf("nodeAddress(10.0.3.0/24, 127) = %q, want an error", got)
 	}
 }
 

@@ -4,7 +4,7 @@
 # kernel command line. Runs before containerd and the kubelet.
 set -eu
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^skewproof\.$1=//p" | tail -1; }
-name=$(arg name) addr=$(arg addr) gw=$(arg gw) cp=$(arg cp)
+name=$(arg name) addr=$(arg addr) gw=$(arg gw)
 echo "skewproof: node $name set-up"
 hostname "$name"
 echo "$name" > /etc/hostname
@@ -28,8 +28,6 @@ dev=vec0
 ip addr add "$addr" dev "$dev"
 ip link set "$dev" up
 ip route add default via "$gw"
-# the control plane's name (kubeadm's cluster-info endpoint) and address
-echo "${cp#*=} ${cp%%=*}" >> /etc/hosts
 # The UML kernel has no nf_tables: iptables in legacy mode (kind's
 # entrypoint: select_iptables).
 for t in iptables ip6tables; do update-alternatives --quiet --set "$t" "/usr/sbin/$t-legacy"; done

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/skew"
+)
+
+// The words --apparmor-node takes besides a list of workers.
+const (
+	// appArmorNodesAuto, the default of 'run' on a new cluster: all on a
+	// host whose kernel has no AppArmor, none on one whose kernel has it
+	// (its kind nodes enforce AppArmor themselves).
+	appArmorNodesAuto = "auto"
+	// appArmorNodesAll: one AppArmor node per worker of --kubelets (each
+	// kubelet version and runtime once).
+	appArmorNodesAll = "all"
+	// appArmorNodesOff: none.
+	appArmorNodesOff = "off"
+)
+
+const appArmorNodeUsage = "workers whose kernel is User-Mode Linux with AppArmor enabled, added to a new cluster so that AppArmor is enforced on a host whose kernel has none: 'all' (one per --kubelets entry: each kubelet version and runtime), a comma-separated list of kubelet versions, each optionally with its container runtime as in --kubelets (e.g. 1.34.4,1.37.2@crio+crun), 'off', or 'auto' (all on a host without AppArmor, off on one with it). skewproof builds the kernel once from Debian's kernel source; 'sudo hack/setup-host.sh --uml' installs what that needs"
+
+// umlNodeWorkers is what one AppArmor node counts for in the host's memory,
+// in kind workers: a User-Mode Linux node has 2 GiB of its own
+// (clusters/internal/uml).
+var umlNodeWorkers = 2048/capacity.WorkerMemoryMiB + 1
+
+// workersOf pairs kubelet versions with their runtimes (runtimes may be
+// nil: every worker on the default).
+func workersOf(kubelets []string, runtimes []clusters.NodeRuntime) []clusters.Worker {
+	ws := make([]clusters.Worker, len(kubelets))
+	for i, k := range kubelets {
+		ws[i].Kubelet = skew.BareVersion(k)
+		if i < len(runtimes) {
+			ws[i].Runtime = runtimes[i]
+		}
+	}
+	return ws
+}
+
+// resolveAppArmorNodes reads --apparmor-node (spec) for a new cluster of
+// workers on a host whose kernel has AppArmor or not (hostAppArmor):
+// the workers of its AppArmor nodes, none for "off" (and for "auto" on an
+// AppArmor host), one per distinct worker for "all" (and "auto"
+// elsewhere), else the listed ones (vendor: the --oci-runtime binaries).
+func resolveAppArmorNodes(spec string, workers []clusters.Worker, hostAppArmor bool, vendor map[string]string) ([]clusters.Worker, error) {
+	switch strings.TrimSpace(spec) {
+	case "", appArmorNodesOff:
+		return nil, nil
+	case appArmorNodesAuto:
+		if hostAppArmor {
+			return nil, nil
+		}
+		fallthrough
+	case appArmorNodesAll:
+		var out []clusters.Worker
+		for _, w := range workers {
+			if !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+		return out, nil
+	}
+	var out []clusters.Worker
+	for _, e := range splitList(spec) {
+		if e == appArmorNodesAll || e == appArmorNodesAuto || e == appArmorNodesOff {
+			return nil, usagef("--apparmor-node %q: %q stands alone, not in a list", spec, e)
+		}
+		w, err := clusters.ParseWorker(e, vendor)
+		if err != nil {
+			return nil, usagef("--apparmor-node %v", err)
+		}
+		w.Kubelet = skew.BareVersion(w.Kubelet)
+		if slices.Contains(out, w) {
+			return nil, usagef("--apparmor-node %q names %s twice", spec, w)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// isWordOfAppArmorNode says whether spec is one of the words of
+// --apparmor-node (auto, all, off) or empty, as opposed to a list.
+func isWordOfAppArmorNode(spec string) bool {
+	switch strings.TrimSpace(spec) {
+	case "", appArmorNodesAuto, appArmorNodesAll, appArmorNodesOff:
+		return true
+	}
+	return false
+}
+
+// checkAppArmorNodes checks the AppArmor nodes of a new cluster: versions
+// the skew policy allows with the apiserver.
+func checkAppArmorNodes(ctx context.Context, apiserver string, nodes []clusters.Worker) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	var versions []string
+	for _, w := range nodes {
+		versions = append(versions, w.Kubelet)
+	}
+	if err := checkPair(ctx, apiserver, versions, true); err != nil {
+		return fmt.Errorf("--apparmor-node: %w", err)
+	}
+	return nil
+}
+
+// appArmorHostReady says what this host lacks to run AppArmor nodes
+// (kernel: --uml-kernel), once Docker answers: without Docker nothing
+// runs, and that is said first.
+func appArmorHostReady(want bool, kernel string) error {
+	if !want {
+		return nil
+	}
+	if err := clusters.NewProvider(nil).AppArmorNodeReady(kernel); err != nil {
+		return usagef("--apparmor-node: %v (or leave the AppArmor nodes out: --apparmor-node off)", err)
+	}
+	return nil
+}
