@@ -97,25 +97,46 @@ func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions
 			return nil, err
 		}
 	}
+	// One disk per node image, the missing ones built at the same time
+	// (docker export and mkfs.ext4 of a 0.7-1 GB image each).
 	disks := map[string]string{}
-	var cfgs []uml.Config
-	for i, w := range o.AppArmorNodes {
-		image := images[w]
-		if disks[image] == "" {
+	var distinct []string
+	for _, w := range o.AppArmorNodes {
+		if _, ok := disks[images[w]]; !ok {
+			disks[images[w]] = ""
+			distinct = append(distinct, images[w])
+		}
+	}
+	built := make([]string, len(distinct))
+	errs := make([]error, len(distinct))
+	var wg sync.WaitGroup
+	for i, image := range distinct {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			imageID, err := command.Docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
 			if err != nil {
-				return nil, err
+				errs[i] = err
+				return
 			}
-			if err := p.Timed("AppArmor node disk from "+image, func() (err error) {
-				disks[image], err = uml.Disk(ctx, cache, image, imageID, p.Step)
+			errs[i] = p.Timed("AppArmor node disk from "+image, func() (err error) {
+				built[i], err = uml.Disk(ctx, cache, image, imageID, p.Step)
 				return err
-			}); err != nil {
-				return nil, err
-			}
-		}
+			})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for i, image := range distinct {
+		disks[image] = built[i]
+	}
+	var cfgs []uml.Config
+	for i, w := range o.AppArmorNodes {
 		cfgs = append(cfgs, uml.Config{
-			Name: AppArmorNodeName(o.Name, i), Cluster: o.Name, Disk: disks[image], Kernel: kernel, Index: i,
-			Labels: runtimeLabels(ctx, image, map[string]string{nodefacts.KubeletVersionLabel: "v" + skew.BareVersion(w.Kubelet), nodefacts.AppArmorKernelLabel: "true"}),
+			Name: AppArmorNodeName(o.Name, i), Cluster: o.Name, Disk: disks[images[w]], Kernel: kernel, Index: i,
+			Labels: runtimeLabels(ctx, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + skew.BareVersion(w.Kubelet), nodefacts.AppArmorKernelLabel: "true"}),
 		})
 	}
 	return cfgs, nil

@@ -123,7 +123,7 @@ func Disk(ctx context.Context, cacheDir, image, imageID string, step func(string
 	if err := addFiles(root); err != nil {
 		return "", err
 	}
-	step("AppArmor node disk: writing the ext4 image")
+	step("AppArmor node disk: writing the ext4 image of %s", image)
 	tmp := filepath.Join(work, "disk.ext4")
 	if out, err := exec.CommandContext(ctx, "mkfs.ext4", "-q", "-F", "-L", "skewproof-uml", "-d", root, tmp, diskSize).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("mkfs.ext4 of the AppArmor node disk: %v: %s", err, strings.TrimSpace(string(out)))
