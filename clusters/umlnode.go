@@ -294,36 +294,51 @@ func joinAppArmorNode(ctx context.Context, o UpOptions, n *uml.Node, j uml.JoinC
 
 // routeAppArmorNodes routes the pod CIDRs of the UML nodes (cidrs[i] is
 // nodes[i]'s) from every kind node and every other UML node, and the kind
-// nodes' pod CIDRs from each UML node.
+// nodes' pod CIDRs from each UML node: one command per node, all nodes at
+// once.
 func routeAppArmorNodes(ctx context.Context, nodes []*uml.Node, cidrs []string, infos []NodeInfo) error {
 	type route struct{ cidr, via string }
-	var all []route
+	var all, umlRoutes []route
 	for _, i := range infos {
 		if i.PodCIDR != "" {
 			all = append(all, route{i.PodCIDR, i.InternalIP})
 		}
 	}
 	for k, n := range nodes {
-		ip := strings.Split(n.Address, "/")[0]
-		for _, i := range infos {
-			if _, err := command.Docker(ctx, "exec", i.Name, "ip", "route", "replace", cidrs[k], "via", ip); err != nil {
-				return fmt.Errorf("routing the pod CIDR of AppArmor node %s on %s: %w", n.Name, i.Name, err)
+		r := route{cidrs[k], strings.Split(n.Address, "/")[0]}
+		all, umlRoutes = append(all, r), append(umlRoutes, r)
+	}
+	script := func(rs []route, except string) string {
+		var b strings.Builder
+		for _, r := range rs {
+			if r.cidr != except {
+				fmt.Fprintf(&b, "ip route replace %s via %s\n", r.cidr, r.via)
 			}
 		}
-		all = append(all, route{cidrs[k], ip})
+		return b.String()
+	}
+	errs := make([]error, len(infos)+len(nodes))
+	var wg sync.WaitGroup
+	for k, i := range infos {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := command.Docker(ctx, "exec", i.Name, "sh", "-c", script(umlRoutes, "")); err != nil {
+				errs[k] = fmt.Errorf("routing the AppArmor nodes' pod CIDRs on %s: %w", i.Name, err)
+			}
+		}()
 	}
 	for k, n := range nodes {
-		var script strings.Builder
-		for _, r := range all {
-			if r.cidr != cidrs[k] {
-				fmt.Fprintf(&script, "ip route replace %s via %s\n", r.cidr, r.via)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := n.Exec(ctx, nil, "sh", "-c", script(all, cidrs[k])); err != nil {
+				errs[len(infos)+k] = fmt.Errorf("routing the other nodes' pod CIDRs on %s: %w", n.Name, err)
 			}
-		}
-		if _, err := n.Exec(ctx, nil, "sh", "-c", script.String()); err != nil {
-			return fmt.Errorf("routing the other nodes' pod CIDRs on %s: %w", n.Name, err)
-		}
+		}()
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // removeAppArmorNodes removes a cluster's UML nodes (process, tap device,

@@ -8,14 +8,18 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/skew"
 )
 
 // The words --apparmor-node takes besides a list of workers.
 const (
 	// appArmorNodesAuto, the default of 'run' on a new cluster: all on a
-	// host whose kernel has no AppArmor, none on one whose kernel has it
-	// (its kind nodes enforce AppArmor themselves).
+	// host whose kernel has no AppArmor when the run has the AppArmor
+	// suite; none on one whose kernel has it (its kind nodes enforce
+	// AppArmor themselves), or for a run without that suite (the AppArmor
+	// nodes would judge nothing: JudgedOn leaves seccomp to the kind
+	// workers).
 	appArmorNodesAuto = "auto"
 	// appArmorNodesAll: one AppArmor node per worker of --kubelets (each
 	// kubelet version and runtime once).
@@ -24,7 +28,7 @@ const (
 	appArmorNodesOff = "off"
 )
 
-const appArmorNodeUsage = "workers whose kernel is User-Mode Linux with AppArmor enabled, added to a new cluster so that AppArmor is enforced on a host whose kernel has none: 'all' (one per --kubelets entry: each kubelet version and runtime), a comma-separated list of kubelet versions, each optionally with its container runtime as in --kubelets (e.g. 1.34.4,1.37.2@crio+crun), 'off', or 'auto' (all on a host without AppArmor, off on one with it). skewproof builds the kernel once from Debian's kernel source; 'sudo hack/setup-host.sh --uml' installs what that needs"
+const appArmorNodeUsage = "workers whose kernel is User-Mode Linux with AppArmor enabled, added to a new cluster so that AppArmor is enforced on a host whose kernel has none: 'all' (one per --kubelets entry: each kubelet version and runtime), a comma-separated list of kubelet versions, each optionally with its container runtime as in --kubelets (e.g. 1.34.4,1.37.2@crio+crun), 'off', or 'auto' (all on a host without AppArmor when the run has the AppArmor suite, else off). skewproof builds the kernel once from Debian's kernel source; 'sudo hack/setup-host.sh --uml' installs what that needs"
 
 // umlNodeWorkers is what one AppArmor node counts for in the host's memory,
 // in kind workers: a User-Mode Linux node has 2 GiB of its own
@@ -44,17 +48,24 @@ func workersOf(kubelets []string, runtimes []clusters.NodeRuntime) []clusters.Wo
 	return ws
 }
 
+// autoAddsAppArmorNodes says whether --apparmor-node auto adds AppArmor
+// nodes to a run of suites (nil: a cluster alone, 'cluster up') on this
+// host.
+func autoAddsAppArmorNodes(suites []string) bool {
+	return !nodefacts.Host().AppArmor && (suites == nil || slices.Contains(suites, "apparmor"))
+}
+
 // resolveAppArmorNodes reads --apparmor-node (spec) for a new cluster of
-// workers on a host whose kernel has AppArmor or not (hostAppArmor):
-// the workers of its AppArmor nodes, none for "off" (and for "auto" on an
-// AppArmor host), one per distinct worker for "all" (and "auto"
-// elsewhere), else the listed ones (vendor: the --oci-runtime binaries).
-func resolveAppArmorNodes(spec string, workers []clusters.Worker, hostAppArmor bool, vendor map[string]string) ([]clusters.Worker, error) {
+// workers: the workers of its AppArmor nodes, none for "off" (and for
+// "auto" unless auto says so: autoAddsAppArmorNodes), one per distinct
+// worker for "all" (and "auto" when auto), else the listed ones (vendor:
+// the --oci-runtime binaries).
+func resolveAppArmorNodes(spec string, workers []clusters.Worker, auto bool, vendor map[string]string) ([]clusters.Worker, error) {
 	switch strings.TrimSpace(spec) {
 	case "", appArmorNodesOff:
 		return nil, nil
 	case appArmorNodesAuto:
-		if hostAppArmor {
+		if !auto {
 			return nil, nil
 		}
 		fallthrough

@@ -14,22 +14,27 @@ func TestResolveAppArmorNodes(t *testing.T) {
 	workers := []clusters.Worker{{Kubelet: "1.34.4"}, {Kubelet: "1.37.2"}, {Kubelet: "1.37.2", Runtime: crio}, {Kubelet: "1.34.4"}}
 	each := []clusters.Worker{{Kubelet: "1.34.4"}, {Kubelet: "1.37.2"}, {Kubelet: "1.37.2", Runtime: crio}}
 	for _, c := range []struct {
-		spec   string
-		hostAA bool
-		want   []clusters.Worker
+		spec string
+		auto bool
+		want []clusters.Worker
 	}{
-		{"auto", false, each}, // the default: every kubelet and runtime once
-		{"auto", true, nil},   // the kind nodes enforce AppArmor themselves
-		{"all", true, each},
-		{"off", false, nil},
-		{"", false, nil},
-		{"1.37.2", false, []clusters.Worker{{Kubelet: "1.37.2"}}},
-		{"v1.34.4, 1.37.2@crio+crun", true, []clusters.Worker{{Kubelet: "1.34.4"}, {Kubelet: "1.37.2", Runtime: crio}}},
+		{"auto", true, each}, // the default on a host without AppArmor: every kubelet and runtime once
+		{"auto", false, nil}, // the kind nodes enforce AppArmor themselves, or no AppArmor suite
+		{"all", false, each},
+		{"off", true, nil},
+		{"", true, nil},
+		{"1.37.2", true, []clusters.Worker{{Kubelet: "1.37.2"}}},
+		{"v1.34.4, 1.37.2@crio+crun", false, []clusters.Worker{{Kubelet: "1.34.4"}, {Kubelet: "1.37.2", Runtime: crio}}},
 	} {
-		got, err := resolveAppArmorNodes(c.spec, workers, c.hostAA, nil)
+		got, err := resolveAppArmorNodes(c.spec, workers, c.auto, nil)
 		if err != nil || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("resolveAppArmorNodes(%q, host AppArmor %v) = %v, %v; want %v", c.spec, c.hostAA, got, err, c.want)
+			t.Errorf("resolveAppArmorNodes(%q, auto adds %v) = %v, %v; want %v", c.spec, c.auto, got, err, c.want)
 		}
+	}
+	// auto adds them for a run of the AppArmor suite on a host without
+	// AppArmor, never for a run without it.
+	if autoAddsAppArmorNodes([]string{"seccomp", "profiles"}) {
+		t.Errorf("auto adds AppArmor nodes to a run without the AppArmor suite")
 	}
 	for _, bad := range []string{"1.37.2,all", "off,1.34.4", "1.37.2,1.37.2", "@crio", "1.37.2+nosuch"} {
 		if got, err := resolveAppArmorNodes(bad, workers, false, nil); err == nil {

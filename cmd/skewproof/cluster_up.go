@@ -10,7 +10,6 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/capacity"
-	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -50,7 +49,7 @@ func newClusterUpCmd() *cobra.Command {
 					needSources = true
 				}
 			}
-			aa, err := resolveAppArmorNodes(appArmorNode, workersOf(kl, runtimes), nodefacts.Host().AppArmor, ociRuntimes)
+			aa, err := resolveAppArmorNodes(appArmorNode, workersOf(kl, runtimes), autoAddsAppArmorNodes(nil), ociRuntimes)
 			if err != nil {
 				return err
 			}

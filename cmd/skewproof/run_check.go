@@ -12,7 +12,6 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/clusters/kubeclient"
-	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -125,7 +124,7 @@ func (o *runOptions) checkNewCluster(ctx context.Context) error {
 			needSources = true
 		}
 	}
-	aa, err := resolveAppArmorNodes(o.appArmorNode, workersOf(o.kubelets, o.runtimes), nodefacts.Host().AppArmor, o.ociRuntimes)
+	aa, err := resolveAppArmorNodes(o.appArmorNode, workersOf(o.kubelets, o.runtimes), autoAddsAppArmorNodes(o.suites), o.ociRuntimes)
 	if err != nil {
 		return err
 	}

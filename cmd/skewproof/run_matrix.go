@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/capacity"
-	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/reports"
 	rmatrix "github.com/skewproof/skewproof/reports/matrix"
 	"github.com/skewproof/skewproof/runner"
@@ -51,7 +50,7 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 		}
 		// Every leg's AppArmor nodes are its workers' (all); a runtime of
 		// --matrix-runtimes changes their runtime, not their number.
-		aa, err := resolveAppArmorNodes(o.appArmorNode, workersOf(c.Kubelets, nil), nodefacts.Host().AppArmor, nil)
+		aa, err := resolveAppArmorNodes(o.appArmorNode, workersOf(c.Kubelets, nil), autoAddsAppArmorNodes(o.suites), nil)
 		if err != nil {
 			return err
 		}

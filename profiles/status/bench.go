@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/skewproof/skewproof/profiles/api"
 )
@@ -63,6 +64,9 @@ type BenchResult struct {
 	Nodes, Profiles int
 	Written         int
 	WriteAll        time.Duration // all node statuses, Workers at a time
+	// Retried counts writes the API server failed with a transient error
+	// (etcd timed out, overloaded) and a retry then made (transientWrite).
+	Retried int
 	// LargestNodeStatusBytes is the JSON size of the largest node status
 	// object as the API server returns it.
 	LargestNodeStatusBytes int
@@ -122,6 +126,8 @@ type bench struct {
 	nodes []string
 	profs []api.Profile
 	res   BenchResult
+	// retried counts the writes that needed a retry (BenchResult.Retried).
+	retried atomic.Int64
 }
 
 func newBench(dyn dynamic.Interface, o BenchOptions) *bench {
@@ -238,11 +244,37 @@ feed:
 	b.res.WriteAll = time.Since(start)
 	b.res.Written = int(written.Load())
 	b.res.LargestNodeStatusBytes = int(largest.Load())
+	b.res.Retried = int(b.retried.Load())
 	if firstErr != nil {
 		return fmt.Errorf("writing node statuses: %w", firstErr)
 	}
-	b.logf("%d node statuses written in %s", b.res.Written, b.res.WriteAll.Round(time.Millisecond))
+	retried := ""
+	if b.res.Retried > 0 {
+		retried = fmt.Sprintf(" (%d written again after a transient error of the API server)", b.res.Retried)
+	}
+	b.logf("%d node statuses written in %s%s", b.res.Written, b.res.WriteAll.Round(time.Millisecond), retried)
 	return nil
+}
+
+// writeBackoff paces the retries of a node status write the API server
+// failed with a transient error: as an agent would write it again at its
+// next sync, at most 6 times over about 30 s.
+var writeBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 6}
+
+// transientWrite says whether a write failed for the API server's load,
+// not for what was written: etcd timed out or lost its leader, the server
+// timed out or is overloaded. "etcdserver: request is too large" and every
+// refusal of the object itself are not retried.
+func transientWrite(err error) bool {
+	switch {
+	case apierrors.IsServerTimeout(err), apierrors.IsTimeout(err), apierrors.IsTooManyRequests(err):
+		return true
+	case apierrors.IsInternalError(err) || apierrors.ReasonForError(err) == metav1.StatusReasonUnknown:
+		m := err.Error()
+		return strings.Contains(m, "etcdserver: request timed out") || strings.Contains(m, "etcdserver: leader changed") ||
+			strings.Contains(m, "etcdserver: too many requests")
+	}
+	return false
 }
 
 // storeMax raises m to v if v is larger, also when other writers raise it
@@ -265,7 +297,21 @@ func (b *bench) writeNodeStatus(ctx context.Context, p api.Profile, node int) (i
 		return 0, err
 	}
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	out, err := b.dyn.Resource(api.ProfileNodeStatuses).Namespace(b.o.Namespace).Create(ctx, u, metav1.CreateOptions{})
+	res := b.dyn.Resource(api.ProfileNodeStatuses).Namespace(b.o.Namespace)
+	var out *unstructured.Unstructured
+	tries := 0
+	err = retry.OnError(writeBackoff, transientWrite, func() (err error) {
+		tries++
+		out, err = res.Create(ctx, u, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) && tries > 1 {
+			// A write that timed out had been made after all.
+			out, err = res.Get(ctx, u.GetName(), metav1.GetOptions{})
+		}
+		return err
+	})
+	if tries > 1 && err == nil {
+		b.retried.Add(1)
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -199,5 +200,37 @@ func TestBenchWriteError(t *testing.T) {
 	}
 	if namespaceExists(t, dyn, "scale") {
 		t.Error("the namespace is still there")
+	}
+}
+
+// A write the API server fails with a transient error (etcd timed out) is
+// retried and counted; one that timed out but was made is not written
+// twice. A refusal of the object (too large) is not retried (above).
+func TestBenchRetriesTransientWrites(t *testing.T) {
+	defer func(b wait.Backoff) { writeBackoff = b }(writeBackoff)
+	writeBackoff = wait.Backoff{Duration: time.Millisecond, Steps: 4}
+	dyn := apitest.NewDynamic(t)
+	collectGarbage(t, dyn)
+	var creates atomic.Int64
+	dyn.PrependReactor("create", "profilenodestatuses", func(k8stesting.Action) (bool, runtime.Object, error) {
+		switch creates.Add(1) {
+		case 3, 7:
+			return true, nil, apierrors.NewInternalError(errors.New("etcdserver: request timed out"))
+		case 11:
+			return true, nil, apierrors.NewTimeoutError("etcd is slow", 1)
+		}
+		return false, nil, nil
+	})
+	r, err := Bench(context.Background(), dyn, BenchOptions{Namespace: "scale", Nodes: 50, Profiles: 2, Workers: 4, FailedNode: -1, GCTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Written != 100 || r.Retried != 3 {
+		t.Errorf("written %d, retried %d; want 100, 3", r.Written, r.Retried)
+	}
+	for _, e := range []error{errors.New("etcdserver: request is too large"), apierrors.NewBadRequest("etcdserver: request timed out in a field")} {
+		if transientWrite(e) {
+			t.Errorf("transientWrite(%v) = true", e)
+		}
 	}
 }
