@@ -177,11 +177,13 @@ func bootBareUMLNode(ctx context.Context, t *testing.T, p *progress.Progress, ca
 	}
 	name := fmt.Sprintf("aah%d", os.Getpid()%100000)
 	bridge := name + "br"
-	for _, args := range [][]string{{"link", "add", bridge, "type", "bridge"}, {"link", "set", bridge, "up"}} {
+	for i, args := range [][]string{{"link", "add", bridge, "type", "bridge"}, {"link", "set", bridge, "up"}} {
 		if out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
-		t.Cleanup(func() { _ = exec.Command("ip", "link", "del", bridge).Run() })
+		if i == 0 {
+			t.Cleanup(func() { _ = exec.Command("ip", "link", "del", bridge).Run() })
+		}
 	}
 	n, err := uml.Boot(ctx, uml.StateRoot(cache), uml.Config{
 		Name: name + "-uml", Cluster: name, Disk: disk, Kernel: kernel,

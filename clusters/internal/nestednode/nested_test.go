@@ -246,8 +246,11 @@ func startContainer(ctx context.Context, t *testing.T, cri runtimeapi.RuntimeSer
 		Command:  []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"},
 		LogPath:  name + ".log",
 		Linux: &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
-			Apparmor:         profile,
-			ApparmorProfile:  deprecated,
+			Apparmor: profile,
+			// The kubelet sets the deprecated string too (v1.37.2
+			// pkg/kubelet/kuberuntime/security_context.go,
+			// determineEffectiveSecurityContext).
+			ApparmorProfile:  deprecated, //nolint:staticcheck // SA1019: as the kubelet sends it
 			Capabilities:     &runtimeapi.Capability{AddCapabilities: []string{"SYS_ADMIN"}},
 			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
 		}},
