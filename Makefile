@@ -60,7 +60,9 @@ unit:
 # the agent image's apparmor_parser layer. A real mixed-version cluster
 # (control plane 1.37.2, worker kubelet 1.34.4)
 # built offline; seccomp RuntimeDefault/Unconfined checked on each node. Two
-# control planes made at once, each node on its own cluster's network. Then
+# control planes made at once, each node on its own cluster's network. The
+# AppArmor-host path: a kind node with the mounts nodes get on an AppArmor host,
+# nested in a User-Mode Linux machine whose kernel enforces AppArmor. Then
 # the smoke subsets of the seccomp and AppArmor suites on a cluster of the same pair.
 # Then a cluster with an AppArmor node (User-Mode Linux): AppArmor enforced
 # there, row 6 on the kind worker; and one whose AppArmor node runs CRI-O. Then vendor mode on an existing cluster:

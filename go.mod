@@ -15,9 +15,11 @@ require (
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/mod v0.39.0
 	golang.org/x/sync v0.22.0
+	google.golang.org/grpc v1.82.1
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
+	k8s.io/cri-api v0.0.0
 	k8s.io/kubernetes v1.37.2
 	k8s.io/pod-security-admission v0.37.2
 	sigs.k8s.io/kind v0.33.0
@@ -128,7 +130,6 @@ require (
 	golang.org/x/tools v0.48.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260526163538-3dc84a4a5aaa // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa // indirect
-	google.golang.org/grpc v1.82.1 // indirect
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect

@@ -2,17 +2,27 @@ package clusters
 
 import (
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+
+	"github.com/skewproof/skewproof/internal/nodefacts"
 )
 
 // On a host whose kernel has AppArmor, a kind node's runtime does not see
 // it by itself: kind mounts no securityfs into node containers, and
 // containerd (like runc) applies AppArmor only when
 // /sys/kernel/security/apparmor exists and its environment has no
-// "container" variable, which systemd in a kind node passes to it
-// (containerd pkg/apparmor, hostSupports). nodeAppArmorMounts gives every
-// node the host's securityfs and a containerd drop-in that unsets the
-// variable; both are bind mounts made when the node container is created,
-// so the node image stays the same.
+// "container" variable (containerd pkg/apparmor, hostSupports). The node
+// image sets container=docker for its init; systemd 257 of skewproof's
+// node images does not pass it on to containerd.service, a node whose
+// systemd does would lose AppArmor. nodeAppArmorMounts gives every node the
+// host's securityfs and a containerd drop-in that unsets the variable; both
+// are bind mounts made when the node container is created, so the node
+// image stays the same. TestIntegrationAppArmorHost runs them on a kernel
+// that enforces AppArmor.
+
+// hostFacts are the facts of this host kindConfig decides on; a variable
+// so that TestIntegrationAppArmorHost can ask for an AppArmor host's nodes
+// on a host without AppArmor.
+var hostFacts = nodefacts.Host
 
 // securityFS is where securityfs is mounted, on the host and in nodes.
 const securityFS = "/sys/kernel/security"

@@ -233,7 +233,7 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string) (*v1
 	// are configured with failCgroupV1: false (kubelets from v1.35 on
 	// refuse cgroup v1 otherwise); on a host with AppArmor the nodes'
 	// runtimes see it (nodeAppArmorMounts).
-	host := nodefacts.Host()
+	host := hostFacts()
 	var dropIn string
 	if host.AppArmor {
 		var err error
