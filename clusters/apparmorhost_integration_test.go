@@ -158,7 +158,7 @@ func appArmorFixtureNames(t *testing.T) []string {
 }
 
 // bootBareUMLNode boots a UML machine from image's disk on a bridge of its
-// own, with no cluster (its kubeadm join and kubelet are stopped), and
+// own, with no cluster (it joins nothing; its kubelet is stopped), and
 // waits for its exec channel. Its state is under the UML state root, named
 // for cluster aah<pid> ('skewproof cluster down --name aah<pid>' removes
 // it if the test is killed; the bridge aah<pid>br then too: ip link del).
@@ -188,7 +188,6 @@ func bootBareUMLNode(ctx context.Context, t *testing.T, p *progress.Progress, ca
 	n, err := uml.Boot(ctx, uml.StateRoot(cache), uml.Config{
 		Name: name + "-uml", Cluster: name, Disk: disk, Kernel: kernel,
 		Bridge: bridge, Subnet: "10.254.254.0/24", Gateway: "10.254.254.1",
-		ControlPlaneName: "none", ControlPlaneIP: "127.0.0.1", Token: "none",
 	})
 	if err != nil {
 		return nil, err
@@ -204,7 +203,7 @@ func bootBareUMLNode(ctx context.Context, t *testing.T, p *progress.Progress, ca
 	start := time.Now()
 	for {
 		ectx, ecancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := n.Exec(ectx, nil, "systemctl", "stop", "skewproof-uml-join.service", "kubelet.service")
+		_, err := n.Exec(ectx, nil, "systemctl", "stop", "kubelet.service")
 		ecancel()
 		if err == nil {
 			break
