@@ -32,6 +32,23 @@ func TestIntegrationAppArmorNode(t *testing.T) {
 	// Every verdict per id × node, pinned (enforcement judged on the UML
 	// nodes, row 6 and seccomp on the kind workers).
 	checkVerdicts(t, "apparmor-node-1.34.4-1.37.2", name, all)
+	// The AppArmor nodes are one per kubelet, in --kubelets' order.
+	judged := map[string]bool{}
+	for _, r := range all {
+		for i, want := range []string{"1.34.4", "1.37.2"} {
+			if r.Node == clusters.AppArmorNodeName(name, i) {
+				if r.Kubelet != want {
+					t.Errorf("%s on %s: kubelet %s, want %s", r.ID, r.Node, r.Kubelet, want)
+				}
+				if r.ID == "apparmor/kubelet/enforce" && r.Verdict == "pass" {
+					judged[want] = true
+				}
+			}
+		}
+	}
+	if len(judged) != 2 {
+		t.Errorf("apparmor/kubelet/enforce passed on the AppArmor nodes of kubelets %v, want 1.34.4 and 1.37.2", judged)
+	}
 }
 
 // TestIntegrationAppArmorNodeCRIO is TestIntegrationAppArmorNode with CRI-O
