@@ -42,9 +42,13 @@ trap cleanup EXIT
 # cpu_sampler DIR writes DIR/cpu.log every 3 s: the machine's busy CPU time
 # ("machine JIFFIES", from /proc/stat) and each of the cluster's node
 # containers' CPU time ("node NAME NANOSECONDS", the container's cgroup v1
-# cpuacct.usage, which includes every process that ran in it, pods too).
+# cpuacct.usage, which includes every process that ran in it, pods too),
+# and each AppArmor node's (User-Mode Linux: every process of its kernel's
+# session, from /proc; in the same unit).
 cpu_sampler() {
 	declare -A names=()
+	local hz
+	hz=$(getconf CLK_TCK)
 	while :; do
 		echo "machine $(awk '/^cpu /{print $2+$3+$4+$7+$8+$9; exit}' /proc/stat)"
 		for d in /sys/fs/cgroup/cpuacct/docker/*/; do
@@ -53,6 +57,14 @@ cpu_sampler() {
 				names[$id]=$(docker inspect --format '{{index .Config.Labels "io.x-k8s.kind.cluster"}}/{{.Name}}' "$id" 2>/dev/null || echo "-/gone")
 			fi
 			case ${names[$id]} in "$NAME/"*) echo "node ${names[$id]#*//} $(cat "$d/cpuacct.usage" 2>/dev/null || echo 0)" ;; esac
+		done
+		for f in "${SKEWPROOF_CACHE_DIR:-$HOME/.cache/skewproof}"/uml/nodes/"$NAME"-uml-worker*/node.json; do
+			[ -e "$f" ] || continue
+			pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$f")
+			[ -n "$pid" ] || continue
+			# fields after "pid (comm) ": 4 session, 12-15 utime stime cutime cstime
+			ticks=$(sed 's/^[0-9]* (.*) //' /proc/[0-9]*/stat 2>/dev/null | awk -v s="$pid" '$4 == s {t += $12 + $13 + $14 + $15} END {print t + 0}')
+			echo "node $(basename "$(dirname "$f")") $((ticks * 1000000000 / hz))"
 		done
 		sleep 3
 	done >"$1/cpu.log"
