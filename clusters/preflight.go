@@ -98,7 +98,7 @@ func preflight(ctx context.Context) Report {
 	if r.Facts.AppArmor {
 		add(Check{"apparmor", "enabled", checkOK, ""})
 	} else {
-		add(Check{"apparmor", "not enabled in this kernel", checkWarn, "AppArmor enforcement specs skip on kind nodes here; add a node that enforces it with --apparmor-node VERSION (User-Mode Linux, see docs/apparmor-node.md)"})
+		add(Check{"apparmor", "not enabled in this kernel", checkWarn, "kind nodes here cannot enforce AppArmor; a new cluster of 'skewproof run' gets an AppArmor node per kubelet (User-Mode Linux, --apparmor-node auto, docs/apparmor-node.md)"})
 	}
 	if cache, err := cachedir.Resolve(); err == nil {
 		add(diskCheck("free disk (image cache "+cache+")", cache))

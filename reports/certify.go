@@ -66,7 +66,7 @@ func kindOf(kind string) string {
 
 func remedy(kind string) string {
 	if kind == SkipHost {
-		return "run on nodes whose kernel has what the rule needs; on a host without AppArmor, add nodes that enforce it with --apparmor-node VERSION (User-Mode Linux)"
+		return "run on nodes whose kernel has what the rule needs; on a host without AppArmor, a new cluster of 'skewproof run' gets nodes that enforce it (--apparmor-node auto, the default, or all: User-Mode Linux)"
 	}
 	return "give the run what the spec needs (the reason names it), e.g. node access (a cluster skewproof brings up has it), or certify on a cluster skewproof brings up"
 }

@@ -241,7 +241,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			uninstallLater(m)
 			breakSeccompDir(ctx, bad)
 			_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{
-				Want: map[string]api.Status{bad.Name: api.Failed}, Timeout: 90 * time.Second})
+				Want: map[string]api.Status{bad.Name: api.Failed}, Timeout: h.EveryNodeWait(90 * time.Second)})
 			Expect(err).NotTo(HaveOccurred())
 			for _, s := range nodeStatuses(ctx, m) {
 				if s.NodeName == bad.Name {
@@ -260,7 +260,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 			By("repairing the node: the agent's retry installs the profile")
 			_, err = h.NodeShell(ctx, bad.Name, `chmod 0755 "$1"`, path.Dir(nodeFile(m)))
 			Expect(err).NotTo(HaveOccurred())
-			_, err = profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{Timeout: 60 * time.Second})
+			_, err = profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{Timeout: h.EveryNodeWait(60 * time.Second)})
 			Expect(err).NotTo(HaveOccurred())
 
 			outcome := fmt.Sprintf("fault on %s: Failed there only, aggregate Failed, Installed after repair", bad.Name)
@@ -284,7 +284,7 @@ var _ = Describe("[profiles] per-node status", Label("profiles", "LinuxOnly"), f
 				breakSeccompDir(ctx, bad)
 				want[bad.Name] = api.Failed
 			}
-			_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{Want: want, Timeout: 90 * time.Second})
+			_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{m}, nodeNames(), profiles.InstallOptions{Want: want, Timeout: h.EveryNodeWait(90 * time.Second)})
 			Expect(err).NotTo(HaveOccurred())
 			for _, n := range env.Nodes {
 				reason := agent.ReasonInstalled
@@ -377,11 +377,8 @@ func appArmorPerNode(ctx context.Context, id string, aa profiles.Manifest) strin
 		h.MissingSetUp(id, nil, fmt.Sprintf("nodes %v have AppArmor but %s", on, h.Env.AgentImageNote))
 	}
 	By(fmt.Sprintf("an AppArmor profile: loaded and Installed on the nodes with AppArmor %v, Unsupported on the others %v", on, off))
-	timeout := 2 * time.Minute
-	if len(on) > 0 {
-		// apparmor_parser on a User-Mode Linux node is slow.
-		timeout = 5 * time.Minute
-	}
+	// apparmor_parser on a User-Mode Linux node is slow.
+	timeout := h.EveryNodeWait(2 * time.Minute)
 	_, err := profiles.Install(ctx, env.Cluster, []profiles.Manifest{aa}, nodeNames(), profiles.InstallOptions{Want: want, Timeout: timeout})
 	Expect(err).NotTo(HaveOccurred())
 	sts := nodeStatuses(ctx, aa)

@@ -113,7 +113,7 @@ func deployAgent(ctx context.Context) error {
 	}
 	By("deploying the agent image " + image)
 	agentDeployed = true
-	return env.Cluster.Deploy(ctx, agent.DeployOptions{Image: image, ExcludeNodes: env.Excluded}, 3*time.Minute)
+	return env.Cluster.Deploy(ctx, agent.DeployOptions{Image: image, ExcludeNodes: env.Excluded}, h.EveryNodeWait(3*time.Minute))
 }
 
 func teardown(ctx context.Context) error {

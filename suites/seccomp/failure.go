@@ -108,7 +108,7 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure", s
 		DeferCleanup(func(ctx SpecContext) {
 			Expect(profiles.Uninstall(ctx, fixtures, []profiles.Manifest{m}, time.Minute)).To(Succeed())
 		})
-		_, err = profiles.Install(ctx, fixtures, []profiles.Manifest{m}, nil, profiles.InstallOptions{Timeout: 2 * time.Minute})
+		_, err = profiles.Install(ctx, fixtures, []profiles.Manifest{m}, nil, profiles.InstallOptions{Timeout: h.EveryNodeWait(2 * time.Minute)})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(t.Client.CoreV1().Pods(t.NS).Delete(ctx, "missing-profile", metav1.DeleteOptions{})).To(Succeed())
 		present := t.RunOnNode(ctx, "profile-present", false, pod()...)

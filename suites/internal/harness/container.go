@@ -28,6 +28,20 @@ var PodTimeout = 2 * time.Minute
 
 const slowPodTimeout = 8 * time.Minute
 
+// EveryNodeWait is how long to wait for something every node of the
+// cluster does (the agent ready on each, a profile installed on each): d,
+// or 4×d when the cluster has AppArmor nodes (User-Mode Linux, one slow
+// CPU each, a minute or more to start and sync the agent while the suites
+// run; their kernels share the host's CPUs with the kind nodes).
+func EveryNodeWait(d time.Duration) time.Duration {
+	for _, n := range Env.Nodes {
+		if n.AppArmorKernel() {
+			return 4 * d
+		}
+	}
+	return d
+}
+
 // PodStatus returns the status of a container, init container (sidecars
 // included) or ephemeral container.
 func PodStatus(p *corev1.Pod, container string) (corev1.ContainerStatus, bool) {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-version"
 
@@ -56,5 +57,19 @@ func TestJudgedOn(t *testing.T) {
 				t.Errorf("JudgedOn(%s, %s) without a twin = false, want true", id, nd.Name)
 			}
 		}
+	}
+}
+
+// TestEveryNodeWait: waits on every node are four times longer on a
+// cluster with an AppArmor node, unchanged without one.
+func TestEveryNodeWait(t *testing.T) {
+	defer func(n []Node) { Env.Nodes = n }(Env.Nodes)
+	Env.Nodes = []Node{{Name: "w"}, {Name: "cp"}}
+	if got := EveryNodeWait(time.Minute); got != time.Minute {
+		t.Errorf("without an AppArmor node: %s, want 1m", got)
+	}
+	Env.Nodes = append(Env.Nodes, Node{Name: "u", slow: true})
+	if got := EveryNodeWait(time.Minute); got != 4*time.Minute {
+		t.Errorf("with an AppArmor node: %s, want 4m", got)
 	}
 }
