@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -132,10 +133,14 @@ func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions
 	for i, image := range distinct {
 		disks[image] = built[i]
 	}
+	// The host's CPUs shared out: each node's virtual CPUs are host threads
+	// (seccomp stubs), and more of them than the host has cores only adds
+	// switching; one node on two cores gets two.
+	cpus := max(1, runtime.NumCPU()/len(o.AppArmorNodes))
 	var cfgs []uml.Config
 	for i, w := range o.AppArmorNodes {
 		cfgs = append(cfgs, uml.Config{
-			Name: AppArmorNodeName(o.Name, i), Cluster: o.Name, Disk: disks[images[w]], Kernel: kernel, Index: i,
+			Name: AppArmorNodeName(o.Name, i), Cluster: o.Name, Disk: disks[images[w]], Kernel: kernel, Index: i, CPUs: cpus,
 			Labels: runtimeLabels(ctx, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + skew.BareVersion(w.Kubelet), nodefacts.AppArmorKernelLabel: "true"}),
 		})
 	}
@@ -197,7 +202,7 @@ func (b *umlNodes) start(ctx context.Context, p *progress.Progress, o UpOptions)
 	}
 	for _, cfg := range b.cfgs {
 		cfg.Bridge, cfg.Subnet, cfg.Gateway = bridge, subnet, gateway
-		p.Step("booting AppArmor node %s: User-Mode Linux (%s, %d CPUs), kubelet %s, on %s", cfg.Name, cfg.Kernel, uml.Features(cfg.Kernel).CPUs(), cfg.Labels[nodefacts.KubeletVersionLabel], cfg.Bridge)
+		p.Step("booting AppArmor node %s: User-Mode Linux (%s, %d CPUs), kubelet %s, on %s", cfg.Name, cfg.Kernel, min(cfg.CPUs, uml.Features(cfg.Kernel).CPUs()), cfg.Labels[nodefacts.KubeletVersionLabel], cfg.Bridge)
 		n, err := uml.Boot(ctx, root, cfg)
 		if err != nil {
 			return err

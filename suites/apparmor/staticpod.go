@@ -59,9 +59,9 @@ func writeStaticPod(ctx context.Context, t *h.Scenario, pod *corev1.Pod) {
 		Expect(c.DeleteStaticPod(ctx, name)).To(Succeed())
 		// The agent removes the manifest; the kubelet then deletes the
 		// mirror pod.
-		Expect(e2epod.WaitForPodNotFoundInNamespace(ctx, t.F.ClientSet, pod.Name+"-"+t.NodeName(), t.NS, time.Minute)).To(Succeed())
+		Expect(e2epod.WaitForPodNotFoundInNamespace(ctx, t.F.ClientSet, pod.Name+"-"+t.NodeName(), t.NS, t.NodeWait(time.Minute))).To(Succeed())
 	})
-	st, err := c.PutStaticPod(ctx, name, t.NodeName(), pod, time.Minute)
+	st, err := c.PutStaticPod(ctx, name, t.NodeName(), pod, t.NodeWait(time.Minute))
 	Expect(err).NotTo(HaveOccurred(), "writing the static pod manifest through the node agent")
 	if written := path.Dir(st.Message); written != path.Clean(dir) {
 		t.SetUpMissing(fmt.Sprintf("the agent on %s writes static pods into %s, but its kubelet reads %s: deploy the agent with 'skewproof profiles deploy --static-pod-path %s'",

@@ -446,13 +446,18 @@ func (f KernelFeatures) CPUs() int {
 	return min(runtime.NumCPU(), 4)
 }
 
-// Args are the kernel parameters that use the features.
-func (f KernelFeatures) Args() []string {
+// Args are the kernel parameters that use the features, for a node of at
+// most cpus virtual CPUs (0: CPUs()).
+func (f KernelFeatures) Args(cpus int) []string {
 	var a []string
 	if f.Seccomp {
 		a = append(a, "seccomp=on")
 	}
-	if n := f.CPUs(); n > 1 {
+	n := f.CPUs()
+	if cpus > 0 {
+		n = min(n, cpus)
+	}
+	if n > 1 {
 		a = append(a, fmt.Sprintf("ncpus=%d", n))
 	}
 	return a

@@ -32,18 +32,22 @@ func TestKernelConfigFragment(t *testing.T) {
 }
 
 func TestFeatureArgs(t *testing.T) {
-	if a := (KernelFeatures{}).Args(); len(a) != 0 {
+	if a := (KernelFeatures{}).Args(0); len(a) != 0 {
 		t.Errorf("a kernel without seccomp stubs or SMP: %v", a)
 	}
-	if a := (KernelFeatures{SMP: true}).Args(); len(a) != 0 {
+	if a := (KernelFeatures{SMP: true}).Args(0); len(a) != 0 {
 		t.Errorf("SMP needs the seccomp stubs: %v", a)
 	}
-	a := strings.Join((KernelFeatures{SMP: true, Seccomp: true}).Args(), " ")
+	a := strings.Join((KernelFeatures{SMP: true, Seccomp: true}).Args(0), " ")
 	if !strings.Contains(a, "seccomp=on") {
 		t.Errorf("args %q lack seccomp=on", a)
 	}
 	if runtime.NumCPU() > 1 && !strings.Contains(a, "ncpus=") {
 		t.Errorf("args %q on a host with %d CPUs lack ncpus=", a, runtime.NumCPU())
+	}
+	// Capped at one (several nodes sharing the host's cores): no ncpus=.
+	if a := strings.Join((KernelFeatures{SMP: true, Seccomp: true}).Args(1), " "); a != "seccomp=on" {
+		t.Errorf("args for one virtual CPU %q, want seccomp=on", a)
 	}
 }
 

@@ -33,6 +33,9 @@ type Config struct {
 	Bridge, Subnet, Gateway string
 	Index                   int
 	Labels                  map[string]string
+	// CPUs caps the node's virtual CPUs (0: as many as the kernel and the
+	// host allow, KernelFeatures.CPUs).
+	CPUs int
 }
 
 // JoinConfig is what a booted node needs to join its cluster, known once
@@ -148,7 +151,7 @@ func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) 
 	args := []string{
 		"mem=" + memory,
 	}
-	args = append(args, Features(c.Kernel).Args()...)
+	args = append(args, Features(c.Kernel).Args(c.CPUs)...)
 	args = append(args,
 		"ubd0="+filepath.Join(n.Dir, "root.cow")+","+c.Disk,
 		"root=/dev/ubda", "rw", "init=/sbin/init",

@@ -28,6 +28,16 @@ var PodTimeout = 2 * time.Minute
 
 const slowPodTimeout = 8 * time.Minute
 
+// NodeWait is how long to wait for something the spec's node does (its
+// agent writing a file, its kubelet removing a pod): d, or 4×d on an
+// AppArmor node (User-Mode Linux), as PodTimeout.
+func (t *Scenario) NodeWait(d time.Duration) time.Duration {
+	if t.Node != nil && t.Node.AppArmorKernel() {
+		return 4 * d
+	}
+	return d
+}
+
 // EveryNodeWait is how long to wait for something every node of the
 // cluster does (the agent ready on each, a profile installed on each): d,
 // or 4×d when the cluster has AppArmor nodes (User-Mode Linux, one slow
