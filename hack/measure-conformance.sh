@@ -60,11 +60,12 @@ cpu_sampler() {
 		done
 		for f in "${SKEWPROOF_CACHE_DIR:-$HOME/.cache/skewproof}"/uml/nodes/"$NAME"-uml-worker*/node.json; do
 			[ -e "$f" ] || continue
-			pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$f")
+			pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$f" 2>/dev/null || true)
 			[ -n "$pid" ] || continue
 			# fields after "pid (comm) ": 4 session, 12-15 utime stime cutime cstime
-			ticks=$(sed 's/^[0-9]* (.*) //' /proc/[0-9]*/stat 2>/dev/null | awk -v s="$pid" '$4 == s {t += $12 + $13 + $14 + $15} END {print t + 0}')
-			echo "node $(basename "$(dirname "$f")") $((ticks * 1000000000 / hz))"
+			# (processes come and go: a vanished file is no error here)
+			ticks=$(awk -v s="$pid" '{sub(/^.*\) /, ""); split($0, f, " "); if (f[4] == s) t += f[12] + f[13] + f[14] + f[15]} END {print t + 0}' /proc/[0-9]*/stat 2>/dev/null || true)
+			echo "node $(basename "$(dirname "$f")") $((${ticks:-0} * 1000000000 / hz))"
 		done
 		sleep 3
 	done >"$1/cpu.log"

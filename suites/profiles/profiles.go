@@ -108,9 +108,17 @@ var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func()
 		for _, n := range env.Nodes {
 			pod, ok := onNode[n.Name]
 			Expect(ok).To(BeTrue(), "no agent pod on node %s", n.Name)
-			stdout, stderr, err := h.PodExec(ctx, Namespace, pod, "agent", "apparmor_parser", "--version")
-			Expect(err).NotTo(HaveOccurred(), "apparmor_parser --version in agent pod %s on node %s (kubelet v%s): %s", pod, n.Name, n.Kubelet, stderr)
-			Expect(stdout).To(ContainSubstring("AppArmor parser version"))
+			// An exec whose streams came back empty without an error (seen
+			// on a loaded AppArmor node) is asked again, for a minute at most:
+			// the answer judged is the parser's own.
+			var stdout, stderr string
+			Eventually(func(g Gomega) {
+				var err error
+				stdout, stderr, err = h.PodExec(ctx, Namespace, pod, "agent", "apparmor_parser", "--version")
+				g.Expect(err).NotTo(HaveOccurred(), "apparmor_parser --version in agent pod %s on node %s (kubelet v%s): %s", pod, n.Name, n.Kubelet, stderr)
+				g.Expect(stdout + stderr).NotTo(BeEmpty(), "apparmor_parser --version in agent pod %s on node %s: no output", pod, n.Name)
+			}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(5 * time.Second).Should(Succeed())
+			Expect(stdout).To(ContainSubstring("AppArmor parser version"), "apparmor_parser --version in agent pod %s on node %s", pod, n.Name)
 			Expect(stderr).To(BeEmpty(), "apparmor_parser warned in agent pod %s on node %s", pod, n.Name)
 			seen = append(seen, n.Name+": "+strings.TrimSpace(strings.SplitN(stdout, "\n", 2)[0]))
 		}
