@@ -116,7 +116,7 @@ var _ = Describe("[profiles] node agent", Label("profiles", "LinuxOnly"), func()
 				var err error
 				stdout, stderr, err = h.PodExec(ctx, Namespace, pod, "agent", "apparmor_parser", "--version")
 				g.Expect(err).NotTo(HaveOccurred(), "apparmor_parser --version in agent pod %s on node %s (kubelet v%s): %s", pod, n.Name, n.Kubelet, stderr)
-				g.Expect(stdout + stderr).NotTo(BeEmpty(), "apparmor_parser --version in agent pod %s on node %s: no output", pod, n.Name)
+				g.Expect(stdout+stderr).NotTo(BeEmpty(), "apparmor_parser --version in agent pod %s on node %s: no output", pod, n.Name)
 			}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(5 * time.Second).Should(Succeed())
 			Expect(stdout).To(ContainSubstring("AppArmor parser version"), "apparmor_parser --version in agent pod %s on node %s", pod, n.Name)
 			Expect(stderr).To(BeEmpty(), "apparmor_parser warned in agent pod %s on node %s", pod, n.Name)
