@@ -62,6 +62,23 @@ func LegName(prefix string, c skew.Cluster) string {
 	return prefix + "-" + strings.ReplaceAll(v, ".", "-")
 }
 
+// legUp is the cluster of leg l: Base.Up with the leg's versions, its
+// runtime on every worker, and with AppArmorNodes one AppArmor node per
+// worker.
+func (o MatrixOptions) legUp(l Leg) clusters.UpOptions {
+	up := o.Base.Up
+	up.APIServer, up.Kubelets, up.Runtimes, up.AppArmorNodes = l.Cluster.Apiserver, l.Cluster.Kubelets, nil, nil
+	if !l.Runtime.IsDefault() {
+		up.Runtimes = slices.Repeat([]clusters.NodeRuntime{l.Runtime}, len(l.Cluster.Kubelets))
+	}
+	if o.AppArmorNodes {
+		for _, k := range l.Cluster.Kubelets {
+			up.AppArmorNodes = append(up.AppArmorNodes, clusters.Worker{Kubelet: k, Runtime: l.Runtime})
+		}
+	}
+	return up
+}
+
 // RunMatrix runs the clusters of the matrix, Parallel at a time, each into
 // its own directory under Base.JUnitDir, and returns every leg, failed ones
 // included; the error joins the legs' errors. An interrupt (ctx cancelled)
@@ -113,16 +130,7 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 				ro.Progress = progress.New(progress.Prefixed(out, &outMu, l.Name+": "))
 				ro.OnSpec = nil
 			}
-			ro.Up.APIServer, ro.Up.Kubelets, ro.Up.Runtimes = l.Cluster.Apiserver, l.Cluster.Kubelets, nil
-			if !l.Runtime.IsDefault() {
-				ro.Up.Runtimes = slices.Repeat([]clusters.NodeRuntime{l.Runtime}, len(l.Cluster.Kubelets))
-			}
-			ro.Up.AppArmorNodes = nil
-			if o.AppArmorNodes {
-				for _, k := range l.Cluster.Kubelets {
-					ro.Up.AppArmorNodes = append(ro.Up.AppArmorNodes, clusters.Worker{Kubelet: k, Runtime: l.Runtime})
-				}
-			}
+			ro.Up = o.legUp(*l)
 			p.Step("matrix: cluster %s (kube-apiserver %s, kubelets %s, runtime %s) into %s", l.Name, l.Cluster.Apiserver,
 				strings.Join(l.Cluster.Kubelets, " "), l.Runtime, l.Dir)
 			l.Outcome, l.Err = Run(ctx, ro)

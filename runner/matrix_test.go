@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,5 +46,22 @@ func TestRunMatrixRuntimes(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "m-1-36-containerd-runc m-1-36-containerd2-crun m-1-37-containerd-runc m-1-37-containerd2-crun" {
 		t.Errorf("legs %s", got)
+	}
+}
+
+// With AppArmorNodes, every leg's cluster has one AppArmor node per worker
+// of its own window, on the leg's runtime; without, none.
+func TestLegUpAppArmorNodes(t *testing.T) {
+	crun := clusters.NodeRuntime{CRI: "containerd2", OCI: "crun"}
+	o := MatrixOptions{Base: Options{Up: clusters.UpOptions{UMLKernel: "/k"}}, AppArmorNodes: true}
+	leg := Leg{Cluster: skew.Cluster{Apiserver: "1.36.3", Kubelets: []string{"1.33.13", "1.36.3"}}, Runtime: crun}
+	up := o.legUp(leg)
+	want := []clusters.Worker{{Kubelet: "1.33.13", Runtime: crun}, {Kubelet: "1.36.3", Runtime: crun}}
+	if !slices.Equal(up.AppArmorNodes, want) || up.APIServer != "1.36.3" || len(up.Runtimes) != 2 || up.UMLKernel != "/k" {
+		t.Errorf("leg cluster %+v, want AppArmor nodes %v", up, want)
+	}
+	o.AppArmorNodes = false
+	if up := o.legUp(leg); up.AppArmorNodes != nil {
+		t.Errorf("without AppArmorNodes: %v", up.AppArmorNodes)
 	}
 }
