@@ -14,12 +14,15 @@
 # a cluster up with nothing measured). Prints one line per figure, for
 # docs/measurements.md. Clusters are named uml-c*; nothing is left behind
 # (cluster down on exit, interrupt included).
-# Usage: [REST=60] [PODS=3] hack/measure-uml-cost.sh [API] [KUBELETS]   (as root)
+# Usage: [REST=60] [PODS=3] [UPS="0 1 2"] [WARM=yes|no] hack/measure-uml-cost.sh [API] [KUBELETS]   (as root)
+# (UPS: the numbers of AppArmor nodes of the readiness runs, the last one
+# measured further; WARM=no: everything is cached already)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 API=${1:-1.37.2}
 KUBELETS=${2:-1.34.4,1.35.4,1.36.3,1.37.2}
 REST=${REST:-60}
+UPS=${UPS:-0 1 2}
 PODS=${PODS:-3}
 BIN=bin/skewproof
 NAME=uml-c
@@ -47,21 +50,29 @@ cpu() {
 	done
 	awk -v t="$total" -v h="$tck" 'BEGIN{printf "%.1f", t/h}'
 }
-umlpids() { for d in "$HOME"/.cache/skewproof/uml/nodes/"$NAME"-uml-worker*/; do sed -n 's/.*"name":"\([^"]*\)".*"pid":\([0-9]*\).*/\1 \2/p' "$d/node.json"; done; }
+# umlpids: "NODE PID" of each AppArmor node of the cluster, one a line
+# (node.json has no newline at its end).
+umlpids() {
+	local d l
+	for d in "${SKEWPROOF_CACHE_DIR:-$HOME/.cache/skewproof}"/uml/nodes/"$NAME"-uml-worker*/; do
+		l=$(sed -n 's/.*"name":"\([^"]*\)".*"pid":\([0-9]*\).*/\1 \2/p' "$d/node.json" 2>/dev/null || true)
+		[[ -z $l ]] || echo "$l"
+	done
+}
 make -s build
 say "host: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), AMX $(grep -qw amx_tile /proc/cpuinfo && echo yes || echo no), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 IFS=, read -r -a kl <<<"$KUBELETS"
-# warm-up: images, disks and the kernel
-"$BIN" cluster up --name "$NAME" --apiserver "$API" --kubelets "$KUBELETS" --apparmor-node "${kl[0]},${kl[1]:-${kl[0]}}" >"$TMP/warm.log" 2>&1 || { tail -20 "$TMP/warm.log" >&2; exit 1; }
-"$BIN" cluster down --name "$NAME" >/dev/null
-for n in 0 1 2; do
+# warm-up: images, disks and the kernel (WARM=no skips it)
+[[ ${WARM:-yes} == no ]] || "$BIN" cluster up --name "$NAME" --apiserver "$API" --kubelets "$KUBELETS" --apparmor-node "${kl[0]},${kl[1]:-${kl[0]}}" >"$TMP/warm.log" 2>&1 || { tail -20 "$TMP/warm.log" >&2; exit 1; }
+[[ ${WARM:-yes} == no ]] || "$BIN" cluster down --name "$NAME" >/dev/null
+for n in $UPS; do
 	aa=off
 	[[ $n -ge 1 ]] && aa=${kl[0]}
 	[[ $n -ge 2 ]] && aa=$aa,${kl[1]}
 	t=$(now)
 	"$BIN" cluster up --name "$NAME" --apiserver "$API" --kubelets "$KUBELETS" --apparmor-node "$aa" >"$TMP/up$n.log" 2>&1 || { tail -20 "$TMP/up$n.log" >&2; exit 1; }
 	say "cluster up, kind workers $KUBELETS, $n AppArmor nodes ($aa): $(since "$t") s to every node Ready ($(grep -o 'kind create done in [0-9.]*s' "$TMP/up$n.log"))"
-	[[ $n -lt 2 ]] && "$BIN" cluster down --name "$NAME" >/dev/null
+	if [[ $n != "${UPS##* }" ]]; then "$BIN" cluster down --name "$NAME" >/dev/null; fi
 done
 export KUBECONFIG=$HOME/.kube/skewproof-$NAME.yaml
 declare -A boot rest
