@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -100,11 +101,9 @@ func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions
 	}
 	// One disk per node image, the missing ones built at the same time
 	// (docker export and mkfs.ext4 of a 0.7-1 GB image each).
-	disks := map[string]string{}
 	var distinct []string
 	for _, w := range o.AppArmorNodes {
-		if _, ok := disks[images[w]]; !ok {
-			disks[images[w]] = ""
+		if !slices.Contains(distinct, images[w]) {
 			distinct = append(distinct, images[w])
 		}
 	}
@@ -112,9 +111,7 @@ func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions
 	errs := make([]error, len(distinct))
 	var wg sync.WaitGroup
 	for i, image := range distinct {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			imageID, err := command.Docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
 			if err != nil {
 				errs[i] = err
@@ -124,14 +121,11 @@ func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions
 				built[i], err = uml.Disk(ctx, cache, image, imageID, p.Step)
 				return err
 			})
-		}()
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
-	}
-	for i, image := range distinct {
-		disks[image] = built[i]
 	}
 	// The host's CPUs shared out: each node's virtual CPUs are host threads
 	// (seccomp stubs), and more of them than the host has cores only adds
@@ -140,7 +134,7 @@ func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions
 	var cfgs []uml.Config
 	for i, w := range o.AppArmorNodes {
 		cfgs = append(cfgs, uml.Config{
-			Name: AppArmorNodeName(o.Name, i), Cluster: o.Name, Disk: disks[images[w]], Kernel: kernel, Index: i, CPUs: cpus,
+			Name: AppArmorNodeName(o.Name, i), Cluster: o.Name, Disk: built[slices.Index(distinct, images[w])], Kernel: kernel, Index: i, CPUs: cpus,
 			Labels: runtimeLabels(ctx, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + skew.BareVersion(w.Kubelet), nodefacts.AppArmorKernelLabel: "true"}),
 		})
 	}
@@ -346,14 +340,20 @@ func routeAppArmorNodes(ctx context.Context, nodes []*uml.Node, cidrs []string, 
 	return errors.Join(errs...)
 }
 
+// umlNodesOf are the UML nodes with state on this host, running or not, of
+// one cluster ("": of every cluster).
+func umlNodesOf(cluster string) ([]*uml.Node, error) {
+	root, err := umlStateRoot()
+	if err != nil {
+		return nil, err
+	}
+	return uml.Nodes(root, cluster)
+}
+
 // removeAppArmorNodes removes a cluster's UML nodes (process, tap device,
 // state directory).
 func removeAppArmorNodes(cluster string) error {
-	root, err := umlStateRoot()
-	if err != nil {
-		return err
-	}
-	ns, err := uml.Nodes(root, cluster)
+	ns, err := umlNodesOf(cluster)
 	if err != nil {
 		return err
 	}
@@ -368,11 +368,7 @@ func removeAppArmorNodes(cluster string) error {
 // appArmorNodeClusters lists the clusters that have UML node state on this
 // host (a killed run may leave one behind).
 func appArmorNodeClusters() []string {
-	root, err := umlStateRoot()
-	if err != nil {
-		return nil
-	}
-	ns, _ := uml.Nodes(root, "")
+	ns, _ := umlNodesOf("")
 	var out []string
 	for _, n := range ns {
 		if n.Cluster != "" {
@@ -414,11 +410,7 @@ func appArmorNodeRunning(cluster string) bool {
 // runningAppArmorNodes are the names of a cluster's UML nodes that run on
 // this host.
 func runningAppArmorNodes(cluster string) []string {
-	root, err := umlStateRoot()
-	if err != nil {
-		return nil
-	}
-	ns, _ := uml.Nodes(root, cluster)
+	ns, _ := umlNodesOf(cluster)
 	var out []string
 	for _, n := range ns {
 		if n.Running() {
@@ -431,11 +423,7 @@ func runningAppArmorNodes(cluster string) []string {
 // saveAppArmorNodeConsoles copies the console logs of a cluster's UML nodes
 // into dir (as <node>-console.log) and returns the files written.
 func saveAppArmorNodeConsoles(cluster, dir string) []string {
-	root, err := umlStateRoot()
-	if err != nil {
-		return nil
-	}
-	ns, _ := uml.Nodes(root, cluster)
+	ns, _ := umlNodesOf(cluster)
 	var out []string
 	for _, n := range ns {
 		b, err := os.ReadFile(n.Console())
