@@ -55,7 +55,7 @@ func badInputRows() []badInput {
 		// Versions.
 		{name: "version-malformed", args: []string{"run", "--apiserver", "1.x"}, code: 2, want: "--apiserver:"},
 		{name: "kubelet-version-malformed", args: []string{"run", "--apiserver", "1.37.2", "--kubelets", "1.34"}, code: 2, want: "--kubelets:"},
-		{name: "version-unserved", args: []string{"run", "--apiserver", "1.20.0"}, code: 2, want: "1.20.0"},
+		{name: "version-unserved", args: []string{"run", "--apiserver", "1.20.99"}, code: 2, want: "1.20.99 is not served"},
 		{name: "kubelet-newer", args: []string{"run", "--apiserver", "1.36.3", "--kubelets", "1.37.2"}, code: 2, want: "newer"},
 		{name: "skew-beyond-policy", args: []string{"run", "--apiserver", "1.37.2", "--kubelets", "1.30.4"}, code: 2, want: "skew"},
 		{name: "matrix-reversed", args: []string{"run", "--matrix", "1.37..1.36"}, code: 2, want: "--matrix:"},

@@ -136,13 +136,72 @@ func dedupe(vs []*version.Version) []*version.Version {
 }
 
 // Check returns an error naming the served versions of the same minor
-// (or all served versions) when v is not served.
+// (or all served versions) when v is not served. The proxy's version list
+// leaves out releases it serves by exact version (v1.19-v1.29 patches among
+// them), so a version missing from the list is asked for by itself; when
+// the proxy hands out its module zip, it is added to the cached list.
 func Check(ctx context.Context, v *version.Version) error {
 	served, err := Versions(ctx)
 	if err != nil {
 		return err
 	}
-	return skew.CheckServedIn(served, v)
+	listErr := skew.CheckServedIn(served, v)
+	if listErr == nil {
+		return nil
+	}
+	ok, err := prober(ctx, "v"+v.String())
+	if err != nil {
+		return fmt.Errorf("%v; asking the proxy for v%s itself failed: %w", listErr, v, err)
+	}
+	if !ok {
+		return listErr
+	}
+	return addToCache(v)
+}
+
+// prober asks the proxy whether it serves one version. Tests replace it.
+var prober = probeProxy
+
+// probeProxy reports whether k8s.io/kubernetes at v is in the local module
+// cache or handed out by the first HTTP proxy in GOPROXY.
+func probeProxy(ctx context.Context, v string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if mc := goSetting("GOMODCACHE"); mc != "" {
+		if _, err := os.Stat(filepath.Join(mc, "cache", "download", KubernetesModule, "@v", v+".zip")); err == nil {
+			return true, nil
+		}
+	}
+	base := firstHTTPProxy(goSetting("GOPROXY"))
+	if base == "" {
+		return false, nil
+	}
+	return zipServed(ctx, base, v)
+}
+
+// addToCache adds v to the cached list of served versions.
+func addToCache(v *version.Version) error {
+	path, err := CachePath()
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var c cacheRecord
+	if err := json.Unmarshal(data, &c); err != nil {
+		return fmt.Errorf("reading served-versions cache %s: %v; delete the file to fetch the list again", path, err)
+	}
+	vs, err := parseVersionList(append(c.Versions, "v"+v.String()), path)
+	if err != nil {
+		return err
+	}
+	var list []string
+	for _, x := range vs {
+		list = append(list, "v"+x.String())
+	}
+	return WriteCache(path, list, c.Source)
 }
 
 // listFromProxy asks the go command (so GOPROXY, GOFLAGS, GONOSUMDB and
@@ -213,6 +272,44 @@ func goEnv(ctx context.Context, name string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// goSetting reads a go command setting the way the go command does (the
+// environment, then the go env file, then the default) without running it:
+// a refused version leaves nothing behind, not even the go command's own
+// counters in the user's config directory.
+func goSetting(name string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	file := os.Getenv("GOENV")
+	if file == "" {
+		if d, err := os.UserConfigDir(); err == nil {
+			file = filepath.Join(d, "go", "env")
+		}
+	}
+	if b, err := os.ReadFile(file); err == nil && file != "off" {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(l), "="); ok && k == name && v != "" {
+				return v
+			}
+		}
+	}
+	switch name {
+	case "GOPROXY":
+		return "https://proxy.golang.org,direct"
+	case "GOMODCACHE":
+		gopath := goSetting("GOPATH")
+		if gopath == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return ""
+			}
+			gopath = filepath.Join(home, "go")
+		}
+		return filepath.Join(filepath.SplitList(gopath)[0], "pkg", "mod")
+	}
+	return ""
 }
 
 // firstHTTPProxy returns the first http(s) entry of a GOPROXY list.

@@ -82,6 +82,7 @@ func TestVersionsCorruptCache(t *testing.T) {
 func TestCheck(t *testing.T) {
 	t.Setenv(cachedir.Env, t.TempDir())
 	fakeLister(t, servedtest.Versions, nil)
+	fakeProber(t, nil)
 	ctx := context.Background()
 	if err := Check(ctx, skew.MustParseVersion("1.34.4")); err != nil {
 		t.Errorf("1.34.4: %v", err)
@@ -109,5 +110,70 @@ func TestFirstHTTPProxy(t *testing.T) {
 		if got := firstHTTPProxy(in); got != want {
 			t.Errorf("firstHTTPProxy(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// fakeProber replaces the exact-version probe for the duration of a test.
+func fakeProber(t *testing.T, served map[string]bool) *[]string {
+	t.Helper()
+	asked := new([]string)
+	old := prober
+	prober = func(_ context.Context, v string) (bool, error) {
+		*asked = append(*asked, v)
+		return served[v], nil
+	}
+	t.Cleanup(func() { prober = old })
+	return asked
+}
+
+func TestCheckProbesVersionsMissingFromTheList(t *testing.T) {
+	t.Setenv(cachedir.Env, t.TempDir())
+	fakeLister(t, []string{"v1.30.14", "v1.37.2"}, nil)
+	asked := fakeProber(t, map[string]bool{"v1.24.17": true})
+
+	if err := Check(context.Background(), skew.MustParseVersion("1.37.2")); err != nil || len(*asked) != 0 {
+		t.Fatalf("listed version: err %v, probed %v; want nil and no probe", err, *asked)
+	}
+	if err := Check(context.Background(), skew.MustParseVersion("1.24.17")); err != nil {
+		t.Fatalf("version served by exact version: %v", err)
+	}
+	vs, err := Versions(context.Background())
+	if err != nil || len(vs) != 3 || vs[0].String() != "1.24.17" {
+		t.Fatalf("after the probe the cached list is %v (%v); want 1.24.17 first of 3", vs, err)
+	}
+	// the cache answers now: no second probe
+	if err := Check(context.Background(), skew.MustParseVersion("1.24.17")); err != nil || len(*asked) != 1 {
+		t.Fatalf("second check: err %v, probes %v", err, *asked)
+	}
+	err = Check(context.Background(), skew.MustParseVersion("1.26.15"))
+	if err == nil || !strings.Contains(err.Error(), "not served by the Go module proxy (no v1.26 release is)") {
+		t.Fatalf("unserved version: %v", err)
+	}
+}
+
+func TestGoSetting(t *testing.T) {
+	dir := t.TempDir()
+	env := filepath.Join(dir, "env")
+	if err := os.WriteFile(env, []byte("GOPROXY=http://localhost:9/mod\nGOFLAGS=-mod=mod\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOENV", env)
+	t.Setenv("GOPROXY", "")
+	t.Setenv("GOMODCACHE", "")
+	t.Setenv("GOPATH", dir+"/a"+string(filepath.ListSeparator)+dir+"/b")
+	if got := goSetting("GOPROXY"); got != "http://localhost:9/mod" {
+		t.Errorf("GOPROXY from the go env file = %q", got)
+	}
+	if got := goSetting("GOMODCACHE"); got != filepath.Join(dir, "a", "pkg", "mod") {
+		t.Errorf("GOMODCACHE from GOPATH = %q", got)
+	}
+	t.Setenv("GOPROXY", "off")
+	if got := goSetting("GOPROXY"); got != "off" {
+		t.Errorf("GOPROXY from the environment = %q", got)
+	}
+	t.Setenv("GOENV", filepath.Join(dir, "none"))
+	t.Setenv("GOPROXY", "")
+	if got := goSetting("GOPROXY"); got != "https://proxy.golang.org,direct" {
+		t.Errorf("default GOPROXY = %q", got)
 	}
 }
