@@ -55,3 +55,18 @@ func TestNodeAppArmorMounts(t *testing.T) {
 		t.Errorf("the drop-in must be a containerd.service drop-in: %s", containerdDropInPath)
 	}
 }
+
+func TestHungTasks(t *testing.T) {
+	console := `[  612.3] INFO: task systemd-journal:231 blocked in I/O wait for more than 61 seconds.
+[  612.3]       Not tainted 7.3.4 #1
+[  612.4] INFO: task jbd2/ubda-8:120 blocked for more than 61 seconds.
+[  673.9] INFO: task systemd-journal:231 blocked in I/O wait for more than 122 seconds.
+[  674.0] INFO: task kubelet:400 is blocked on a mutex likely owned by task jbd2/ubda-8:120.
+`
+	if got := strings.Join(hungTasks([]byte(console)), ","); got != "systemd-journal,jbd2/ubda-8" {
+		t.Errorf("hungTasks = %q", got)
+	}
+	if got := hungTasks([]byte("[ 1.0] Run /sbin/init as init process\n")); len(got) != 0 {
+		t.Errorf("a quiet console: %v", got)
+	}
+}

@@ -421,7 +421,8 @@ func runningAppArmorNodes(cluster string) []string {
 }
 
 // saveAppArmorNodeConsoles copies the console logs of a cluster's UML nodes
-// into dir (as <node>-console.log) and returns the files written.
+// into dir (as <node>-console.log) and returns, for each file written, its
+// path and what the kernel said of tasks it found hung (hungTasks).
 func saveAppArmorNodeConsoles(cluster, dir string) []string {
 	ns, _ := umlNodesOf(cluster)
 	var out []string
@@ -431,8 +432,35 @@ func saveAppArmorNodeConsoles(cluster, dir string) []string {
 			continue
 		}
 		f := filepath.Join(dir, n.Name+"-console.log")
-		if os.WriteFile(f, b, 0o644) == nil {
-			out = append(out, f)
+		if os.WriteFile(f, b, 0o644) != nil {
+			continue
+		}
+		if hung := hungTasks(b); len(hung) > 0 {
+			f += fmt.Sprintf(" (the kernel of %s found tasks blocked for over a minute: %s; docs/apparmor-node.md, Limits)", n.Name, strings.Join(hung, ", "))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// hungTasks lists the tasks a kernel console reports as hung ("INFO: task
+// NAME:PID blocked[ in I/O wait] for more than N seconds."), each once,
+// in order.
+func hungTasks(console []byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(string(console), "\n") {
+		_, rest, ok := strings.Cut(l, "INFO: task ")
+		if !ok || !strings.Contains(rest, " blocked") || !strings.Contains(rest, " for more than ") {
+			continue
+		}
+		task, _, _ := strings.Cut(rest, " ")
+		if i := strings.LastIndex(task, ":"); i > 0 {
+			task = task[:i]
+		}
+		if !seen[task] {
+			seen[task] = true
+			out = append(out, task)
 		}
 	}
 	return out
