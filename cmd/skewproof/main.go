@@ -61,7 +61,7 @@ func run(args []string) int {
 			fmt.Fprintf(os.Stderr, "%s: interrupted; what it had created was removed\n", name)
 		}
 		return 130
-	case errors.As(err, new(usageError)):
+	case errors.As(err, new(cli.UsageError)):
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 2
 	default:
@@ -170,10 +170,6 @@ func noArgs(hint string) cobra.PositionalArgs {
 		return nil
 	}
 }
-
-// usageError is an error caused by the user's input; it is printed as one
-// line and the process exits with status 2.
-type usageError = cli.UsageError
 
 var usagef = cli.Usagef
 
