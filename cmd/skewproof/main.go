@@ -108,9 +108,9 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("give a command; run 'skewproof --help' for the list")
+				return cli.Usagef("give a command; run 'skewproof --help' for the list")
 			}
-			return usagef("unknown command %q; run 'skewproof --help' for the list", strings.Join(args, " "))
+			return cli.Usagef("unknown command %q; run 'skewproof --help' for the list", strings.Join(args, " "))
 		},
 		RunE: func(*cobra.Command, []string) error { return nil },
 	}
@@ -151,9 +151,9 @@ func group(use, short string, children ...*cobra.Command) *cobra.Command {
 				}
 			}
 			if len(args) == 0 {
-				return usagef("give a subcommand: %s", strings.Join(names, ", "))
+				return cli.Usagef("give a subcommand: %s", strings.Join(names, ", "))
 			}
-			return usagef("unknown command %q; subcommands: %s", args[0], strings.Join(names, ", "))
+			return cli.Usagef("unknown command %q; subcommands: %s", args[0], strings.Join(names, ", "))
 		},
 		RunE: func(*cobra.Command, []string) error { return nil },
 	}
@@ -165,13 +165,11 @@ func group(use, short string, children ...*cobra.Command) *cobra.Command {
 func noArgs(hint string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usagef("unexpected argument %q%s", args[0], hint)
+			return cli.Usagef("unexpected argument %q%s", args[0], hint)
 		}
 		return nil
 	}
 }
-
-var usagef = cli.Usagef
 
 // oracleOut is where simulate, matrix and rbac write; tests replace it.
 var oracleOut io.Writer = os.Stdout

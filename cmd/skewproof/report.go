@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/reports/matrix"
 )
 
@@ -24,10 +25,10 @@ func newReportCmd() *cobra.Command {
 			"  skewproof report diff old-report report --format md",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("give one or more run directories (the --junit-dir of 'skewproof run') or JUnit files, and --out DIR")
+				return cli.Usagef("give one or more run directories (the --junit-dir of 'skewproof run') or JUnit files, and --out DIR")
 			}
 			if opts.Out == "" {
-				return usagef("--out is required, e.g. skewproof report %s --out report", args[0])
+				return cli.Usagef("--out is required, e.g. skewproof report %s --out report", args[0])
 			}
 			return nil
 		},
@@ -55,16 +56,16 @@ func newReportDiffCmd() *cobra.Command {
 		Short: "what changed between two runs or reports: newly failing, newly passing, verdict changes, new deviations, ids appearing or disappearing",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return usagef("give two runs or reports, OLD and NEW (directories or JUnit files); got %d", len(args))
+				return cli.Usagef("give two runs or reports, OLD and NEW (directories or JUnit files); got %d", len(args))
 			}
 			if (oldRuntime == "") != (newRuntime == "") {
-				return usagef("give both --old-runtime and --new-runtime, or neither")
+				return cli.Usagef("give both --old-runtime and --new-runtime, or neither")
 			}
 			switch format {
 			case "text", "json", "md":
 				return nil
 			}
-			return usagef("unknown --format %q; use text, json or md", format)
+			return cli.Usagef("unknown --format %q; use text, json or md", format)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := matrix.DiffPaths(args[0], args[1], oldRuntime, newRuntime)
