@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +40,7 @@ func newReportCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), g.Headline())
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", joinPaths(g.Files))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", strings.Join(g.Files, ", "))
 			return nil
 		},
 	}
@@ -79,15 +80,4 @@ func newReportDiffCmd() *cobra.Command {
 	c.Flags().StringVar(&oldRuntime, "old-runtime", "", "compare only OLD's results on this runtime, NAME[/VERSION] or CRI+OCI (e.g. runc, containerd/2+crun); with --new-runtime, cells are matched without the runtime, so OLD and NEW may be the same mixed-runtime run")
 	c.Flags().StringVar(&newRuntime, "new-runtime", "", "compare only NEW's results on this runtime (see --old-runtime)")
 	return c
-}
-
-func joinPaths(ps []string) string {
-	s := ""
-	for i, p := range ps {
-		if i > 0 {
-			s += ", "
-		}
-		s += p
-	}
-	return s
 }
