@@ -39,12 +39,12 @@ type suiteRun struct {
 	start   time.Time
 }
 
-// runSuites runs the suites' processes as the schedule lays them out, each
-// as soon as the jobs it waits for have finished, and returns one merged
-// result per suite that ran (in the order of o.Suites), the logs (a glob
-// per suite) and the processes' errors. On interrupt no further process
-// starts.
-func (o Options) runSuites(ctx context.Context, p *progress.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
+// runProcesses runs the suites' processes (each with runProcess) as the
+// schedule lays them out, each as soon as the jobs it waits for have
+// finished, and returns one merged result per suite that ran (in the order
+// of o.Suites), the logs (a glob per suite) and the processes' errors. On
+// interrupt no further process starts.
+func (o Options) runProcesses(ctx context.Context, p *progress.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
 	runs, jobs, err := o.planSuites(ctx, junitDir, env)
 	if err != nil {
 		return nil, nil, err
