@@ -61,7 +61,7 @@ func TestIntegrationAppArmorHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	const version = "1.37.2"
-	image, err := nodeimage.Build(ctx, p, NodeImageSpec{ControlPlane: version})
+	image, err := nodeimage.Build(ctx, p, nodeimage.Spec{ControlPlane: version})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,7 +193,7 @@ func nodeImages(ctx context.Context, p *progress.Progress, o UpOptions) (map[Wor
 			images[w] = ref
 			continue
 		}
-		spec := NodeImageSpec{ControlPlane: o.APIServer, Kubelet: w.Kubelet, Runtime: w.Runtime, OCIRuntimes: o.OCIRuntimes}
+		spec := nodeimage.Spec{ControlPlane: o.APIServer, Kubelet: w.Kubelet, Runtime: w.Runtime, OCIRuntimes: o.OCIRuntimes}
 		ref, err := nodeimage.Build(ctx, p, spec)
 		if err != nil {
 			return nil, err

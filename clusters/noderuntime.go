@@ -64,7 +64,3 @@ func ParseNodeRuntime(s string, vendor map[string]string) (NodeRuntime, error) {
 func ParseOCIRuntime(s string) (name, path string, err error) {
 	return nodeimage.ParseOCIRuntime(s)
 }
-
-// NodeImageSpec names what goes into a node image: the control plane's
-// and the kubelet's Kubernetes versions and the node's runtime.
-type NodeImageSpec = nodeimage.Spec

@@ -68,7 +68,7 @@ func newImagesBuildCmd() *cobra.Command {
 			if err := capacity.CheckDiskFits(ctx, b); err != nil {
 				return cli.Usagef("%v", err)
 			}
-			ref, err := clusters.NewProvider(progress.New(os.Stderr)).BuildNodeImage(ctx, clusters.NodeImageSpec{ControlPlane: skew.BareVersion(k8s), Kubelet: kl})
+			ref, err := clusters.NewProvider(progress.New(os.Stderr)).BuildNodeImage(ctx, skew.BareVersion(k8s), clusters.Worker{Kubelet: kl})
 			if err != nil {
 				return err
 			}
