@@ -315,18 +315,8 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	p.Step("creating cluster %s: control plane %s, kubelets %s", o.Name, cpVersion, strings.Join(o.workerNames(), ","))
 	start := time.Now()
 	var networkLock time.Duration
-	if beforeKindCreate != nil {
-		beforeKindCreate(o.Name)
-	}
 	go func() {
-		// The nodes on the cluster's own network, whatever other clusters
-		// are made at the same time (kindnetwork.go).
-		held, err := createOnNetwork(p, o.Name, NetworkName(o.Name),
-			cluster.CreateWithV1Alpha4Config(cfg),
-			cluster.CreateWithKubeconfigPath(o.Kubeconfig),
-			cluster.CreateWithDisplayUsage(false),
-			cluster.CreateWithDisplaySalutation(false),
-			cluster.CreateWithRetain(false))
+		held, err := createNodes(p, o, cfg)
 		networkLock = held
 		done <- err
 	}()
@@ -375,10 +365,18 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	return c, nil
 }
 
-// beforeKindCreate, when a test sets it, is called by Up just before kind's
-// Create starts (TestIntegrationConcurrentClustersOwnNetworks starts two
-// clusters' creates at the same moment with it).
-var beforeKindCreate func(name string)
+// createNodes makes the nodes of cluster o.Name as cfg describes them with
+// kind's Create, on the cluster's own Docker network whatever other
+// clusters are made at the same time (createOnNetwork, kindnetwork.go),
+// and returns how long it held the network lock.
+func createNodes(p *progress.Progress, o UpOptions, cfg *v1alpha4.Cluster) (time.Duration, error) {
+	return createOnNetwork(p, o.Name, NetworkName(o.Name),
+		cluster.CreateWithV1Alpha4Config(cfg),
+		cluster.CreateWithKubeconfigPath(o.Kubeconfig),
+		cluster.CreateWithDisplayUsage(false),
+		cluster.CreateWithDisplaySalutation(false),
+		cluster.CreateWithRetain(false))
+}
 
 func flattenKindError(err error) string {
 	s := err.Error()
