@@ -206,8 +206,9 @@ func nodeImages(ctx context.Context, p *progress.Progress, o UpOptions) (map[Wor
 
 // kindConfig is kind's configuration of the cluster: a control plane and
 // the workers on their node images, with their runtime labels, the
-// feature gates, the kubeadm patches, and what the host's facts ask for.
-func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string) (*v1alpha4.Cluster, error) {
+// feature gates, the kubeadm patches, and what the facts of the host
+// (nodefacts.Host) ask for.
+func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string, host skew.HostFacts) (*v1alpha4.Cluster, error) {
 	cfg := &v1alpha4.Cluster{}
 	v1alpha4.SetDefaultsCluster(cfg)
 	cfg.Name = o.Name
@@ -229,11 +230,10 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string) (*v1
 	if len(o.FeatureGates) > 0 {
 		cfg.FeatureGates = o.FeatureGates
 	}
-	// The host's facts, read here once: on a cgroup v1 host the kubelets
-	// are configured with failCgroupV1: false (kubelets from v1.35 on
-	// refuse cgroup v1 otherwise); on a host with AppArmor the nodes'
-	// runtimes see it (nodeAppArmorMounts).
-	host := hostFacts()
+	// The host's facts: on a cgroup v1 host the kubelets are configured
+	// with failCgroupV1: false (kubelets from v1.35 on refuse cgroup v1
+	// otherwise); on a host with AppArmor the nodes' runtimes see it
+	// (nodeAppArmorMounts).
 	var dropIn string
 	if host.AppArmor {
 		var err error
@@ -294,7 +294,7 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := kindConfig(ctx, o, images)
+	cfg, err := kindConfig(ctx, o, images, nodefacts.Host())
 	if err != nil {
 		return nil, err
 	}

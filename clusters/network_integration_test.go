@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/internal/progress"
 )
 
@@ -67,7 +68,7 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 		if err != nil {
 			t.Fatalf("node images of %s: %v", name, err)
 		}
-		if cfgs[i], err = kindConfig(ctx, opts[i], images); err != nil {
+		if cfgs[i], err = kindConfig(ctx, opts[i], images, nodefacts.Host()); err != nil {
 			t.Fatalf("kind config of %s: %v", name, err)
 		}
 	}
