@@ -15,7 +15,10 @@ import (
 
 // NodeRuntime is the container runtime of a worker: the CRI runtime its
 // kubelet talks to and the OCI runtime that one runs containers with. The
-// zero value is the default: Debian's containerd 1.7 with runc.
+// zero value is the default: Debian's containerd 1.7 with runc. It is
+// nodeimage.Runtime, which builds the node image's runtime files, under the
+// name the commands and the runner can import (clusters/internal/nodeimage
+// is internal to clusters).
 type NodeRuntime = nodeimage.Runtime
 
 // Worker is one worker of a new cluster: its kubelet version and runtime.
