@@ -2,8 +2,6 @@ package clusters
 
 import (
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
-
-	"github.com/skewproof/skewproof/internal/nodefacts"
 )
 
 // On a host whose kernel has AppArmor, a kind node's runtime does not see
@@ -18,11 +16,6 @@ import (
 // are bind mounts made when the node container is created, so the node
 // image stays the same. TestIntegrationAppArmorHost runs them on a kernel
 // that enforces AppArmor.
-
-// hostFacts are the facts of this host kindConfig decides on; a variable
-// so that TestIntegrationAppArmorHost can ask for an AppArmor host's nodes
-// on a host without AppArmor.
-var hostFacts = nodefacts.Host
 
 // securityFS is where securityfs is mounted, on the host and in nodes.
 const securityFS = "/sys/kernel/security"

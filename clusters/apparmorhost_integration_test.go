@@ -24,7 +24,6 @@ import (
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/internal/progress"
-	"github.com/skewproof/skewproof/skew"
 )
 
 // TestIntegrationAppArmorHost runs the AppArmor-host path of kindConfig for
@@ -61,21 +60,16 @@ func TestIntegrationAppArmorHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	const version = "1.37.2"
-	image, err := nodeimage.Build(ctx, p, NodeImageSpec{ControlPlane: version})
+	image, err := nodeimage.Build(ctx, p, nodeimage.Spec{ControlPlane: version})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// What kindConfig gives a worker on a host whose kernel has AppArmor.
-	saved := hostFacts
-	t.Cleanup(func() { hostFacts = saved })
-	hostFacts = func() skew.HostFacts {
-		f := nodefacts.Host()
-		f.AppArmor = true
-		return f
-	}
+	host := nodefacts.Host()
+	host.AppArmor = true
 	w := Worker{Kubelet: version}
-	cfg, err := kindConfig(ctx, UpOptions{Name: "aah", APIServer: version, Kubelets: []string{version}}, map[Worker]string{{}: image, w: image})
+	cfg, err := kindConfig(ctx, UpOptions{Name: "aah", APIServer: version, Kubelets: []string{version}}, map[Worker]string{{}: image, w: image}, host)
 	if err != nil {
 		t.Fatal(err)
 	}

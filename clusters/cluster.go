@@ -193,7 +193,7 @@ func nodeImages(ctx context.Context, p *progress.Progress, o UpOptions) (map[Wor
 			images[w] = ref
 			continue
 		}
-		spec := NodeImageSpec{ControlPlane: o.APIServer, Kubelet: w.Kubelet, Runtime: w.Runtime, OCIRuntimes: o.OCIRuntimes}
+		spec := nodeimage.Spec{ControlPlane: o.APIServer, Kubelet: w.Kubelet, Runtime: w.Runtime, OCIRuntimes: o.OCIRuntimes}
 		ref, err := nodeimage.Build(ctx, p, spec)
 		if err != nil {
 			return nil, err
@@ -206,8 +206,9 @@ func nodeImages(ctx context.Context, p *progress.Progress, o UpOptions) (map[Wor
 
 // kindConfig is kind's configuration of the cluster: a control plane and
 // the workers on their node images, with their runtime labels, the
-// feature gates, the kubeadm patches, and what the host's facts ask for.
-func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string) (*v1alpha4.Cluster, error) {
+// feature gates, the kubeadm patches, and what the facts of the host
+// (nodefacts.Host) ask for.
+func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string, host skew.HostFacts) (*v1alpha4.Cluster, error) {
 	cfg := &v1alpha4.Cluster{}
 	v1alpha4.SetDefaultsCluster(cfg)
 	cfg.Name = o.Name
@@ -229,11 +230,10 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string) (*v1
 	if len(o.FeatureGates) > 0 {
 		cfg.FeatureGates = o.FeatureGates
 	}
-	// The host's facts, read here once: on a cgroup v1 host the kubelets
-	// are configured with failCgroupV1: false (kubelets from v1.35 on
-	// refuse cgroup v1 otherwise); on a host with AppArmor the nodes'
-	// runtimes see it (nodeAppArmorMounts).
-	host := hostFacts()
+	// The host's facts: on a cgroup v1 host the kubelets are configured
+	// with failCgroupV1: false (kubelets from v1.35 on refuse cgroup v1
+	// otherwise); on a host with AppArmor the nodes' runtimes see it
+	// (nodeAppArmorMounts).
 	var dropIn string
 	if host.AppArmor {
 		var err error
@@ -294,7 +294,7 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := kindConfig(ctx, o, images)
+	cfg, err := kindConfig(ctx, o, images, nodefacts.Host())
 	if err != nil {
 		return nil, err
 	}
@@ -315,18 +315,8 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	p.Step("creating cluster %s: control plane %s, kubelets %s", o.Name, cpVersion, strings.Join(o.workerNames(), ","))
 	start := time.Now()
 	var networkLock time.Duration
-	if beforeKindCreate != nil {
-		beforeKindCreate(o.Name)
-	}
 	go func() {
-		// The nodes on the cluster's own network, whatever other clusters
-		// are made at the same time (kindnetwork.go).
-		held, err := createOnNetwork(p, o.Name, NetworkName(o.Name),
-			cluster.CreateWithV1Alpha4Config(cfg),
-			cluster.CreateWithKubeconfigPath(o.Kubeconfig),
-			cluster.CreateWithDisplayUsage(false),
-			cluster.CreateWithDisplaySalutation(false),
-			cluster.CreateWithRetain(false))
+		held, err := createNodes(p, o, cfg)
 		networkLock = held
 		done <- err
 	}()
@@ -375,10 +365,18 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	return c, nil
 }
 
-// beforeKindCreate, when a test sets it, is called by Up just before kind's
-// Create starts (TestIntegrationConcurrentClustersOwnNetworks starts two
-// clusters' creates at the same moment with it).
-var beforeKindCreate func(name string)
+// createNodes makes the nodes of cluster o.Name as cfg describes them with
+// kind's Create, on the cluster's own Docker network whatever other
+// clusters are made at the same time (createOnNetwork, kindnetwork.go),
+// and returns how long it held the network lock.
+func createNodes(p *progress.Progress, o UpOptions, cfg *v1alpha4.Cluster) (time.Duration, error) {
+	return createOnNetwork(p, o.Name, NetworkName(o.Name),
+		cluster.CreateWithV1Alpha4Config(cfg),
+		cluster.CreateWithKubeconfigPath(o.Kubeconfig),
+		cluster.CreateWithDisplayUsage(false),
+		cluster.CreateWithDisplaySalutation(false),
+		cluster.CreateWithRetain(false))
+}
 
 func flattenKindError(err error) string {
 	s := err.Error()

@@ -62,10 +62,11 @@ func (p *Provider) LoadImageArchive(ctx context.Context, archive, ref string, no
 	return loadImageArchive(ctx, archive, ref, nodes)
 }
 
-// BuildNodeImage builds (or finds in the cache) the node image for spec and
+// BuildNodeImage builds (or finds in the cache) the node image of worker w
+// in a cluster whose control plane is at apiserver, as Up would for it, and
 // returns its reference.
-func (p *Provider) BuildNodeImage(ctx context.Context, spec NodeImageSpec) (string, error) {
-	return nodeimage.Build(ctx, p.progress, spec)
+func (p *Provider) BuildNodeImage(ctx context.Context, apiserver string, w Worker) (string, error) {
+	return nodeimage.Build(ctx, p.progress, nodeimage.Spec{ControlPlane: apiserver, Kubelet: w.Kubelet, Runtime: w.Runtime})
 }
 
 // PlanBuilds says what Up would build for a cluster of one control plane

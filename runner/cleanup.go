@@ -14,16 +14,13 @@ import (
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// RunLabel marks what a run creates (namespaces, RuntimeClasses).
-const RunLabel = senv.RunLabel
-
 // deleteRunNamespaces removes namespaces a suite run left behind on an
 // existing cluster (the suites remove their own; this covers a crash) and
 // waits until they are gone.
 func deleteRunNamespaces(c *cluster, runID string, p *progress.Progress) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sel := metav1.ListOptions{LabelSelector: RunLabel + "=" + runID}
+	sel := metav1.ListOptions{LabelSelector: senv.RunLabel + "=" + runID}
 	nl, err := c.cs.CoreV1().Namespaces().List(ctx, sel)
 	if err != nil {
 		return
@@ -39,7 +36,7 @@ func deleteRunNamespaces(c *cluster, runID string, p *progress.Progress) {
 		return err == nil && len(nl.Items) == 0, nil
 	})
 	if err != nil {
-		p.Step("namespaces labelled %s=%s are still terminating", RunLabel, runID)
+		p.Step("namespaces labelled %s=%s are still terminating", senv.RunLabel, runID)
 	}
 }
 
@@ -47,7 +44,7 @@ func deleteRunNamespaces(c *cluster, runID string, p *progress.Progress) {
 // restricted runtime handlers (failure row 1 of both KEPs) that do not
 // exist yet and returns those it created.
 func ensureRuntimeClasses(ctx context.Context, c *cluster, runID string) ([]string, error) {
-	return nodefacts.EnsureRestrictedRuntimeClasses(ctx, c.cs, map[string]string{RunLabel: runID})
+	return nodefacts.EnsureRestrictedRuntimeClasses(ctx, c.cs, map[string]string{senv.RunLabel: runID})
 }
 
 func deleteRuntimeClasses(c *cluster, names []string) {
@@ -60,7 +57,7 @@ func deleteRuntimeClasses(c *cluster, names []string) {
 // namespaces labelled with their run — with the command that removes it: a killed run (SIGKILL) could not clean up. One that is
 // still running elsewhere has such objects too, hence "unless".
 func reportOtherRuns(ctx context.Context, c *cluster, p *progress.Progress) {
-	sel := metav1.ListOptions{LabelSelector: RunLabel}
+	sel := metav1.ListOptions{LabelSelector: senv.RunLabel}
 	var found []string
 	if nl, err := c.cs.CoreV1().Namespaces().List(ctx, sel); err == nil {
 		for _, ns := range nl.Items {
@@ -71,6 +68,6 @@ func reportOtherRuns(ctx context.Context, c *cluster, p *progress.Progress) {
 	}
 	if len(found) > 0 {
 		p.Step("left by another run (killed, unless one is running now): %s; remove them with 'kubectl delete namespace -l %s'",
-			strings.Join(found, ", "), RunLabel)
+			strings.Join(found, ", "), senv.RunLabel)
 	}
 }

@@ -23,13 +23,10 @@ import (
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// job is one suite process (schedule.Job).
-type job = schedule.Job
-
 // suiteRun is what the processes of one suite produced.
 type suiteRun struct {
 	name    string
-	jobs    []job
+	jobs    []schedule.Job
 	results [][]reports.Result // per process, as its result lines came
 	// planned are the specs each process was started to run (the dry
 	// run's list, by the process's label filter): each must report.
@@ -42,12 +39,12 @@ type suiteRun struct {
 	start   time.Time
 }
 
-// runSuites runs the suites' processes as the schedule lays them out, each
-// as soon as the jobs it waits for have finished, and returns one merged
-// result per suite that ran (in the order of o.Suites), the logs (a glob
-// per suite) and the processes' errors. On interrupt no further process
-// starts.
-func (o Options) runSuites(ctx context.Context, p *progress.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
+// runProcesses runs the suites' processes (each with runProcess) as the
+// schedule lays them out, each as soon as the jobs it waits for have
+// finished, and returns one merged result per suite that ran (in the order
+// of o.Suites), the logs (a glob per suite) and the processes' errors. On
+// interrupt no further process starts.
+func (o Options) runProcesses(ctx context.Context, p *progress.Progress, junitDir string, env []string) ([]reports.Suite, []string, error) {
 	runs, jobs, err := o.planSuites(ctx, junitDir, env)
 	if err != nil {
 		return nil, nil, err
@@ -60,7 +57,7 @@ func (o Options) runSuites(ctx context.Context, p *progress.Progress, junitDir s
 // the labels of the specs a dry run lists) and names their logs.
 // Every process's planned specs are noted, so that a spec that never
 // reports (its process killed, timed out or crashed) is a failure.
-func (o Options) planSuites(ctx context.Context, junitDir string, env []string) (map[string]*suiteRun, []job, error) {
+func (o Options) planSuites(ctx context.Context, junitDir string, env []string) (map[string]*suiteRun, []schedule.Job, error) {
 	specs, err := o.discover(ctx, junitDir, env)
 	if err != nil {
 		return nil, nil, err
@@ -98,7 +95,7 @@ func (o Options) planSuites(ctx context.Context, junitDir string, env []string) 
 
 // startSuites runs every job's process, each once the jobs it waits for
 // are done, and returns when all have ended.
-func (o Options) startSuites(ctx context.Context, p *progress.Progress, runs map[string]*suiteRun, jobs []job, env []string) {
+func (o Options) startSuites(ctx context.Context, p *progress.Progress, runs map[string]*suiteRun, jobs []schedule.Job, env []string) {
 	// done[k] closes when job k's process has ended; specsDone[k] when its
 	// specs are (markSpecsDone[k]: at its SpecsDoneLine, else as it ends).
 	done, specsDone, markSpecsDone := map[string]chan struct{}{}, map[string]chan struct{}{}, map[string]func(){}

@@ -16,7 +16,7 @@ import (
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// fakeSuite is a suite binary for runSuites. Its dry run lists two specs
+// fakeSuite is a suite binary for runProcesses. Its dry run lists two specs
 // of the profiles suite: one that waits for the garbage collector and one
 // that floods it. The process of the first prints its specs-done line
 // (when $dir/marker says so), then takes 2 s to clean up, then writes
@@ -68,7 +68,7 @@ func TestGCFloodWaitsForSpecsOnly(t *testing.T) {
 		var seen []string
 		o := Options{SuiteBinary: bin, Suites: []string{"profiles"}, Parallel: true, Timeout: time.Minute, OnSpec: func(r reports.Result) { seen = append(seen, r.ID) }}
 		var out bytes.Buffer
-		suites, _, err := o.runSuites(context.Background(), progress.New(&out), t.TempDir(), nil)
+		suites, _, err := o.runProcesses(context.Background(), progress.New(&out), t.TempDir(), nil)
 		if err != nil {
 			t.Fatalf("marker %s: %v\n%s", tc.marker, err, out.String())
 		}
@@ -137,7 +137,7 @@ exit 1
 			t.Fatal(err)
 		}
 		o := Options{Name: "c", SuiteBinary: bin, Suites: []string{"seccomp"}, Timeout: time.Minute, OnSpec: func(reports.Result) {}}
-		_, _, err := o.runSuites(context.Background(), progress.New(new(bytes.Buffer)), t.TempDir(), nil)
+		_, _, err := o.runProcesses(context.Background(), progress.New(new(bytes.Buffer)), t.TempDir(), nil)
 		return err
 	}
 	if err := run("fail"); err != nil {
@@ -167,7 +167,7 @@ func TestUnreportedSpecsFail(t *testing.T) {
 		}
 		o := Options{Name: "c", SuiteBinary: bin, Suites: []string{"seccomp"}, Parallel: tc.parallel, Timeout: time.Minute, OnSpec: func(reports.Result) {}}
 		var out bytes.Buffer
-		suites, _, err := o.runSuites(context.Background(), progress.New(&out), t.TempDir(), nil)
+		suites, _, err := o.runProcesses(context.Background(), progress.New(&out), t.TempDir(), nil)
 		// The unreported specs' failures say how a process ended; in
 		// parallel the "api" process reported its one spec and then
 		// exited 2: a failure outside its specs.

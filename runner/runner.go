@@ -427,8 +427,9 @@ func (r *run) runtimeClasses(ctx context.Context) error {
 	return err
 }
 
-// runSuites runs the suite processes and, on an existing cluster, removes
-// the namespaces they left.
+// runSuites is the step that runs the suites: their processes
+// (Options.runProcesses), with the AppArmor nodes marked slow, and, on an
+// existing cluster, the removal of the namespaces they left.
 func (r *run) runSuites(ctx context.Context) ([]reports.Suite, error) {
 	r.out.JUnit = filepath.Join(r.junitDir, r.o.JUnitName)
 	_ = os.Remove(r.out.JUnit)
@@ -438,7 +439,7 @@ func (r *run) runSuites(ctx context.Context) ([]reports.Suite, error) {
 			o.slowNodes = append(o.slowNodes, n.Name)
 		}
 	}
-	suites, logs, err := o.runSuites(ctx, r.p, r.junitDir, []string{senv.PlanFile + "=" + r.planFile})
+	suites, logs, err := o.runProcesses(ctx, r.p, r.junitDir, []string{senv.PlanFile + "=" + r.planFile})
 	r.out.Logs = append(r.out.Logs, logs...)
 	if !r.own && !r.o.Keep {
 		deleteRunNamespaces(r.c, r.plan.RunID, r.p)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/profiles/agentimage"
 
@@ -81,7 +82,7 @@ func (o agentOptions) run(ctx context.Context) error {
 	a, err := agent.New(agent.Config{Node: o.node, Namespace: o.ns, SeccompRoot: o.root, Dynamic: dyn, Core: core,
 		Resync: o.resync, Log: logger, NoAppArmorLoad: !o.loadAppArmor, StaticPodDir: o.staticPodDir, StaticPodPath: o.staticPodPath})
 	if err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	if ok, why := agent.AppArmorEnabled(agent.DefaultAppArmorEnabledFile); !ok {
 		logger.Info("AppArmor profiles will be reported Unsupported", "node", o.node, "why", why)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -81,15 +82,15 @@ func resolveAppArmorNodes(spec string, workers []clusters.Worker, auto bool, ven
 	var out []clusters.Worker
 	for _, e := range splitList(spec) {
 		if e == appArmorNodesAll || e == appArmorNodesAuto || e == appArmorNodesOff {
-			return nil, usagef("--apparmor-node %q: %q stands alone, not in a list", spec, e)
+			return nil, cli.Usagef("--apparmor-node %q: %q stands alone, not in a list", spec, e)
 		}
 		w, err := clusters.ParseWorker(e, vendor)
 		if err != nil {
-			return nil, usagef("--apparmor-node %v", err)
+			return nil, cli.Usagef("--apparmor-node %v", err)
 		}
 		w.Kubelet = skew.BareVersion(w.Kubelet)
 		if slices.Contains(out, w) {
-			return nil, usagef("--apparmor-node %q names %s twice", spec, w)
+			return nil, cli.Usagef("--apparmor-node %q names %s twice", spec, w)
 		}
 		out = append(out, w)
 	}
@@ -130,7 +131,7 @@ func appArmorHostReady(want bool, kernel string) error {
 		return nil
 	}
 	if err := clusters.NewProvider(nil).AppArmorNodeReady(kernel); err != nil {
-		return usagef("--apparmor-node: %v (or leave the AppArmor nodes out: --apparmor-node off)", err)
+		return cli.Usagef("--apparmor-node: %v (or leave the AppArmor nodes out: --apparmor-node off)", err)
 	}
 	return nil
 }

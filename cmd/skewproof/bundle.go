@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/reports/bundle"
 )
 
@@ -28,20 +29,20 @@ func newBundleCmd() *cobra.Command {
 		Args:  noArgs("; give the run directory with --from and the bundle with --out"),
 		RunE: func(*cobra.Command, []string) error {
 			if from == "" || out == "" {
-				return usagef("--from and --out are required, e.g. skewproof bundle --from _artifacts --out results.tar.gz")
+				return cli.Usagef("--from and --out are required, e.g. skewproof bundle --from _artifacts --out results.tar.gz")
 			}
 			if !strings.HasSuffix(out, ".tar.gz") && !strings.HasSuffix(out, ".tgz") {
-				return usagef("--out %s: the bundle is a gzip'd tar; name it FILE.tar.gz", out)
+				return cli.Usagef("--out %s: the bundle is a gzip'd tar; name it FILE.tar.gz", out)
 			}
 			if st, err := os.Stat(from); err != nil || !st.IsDir() {
-				return usagef("--from %s is not a directory; give the --junit-dir of 'skewproof run' (or the in-cluster results directory)", from)
+				return cli.Usagef("--from %s is not a directory; give the --junit-dir of 'skewproof run' (or the in-cluster results directory)", from)
 			}
 			if _, err := os.Lstat(out); err == nil && !force {
-				return usagef("--out %s exists; remove it or give --force to replace it", out)
+				return cli.Usagef("--out %s exists; remove it or give --force to replace it", out)
 			}
 			if err := bundle.Create(from, out, bundle.Options{Overwrite: force}); err != nil {
 				if errors.Is(err, bundle.ErrNoRecord) {
-					return usagef("%v", err)
+					return cli.Usagef("%v", err)
 				}
 				return err
 			}
@@ -63,7 +64,7 @@ func newBundleCmd() *cobra.Command {
 		Short: "check a results bundle: checksums, file list, junit_01.xml and run.json; exits 1 unless the run it holds is green",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("give one bundle, e.g. skewproof bundle verify results.tar.gz")
+				return cli.Usagef("give one bundle, e.g. skewproof bundle verify results.tar.gz")
 			}
 			return nil
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/progress"
 )
 
@@ -82,11 +83,11 @@ func newClusterListCmd() *cobra.Command {
 
 func validName(n string) error {
 	if n == "" || len(n) > 40 {
-		return usagef("--name must be 1-40 characters")
+		return cli.Usagef("--name must be 1-40 characters")
 	}
 	for _, r := range n {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-			return usagef("--name %q: use lower-case letters, digits and '-'", n)
+			return cli.Usagef("--name %q: use lower-case letters, digits and '-'", n)
 		}
 	}
 	return nil

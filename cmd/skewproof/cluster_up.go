@@ -10,6 +10,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -54,7 +55,7 @@ func newClusterUpCmd() *cobra.Command {
 				return err
 			}
 			if umlKernel != "" && len(aa) == 0 {
-				return usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
+				return cli.Usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
 			}
 			if err := checkAppArmorNodes(ctx, apiserver, aa); err != nil {
 				return err
@@ -66,7 +67,7 @@ func newClusterUpCmd() *cobra.Command {
 				return err
 			}
 			if err := capacity.CheckClusterFits(len(kl) + len(aa)*umlNodeWorkers); err != nil {
-				return usagef("%v", err)
+				return cli.Usagef("%v", err)
 			}
 			if err := dockerReady(ctx); err != nil {
 				return err
@@ -77,7 +78,7 @@ func newClusterUpCmd() *cobra.Command {
 			if b, err := clusters.NewProvider(nil).PlanBuilds(ctx, apiserver, kl, images, runtimes...); err != nil {
 				return err
 			} else if err := capacity.CheckDiskFits(ctx, b); err != nil {
-				return usagef("%v", err)
+				return cli.Usagef("%v", err)
 			}
 			p := progress.New(os.Stderr)
 			cl, err := clusters.NewProvider(p).Up(ctx, clusters.UpOptions{

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/runner/incluster"
 )
@@ -29,7 +30,7 @@ func newImagesConformanceCmd() *cobra.Command {
 
 func imagesConformance(ctx context.Context, out, cluster, suite *string) error {
 	if (*out == "") == (*cluster == "") {
-		return usagef("give --output FILE or --cluster NAME")
+		return cli.Usagef("give --output FILE or --cluster NAME")
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -37,10 +38,10 @@ func imagesConformance(ctx context.Context, out, cluster, suite *string) error {
 	}
 	if *suite == "" {
 		if *suite, err = runner.FindSuiteBinary(exe); err != nil {
-			return usagef("%v", err)
+			return cli.Usagef("%v", err)
 		}
 	} else if _, err := os.Stat(*suite); err != nil {
-		return usagef("--suite-binary: %v", err)
+		return cli.Usagef("--suite-binary: %v", err)
 	}
 	var img incluster.Image
 	if *out != "" {
@@ -76,7 +77,7 @@ func newConformanceEntrypointCmd() *cobra.Command {
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unexpected argument %q: the entrypoint reads E2E_FOCUS, E2E_SKIP, E2E_EXTRA_ARGS, E2E_EXTRA_GINKGO_ARGS and E2E_DRYRUN", args[0])
+				return cli.Usagef("unexpected argument %q: the entrypoint reads E2E_FOCUS, E2E_SKIP, E2E_EXTRA_ARGS, E2E_EXTRA_GINKGO_ARGS and E2E_DRYRUN", args[0])
 			}
 			os.Exit(incluster.Main(cmd.Context()))
 			return nil

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/profiles/agentimage"
 
@@ -65,9 +66,9 @@ func newImagesBuildCmd() *cobra.Command {
 			}
 			b.Nodes = 0
 			if err := capacity.CheckDiskFits(ctx, b); err != nil {
-				return usagef("%v", err)
+				return cli.Usagef("%v", err)
 			}
-			ref, err := clusters.NewProvider(progress.New(os.Stderr)).BuildNodeImage(ctx, clusters.NodeImageSpec{ControlPlane: skew.BareVersion(k8s), Kubelet: kl})
+			ref, err := clusters.NewProvider(progress.New(os.Stderr)).BuildNodeImage(ctx, skew.BareVersion(k8s), clusters.Worker{Kubelet: kl})
 			if err != nil {
 				return err
 			}
@@ -104,7 +105,7 @@ func newImagesPruneCmd() *cobra.Command {
 			prov := clusters.NewProvider(progress.New(os.Stderr))
 			if cmd.Flags().Changed("keep") {
 				if keep < 0 {
-					return usagef("--keep must be 0 or more")
+					return cli.Usagef("--keep must be 0 or more")
 				}
 				return prov.PruneNodeImages(cmd.Context(), keep)
 			}
@@ -122,10 +123,10 @@ func newImagesAgentCmd() *cobra.Command {
 		Short: "write the node agent image as a docker-save archive (--output FILE), for clusters that pull from a registry",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return usagef("--output is required, e.g. --output skewproof-agent.tar")
+				return cli.Usagef("--output is required, e.g. --output skewproof-agent.tar")
 			}
 			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
+				return cli.Usagef("unexpected argument %q", args[0])
 			}
 			img, err := agentImageFromSelf(func(bin string) (agentimage.Image, error) {
 				return agentimage.Save(cmd.Context(), bin, out)

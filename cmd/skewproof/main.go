@@ -61,7 +61,7 @@ func run(args []string) int {
 			fmt.Fprintf(os.Stderr, "%s: interrupted; what it had created was removed\n", name)
 		}
 		return 130
-	case errors.As(err, new(usageError)):
+	case errors.As(err, new(cli.UsageError)):
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 2
 	default:
@@ -108,9 +108,9 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("give a command; run 'skewproof --help' for the list")
+				return cli.Usagef("give a command; run 'skewproof --help' for the list")
 			}
-			return usagef("unknown command %q; run 'skewproof --help' for the list", strings.Join(args, " "))
+			return cli.Usagef("unknown command %q; run 'skewproof --help' for the list", strings.Join(args, " "))
 		},
 		RunE: func(*cobra.Command, []string) error { return nil },
 	}
@@ -151,9 +151,9 @@ func group(use, short string, children ...*cobra.Command) *cobra.Command {
 				}
 			}
 			if len(args) == 0 {
-				return usagef("give a subcommand: %s", strings.Join(names, ", "))
+				return cli.Usagef("give a subcommand: %s", strings.Join(names, ", "))
 			}
-			return usagef("unknown command %q; subcommands: %s", args[0], strings.Join(names, ", "))
+			return cli.Usagef("unknown command %q; subcommands: %s", args[0], strings.Join(names, ", "))
 		},
 		RunE: func(*cobra.Command, []string) error { return nil },
 	}
@@ -165,17 +165,11 @@ func group(use, short string, children ...*cobra.Command) *cobra.Command {
 func noArgs(hint string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usagef("unexpected argument %q%s", args[0], hint)
+			return cli.Usagef("unexpected argument %q%s", args[0], hint)
 		}
 		return nil
 	}
 }
-
-// usageError is an error caused by the user's input; it is printed as one
-// line and the process exits with status 2.
-type usageError = cli.UsageError
-
-var usagef = cli.Usagef
 
 // oracleOut is where simulate, matrix and rbac write; tests replace it.
 var oracleOut io.Writer = os.Stdout

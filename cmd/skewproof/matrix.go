@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/skew/served"
@@ -18,14 +19,14 @@ func newMatrixCmd() *cobra.Command {
 			switch format {
 			case "text", "json", "github":
 			default:
-				return usagef("unknown --format %q; use text, json or github", format)
+				return cli.Usagef("unknown --format %q; use text, json or github", format)
 			}
 			if rangeFlag == "" {
-				return usagef("--apiserver is required, e.g. skewproof matrix --apiserver 1.34..1.37")
+				return cli.Usagef("--apiserver is required, e.g. skewproof matrix --apiserver 1.34..1.37")
 			}
 			from, to, err := skew.ParseMinorRange(rangeFlag)
 			if err != nil {
-				return usagef("--apiserver: %v", err)
+				return cli.Usagef("--apiserver: %v", err)
 			}
 			list, err := served.Versions(cmd.Context())
 			if err != nil {
@@ -33,7 +34,7 @@ func newMatrixCmd() *cobra.Command {
 			}
 			clusters, err := skew.Matrix(list, from, to)
 			if err != nil {
-				return usagef("--apiserver: %v", err)
+				return cli.Usagef("--apiserver: %v", err)
 			}
 			return reports.WriteMatrix(oracleOut, format, clusters)
 		},

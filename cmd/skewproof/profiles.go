@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/agentimage"
@@ -34,10 +35,10 @@ func profilesCmd(use, short string, run func(ctx context.Context, c *profiles.Cl
 		Short: short,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.kubeconfig == "" {
-				return usagef("--kubeconfig is required")
+				return cli.Usagef("--kubeconfig is required")
 			}
 			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
+				return cli.Usagef("unexpected argument %q", args[0])
 			}
 			if err := checkKubeconfig(f.kubeconfig); err != nil {
 				return err

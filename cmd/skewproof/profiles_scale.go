@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/status"
@@ -61,17 +62,17 @@ func (o scaleOptions) run(ctx context.Context, flags []string) error {
 		return nil
 	}
 	if o.kubeconfig == "" {
-		return usagef("--kubeconfig is required")
+		return cli.Usagef("--kubeconfig is required")
 	}
 	if o.nodes < 1 || o.nprof < 1 {
-		return usagef("--nodes and --profiles must be positive")
+		return cli.Usagef("--nodes and --profiles must be positive")
 	}
 	if o.ns == "" {
 		o.ns = fmt.Sprintf("skewproof-scale-%04d", rand.Intn(10000))
 	}
 	cfg, err := kubeclient.Config(o.kubeconfig)
 	if err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), int(o.qps)
 	cfg.UserAgent = "skewproof-profiles-scale"

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/runner"
 )
 
@@ -17,10 +18,10 @@ func newRBACCmd() *cobra.Command {
 		Args: noArgs("; name the ServiceAccount with --namespace and --service-account"),
 		RunE: func(*cobra.Command, []string) error {
 			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-				return usagef("--namespace %q is no namespace name: %s", ns, msgs[0])
+				return cli.Usagef("--namespace %q is no namespace name: %s", ns, msgs[0])
 			}
 			if msgs := validation.IsDNS1123Subdomain(sa); len(msgs) > 0 {
-				return usagef("--service-account %q is no ServiceAccount name: %s", sa, msgs[0])
+				return cli.Usagef("--service-account %q is no ServiceAccount name: %s", sa, msgs[0])
 			}
 			b, err := runner.Manifests(ns, sa)
 			if err != nil {

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/reports/matrix"
 )
 
@@ -24,10 +26,10 @@ func newReportCmd() *cobra.Command {
 			"  skewproof report diff old-report report --format md",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("give one or more run directories (the --junit-dir of 'skewproof run') or JUnit files, and --out DIR")
+				return cli.Usagef("give one or more run directories (the --junit-dir of 'skewproof run') or JUnit files, and --out DIR")
 			}
 			if opts.Out == "" {
-				return usagef("--out is required, e.g. skewproof report %s --out report", args[0])
+				return cli.Usagef("--out is required, e.g. skewproof report %s --out report", args[0])
 			}
 			return nil
 		},
@@ -38,7 +40,7 @@ func newReportCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), g.Headline())
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", joinPaths(g.Files))
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", strings.Join(g.Files, ", "))
 			return nil
 		},
 	}
@@ -55,16 +57,16 @@ func newReportDiffCmd() *cobra.Command {
 		Short: "what changed between two runs or reports: newly failing, newly passing, verdict changes, new deviations, ids appearing or disappearing",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return usagef("give two runs or reports, OLD and NEW (directories or JUnit files); got %d", len(args))
+				return cli.Usagef("give two runs or reports, OLD and NEW (directories or JUnit files); got %d", len(args))
 			}
 			if (oldRuntime == "") != (newRuntime == "") {
-				return usagef("give both --old-runtime and --new-runtime, or neither")
+				return cli.Usagef("give both --old-runtime and --new-runtime, or neither")
 			}
 			switch format {
 			case "text", "json", "md":
 				return nil
 			}
-			return usagef("unknown --format %q; use text, json or md", format)
+			return cli.Usagef("unknown --format %q; use text, json or md", format)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := matrix.DiffPaths(args[0], args[1], oldRuntime, newRuntime)
@@ -78,15 +80,4 @@ func newReportDiffCmd() *cobra.Command {
 	c.Flags().StringVar(&oldRuntime, "old-runtime", "", "compare only OLD's results on this runtime, NAME[/VERSION] or CRI+OCI (e.g. runc, containerd/2+crun); with --new-runtime, cells are matched without the runtime, so OLD and NEW may be the same mixed-runtime run")
 	c.Flags().StringVar(&newRuntime, "new-runtime", "", "compare only NEW's results on this runtime (see --old-runtime)")
 	return c
-}
-
-func joinPaths(ps []string) string {
-	s := ""
-	for i, p := range ps {
-		if i > 0 {
-			s += ", "
-		}
-		s += p
-	}
-	return s
 }

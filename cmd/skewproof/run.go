@@ -14,6 +14,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/runner"
@@ -194,7 +195,7 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 		}
 	}
 	if err := capacity.CheckDiskFits(ctx, all); err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/runner/schedule"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -30,7 +31,7 @@ func (o *runOptions) check(ctx context.Context) error {
 	}
 	o.kubelets, o.runtimes, o.ociRuntimes, o.matrixRuntimes = w.kubelets, w.runtimes, w.vendor, w.matrix
 	if len(o.matrixRuntimes) > 0 && o.matrix == "" {
-		return usagef("--matrix-runtimes fans the clusters of --matrix out over runtimes; for one cluster give each worker its runtime in --kubelets (VERSION@CRI+OCI)")
+		return cli.Usagef("--matrix-runtimes fans the clusters of --matrix out over runtimes; for one cluster give each worker its runtime in --kubelets (VERSION@CRI+OCI)")
 	}
 	var idSel, rerunSel string
 	if o.ids != "" {
@@ -39,7 +40,7 @@ func (o *runOptions) check(ctx context.Context) error {
 	if o.rerun != "" {
 		f, err := runner.FailedFilter(o.rerun)
 		if err != nil {
-			return usagef("--rerun-failed: %v; give the junit-<cluster>.xml of an earlier 'skewproof run' that had failures", err)
+			return cli.Usagef("--rerun-failed: %v; give the junit-<cluster>.xml of an earlier 'skewproof run' that had failures", err)
 		}
 		rerunSel = f
 	}
@@ -50,35 +51,35 @@ func (o *runOptions) check(ctx context.Context) error {
 	}
 	suites, err := runner.ParseSuites(o.SuiteList)
 	if err != nil {
-		return usagef("--suites: %v", err)
+		return cli.Usagef("--suites: %v", err)
 	}
 	o.suites = suites
 	if o.suiteBinary != "" {
 		if fi, err := os.Stat(o.suiteBinary); err != nil || fi.IsDir() {
-			return usagef("--suite-binary %s: not a file", o.suiteBinary)
+			return cli.Usagef("--suite-binary %s: not a file", o.suiteBinary)
 		}
 	}
 	// The settings every front end shares: the runner's own check.
 	shared := runner.Options{Kubeconfig: o.kubeconfig, Suites: o.suites, Timeout: o.Timeout,
 		FlakeAttempts: o.FlakeAttempts, AllowedNotReadyNodes: o.AllowedNotReadyNodes, LabelFilter: o.LabelFilter, AllowFlaky: o.AllowFlaky, Certify: o.Certify}
 	if err := shared.Validate(); err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	switch {
 	case o.suiteBinary != "" && o.buildSuites:
-		return usagef("give --suite-binary or --build-suites, not both")
+		return cli.Usagef("give --suite-binary or --build-suites, not both")
 	case o.matrix != "":
 		return o.checkMatrix(ctx)
 	case o.kubeconfig != "" && !isWordOfAppArmorNode(o.appArmorNode), o.kubeconfig != "" && o.appArmorNode == appArmorNodesAll:
-		return usagef("--apparmor-node adds nodes to a new cluster; they cannot join an existing one (--kubeconfig)")
+		return cli.Usagef("--apparmor-node adds nodes to a new cluster; they cannot join an existing one (--kubeconfig)")
 	case o.kubeconfig != "" && o.umlKernel != "":
-		return usagef("--uml-kernel is the kernel of the AppArmor nodes of a new cluster; an existing one (--kubeconfig) has its own kernels")
+		return cli.Usagef("--uml-kernel is the kernel of the AppArmor nodes of a new cluster; an existing one (--kubeconfig) has its own kernels")
 	case o.kubeconfig != "" && len(o.gates) > 0:
-		return usagef("--feature-gates applies to a new cluster; an existing cluster (--kubeconfig) keeps its own")
+		return cli.Usagef("--feature-gates applies to a new cluster; an existing cluster (--kubeconfig) keeps its own")
 	case o.kubeconfig != "" && (o.apiserver != "" || len(o.kubelets) > 0):
-		return usagef("give either --kubeconfig (an existing cluster) or --apiserver/--kubelets (a new one), not both")
+		return cli.Usagef("give either --kubeconfig (an existing cluster) or --apiserver/--kubelets (a new one), not both")
 	case o.kubeconfig == "" && o.apiserver == "":
-		return usagef("give --apiserver and --kubelets to create a cluster, or --kubeconfig to use an existing one")
+		return cli.Usagef("give --apiserver and --kubelets to create a cluster, or --kubeconfig to use an existing one")
 	case o.kubeconfig != "":
 		return checkKubeconfig(o.kubeconfig)
 	default:
@@ -93,18 +94,18 @@ func checkKubeconfig(path string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case err != nil:
-		return usagef("--kubeconfig: %v; %s", err, remedy)
+		return cli.Usagef("--kubeconfig: %v; %s", err, remedy)
 	case fi.IsDir():
-		return usagef("--kubeconfig %s is a directory; %s", path, remedy)
+		return cli.Usagef("--kubeconfig %s is a directory; %s", path, remedy)
 	}
 	if _, err := kubeclient.Config(path); err != nil {
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner // kubeclient's "reading kubeconfig PATH" says what this line says
 		}
 		if clientcmd.IsEmptyConfig(err) {
-			return usagef("--kubeconfig %s names no cluster (no clusters, users or current-context); %s", path, remedy)
+			return cli.Usagef("--kubeconfig %s names no cluster (no clusters, users or current-context); %s", path, remedy)
 		}
-		return usagef("--kubeconfig: %v; %s", err, remedy)
+		return cli.Usagef("--kubeconfig: %v; %s", err, remedy)
 	}
 	return nil
 }
@@ -129,7 +130,7 @@ func (o *runOptions) checkNewCluster(ctx context.Context) error {
 		return err
 	}
 	if o.umlKernel != "" && len(aa) == 0 {
-		return usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
+		return cli.Usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
 	}
 	if err := checkAppArmorNodes(ctx, o.apiserver, aa); err != nil {
 		return err
@@ -137,7 +138,7 @@ func (o *runOptions) checkNewCluster(ctx context.Context) error {
 	o.appArmorNodes = aa
 	workers := len(o.kubelets) + len(aa)*umlNodeWorkers
 	if err := capacity.CheckClusterFits(workers); err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	if err := checkPair(ctx, o.apiserver, o.kubelets, needSources); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/reports"
 	rmatrix "github.com/skewproof/skewproof/reports/matrix"
 	"github.com/skewproof/skewproof/runner"
@@ -20,25 +21,25 @@ import (
 func (o *runOptions) checkMatrix(ctx context.Context) error {
 	switch {
 	case o.kubeconfig != "" || o.apiserver != "" || len(o.kubelets) > 0:
-		return usagef("--matrix plans its own clusters; leave out --kubeconfig, --apiserver and --kubelets")
+		return cli.Usagef("--matrix plans its own clusters; leave out --kubeconfig, --apiserver and --kubelets")
 	case !isWordOfAppArmorNode(o.appArmorNode) || len(o.images) > 0:
-		return usagef("--apparmor-node VERSION,… and --node-image apply to one cluster; run that cluster without --matrix (--apparmor-node all, auto or off applies to every cluster of the matrix)")
+		return cli.Usagef("--apparmor-node VERSION,… and --node-image apply to one cluster; run that cluster without --matrix (--apparmor-node all, auto or off applies to every cluster of the matrix)")
 	case o.matrixParallel < 1:
-		return usagef("--matrix-parallel must be at least 1")
+		return cli.Usagef("--matrix-parallel must be at least 1")
 	}
 	if err := validName(o.Name); err != nil {
 		return err
 	}
 	from, to, err := skew.ParseMinorRange(o.matrix)
 	if err != nil {
-		return usagef("--matrix: %v", err)
+		return cli.Usagef("--matrix: %v", err)
 	}
 	list, err := served.Versions(ctx)
 	if err != nil {
 		return err
 	}
 	if o.plan, err = skew.Matrix(list, from, to); err != nil {
-		return usagef("--matrix: %v", err)
+		return cli.Usagef("--matrix: %v", err)
 	}
 	workers := 0
 	for _, c := range o.plan {
@@ -63,13 +64,13 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 		workers = max(workers, len(c.Kubelets)+len(aa)*umlNodeWorkers)
 	}
 	if o.umlKernel != "" && !o.matrixAppArmorNodes {
-		return usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
+		return cli.Usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
 	}
 	if err := capacity.CheckClusterFits(workers); err != nil {
-		return usagef("--matrix: %v", err)
+		return cli.Usagef("--matrix: %v", err)
 	}
 	if fit, avail := capacity.ClustersThatFit(workers); o.matrixParallel > fit {
-		return usagef("--matrix-parallel %d: %d clusters of 1+%d nodes need %d MiB, the host has %d MiB available; %d fit",
+		return cli.Usagef("--matrix-parallel %d: %d clusters of 1+%d nodes need %d MiB, the host has %d MiB available; %d fit",
 			o.matrixParallel, o.matrixParallel, workers, o.matrixParallel*capacity.ClusterMemoryMiB(workers), avail, fit)
 	}
 	return nil

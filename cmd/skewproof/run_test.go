@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/runner/incluster"
 )
@@ -40,7 +41,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"--kubeconfig", kc, "--feature-gates", "AppArmor=false"}, "keeps its own"},
 	} {
 		_, err := execute(context.Background(), append([]string{"run"}, c.args...))
-		var ue usageError
+		var ue cli.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("run %q: got %v, want a usage error mentioning %q", c.args, err, c.want)
 		}

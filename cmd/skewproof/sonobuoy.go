@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/runner/sonobuoy"
 )
 
@@ -25,14 +26,14 @@ func newSonobuoyPluginCmd() *cobra.Command {
 		Args: noArgs("; give the image with --image"),
 		RunE: func(*cobra.Command, []string) error {
 			if o.Image == "" {
-				return usagef("--image is required, e.g. skewproof sonobuoy-plugin --image registry.example.com/skewproof/conformance:v0.1.0")
+				return cli.Usagef("--image is required, e.g. skewproof sonobuoy-plugin --image registry.example.com/skewproof/conformance:v0.1.0")
 			}
 			if strings.ContainsAny(o.Image, " \t\n") {
-				return usagef("--image %q contains white space", o.Image)
+				return cli.Usagef("--image %q contains white space", o.Image)
 			}
 			for _, f := range []struct{ name, re string }{{"--focus", o.Focus}, {"--skip", o.Skip}} {
 				if _, err := regexp.Compile(f.re); err != nil {
-					return usagef("%s: %v", f.name, err)
+					return cli.Usagef("%s: %v", f.name, err)
 				}
 			}
 			b, err := sonobuoy.Plugin(o)

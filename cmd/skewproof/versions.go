@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/skew/served"
 )
@@ -15,15 +16,15 @@ import (
 func checkPair(ctx context.Context, apiserver string, kubelets []string, needSources bool) error {
 	a, err := skew.ParseVersion(apiserver)
 	if err != nil {
-		return usagef("--apiserver: %v", err)
+		return cli.Usagef("--apiserver: %v", err)
 	}
 	for _, k := range kubelets {
 		kv, err := skew.ParseVersion(k)
 		if err != nil {
-			return usagef("--kubelets: %v", err)
+			return cli.Usagef("--kubelets: %v", err)
 		}
 		if err := skew.CheckSkew(a, kv); err != nil {
-			return usagef("%v", err)
+			return cli.Usagef("%v", err)
 		}
 	}
 	if !needSources {
@@ -32,7 +33,7 @@ func checkPair(ctx context.Context, apiserver string, kubelets []string, needSou
 	for _, v := range append([]string{apiserver}, kubelets...) {
 		pv, _ := skew.ParseVersion(v)
 		if err := served.Check(ctx, pv); err != nil {
-			return usagef("%v", err)
+			return cli.Usagef("%v", err)
 		}
 	}
 	return nil
@@ -56,7 +57,7 @@ func featureGates(values []string) (map[string]bool, error) {
 	gates := map[string]bool{}
 	for _, v := range values {
 		if err := skew.ParseFeatureGates(v, gates); err != nil {
-			return nil, usagef("--feature-gates: %v", err)
+			return nil, cli.Usagef("--feature-gates: %v", err)
 		}
 	}
 	return gates, nil
@@ -72,7 +73,7 @@ func checkGates(gates map[string]bool, apiserver string, kubelets []string) erro
 		}
 		for k, val := range gates {
 			if err := skew.CheckFeatureGate(k, val, ver); err != nil {
-				return usagef("--feature-gates: %v", err)
+				return cli.Usagef("--feature-gates: %v", err)
 			}
 		}
 	}
@@ -126,7 +127,7 @@ func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (w
 	for _, a := range ociArgs {
 		name, path, err := clusters.ParseOCIRuntime(a)
 		if err != nil {
-			return w, usagef("--oci-runtime %v", err)
+			return w, cli.Usagef("--oci-runtime %v", err)
 		}
 		if w.vendor == nil {
 			w.vendor = map[string]string{}
@@ -138,7 +139,7 @@ func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (w
 	for _, e := range splitList(matrixList) {
 		r, err := clusters.ParseNodeRuntime(e, w.vendor)
 		if err != nil {
-			return w, usagef("--matrix-runtimes %q: %v", e, err)
+			return w, cli.Usagef("--matrix-runtimes %q: %v", e, err)
 		}
 		if !seen[r] {
 			seen[r] = true
@@ -150,7 +151,7 @@ func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (w
 	for _, e := range entries {
 		wk, err := clusters.ParseWorker(e, w.vendor)
 		if err != nil {
-			return w, usagef("--kubelets %v", err)
+			return w, cli.Usagef("--kubelets %v", err)
 		}
 		w.kubelets = append(w.kubelets, skew.BareVersion(wk.Kubelet))
 		w.runtimes = append(w.runtimes, wk.Runtime)
@@ -166,7 +167,7 @@ func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (w
 	}
 	for name := range w.vendor {
 		if !used[name] {
-			return w, usagef("--oci-runtime %s: no --kubelets, --apparmor-node or --matrix-runtimes entry runs it; name it there, e.g. --kubelets 1.37.2+%s", name, name)
+			return w, cli.Usagef("--oci-runtime %s: no --kubelets, --apparmor-node or --matrix-runtimes entry runs it; name it there, e.g. --kubelets 1.37.2+%s", name, name)
 		}
 	}
 	if !custom {

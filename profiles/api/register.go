@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // AddToScheme registers the API's types.
@@ -100,7 +102,7 @@ func (p Profile) OwnerReference() metav1.OwnerReference {
 		APIVersion: GroupVersion.String(),
 		Kind:       p.Kind,
 		Name:       p.Name,
-		UID:        typesUID(p.UID),
+		UID:        types.UID(p.UID),
 	}
 }
 
@@ -124,12 +126,12 @@ func (p Profile) NewNodeStatus(node string, s Status, msg string) *ProfileNodeSt
 }
 
 // Resource is the resource of a profile kind.
-func Resource(kind string) (r runtimeGVR, ok bool) {
+func Resource(kind string) (r schema.GroupVersionResource, ok bool) {
 	switch kind {
 	case KindSeccompProfile:
 		return SeccompProfiles, true
 	case KindAppArmorProfile:
 		return AppArmorProfiles, true
 	}
-	return runtimeGVR{}, false
+	return schema.GroupVersionResource{}, false
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -125,7 +126,7 @@ func StaticPodFromUnstructured(u *unstructured.Unstructured) (Profile, string, e
 var AgentKinds = []string{KindSeccompProfile, KindAppArmorProfile, KindStaticPod}
 
 // AgentResource is the resource of one of AgentKinds.
-func AgentResource(kind string) (runtimeGVR, bool) {
+func AgentResource(kind string) (schema.GroupVersionResource, bool) {
 	if kind == KindStaticPod {
 		return StaticPods, true
 	}

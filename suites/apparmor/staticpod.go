@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	fx "github.com/skewproof/skewproof/fixtures"
@@ -104,7 +105,7 @@ var _ = Describe("[apparmor] static pods", Label("apparmor", "static-pod"), func
 		var viaKubelet *corev1.Pod
 		Eventually(ctx, func() error {
 			if p, err := t.F.ClientSet.CoreV1().Pods(t.NS).Get(ctx, mirror, metav1.GetOptions{}); err == nil {
-				obs.Object, err = observe.ToUnstructured(p)
+				obs.Object, err = runtime.DefaultUnstructuredConverter.ToUnstructured(p)
 				return err
 			}
 			el, err := t.F.ClientSet.CoreV1().Events(t.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + mirror})

@@ -9,6 +9,7 @@
 //
 // Package clusters is its one user: Build builds (or finds) the image of a
 // Spec, Plan says what bringing a cluster up would build, List, Prune and
-// PruneNodes list and remove the images; Runtime, ParseRuntime and
-// ParseOCIRuntime are clusters' NodeRuntime and its parsers.
+// PruneNodes list and remove the images; Runtime is clusters' NodeRuntime,
+// whose parsers (clusters' ParseNodeRuntime and ParseOCIRuntime) read
+// CRIRuntimes and NodeOCIRuntimes.
 package nodeimage

@@ -7,8 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -61,65 +59,12 @@ func (r Runtime) IsDefault() bool { return r.cri() == CRIContainerd && r.oci() =
 // String is r in the --kubelets grammar's suffix form: "containerd+crun".
 func (r Runtime) String() string { return r.cri() + "+" + r.oci() }
 
-// ociName is what a user-provided OCI runtime may be called: a node label
-// value and a containerd runtime handler name.
-var ociName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$`)
+// CRIRuntimes are the CRI runtimes a node image can have.
+func CRIRuntimes() []string { return slices.Clone(criRuntimes) }
 
-// ParseRuntime reads a runtime, CRI[+OCI] or +OCI ("containerd2+crun",
-// "+crun", "containerd", "crio+crun"; "cri-o" is "crio"); "" and "default"
-// are the default runtime.
-func ParseRuntime(s string, vendor map[string]string) (Runtime, error) {
-	var r Runtime
-	if s == "default" {
-		return r, nil
-	}
-	cri, oci, hasOCI := strings.Cut(s, "+")
-	if cri == "cri-o" {
-		// The name CRI-O gives itself (the kubelet's node status, and
-		// simulate --runtime).
-		cri = CRICRIO
-	}
-	if cri != "" {
-		if !slices.Contains(criRuntimes, cri) {
-			return r, fmt.Errorf("unknown CRI runtime %q (known: %s)", cri, strings.Join(criRuntimes, ", "))
-		}
-		r.CRI = cri
-	}
-	if hasOCI {
-		_, own := nodeOCIRuntimes[oci]
-		_, theirs := vendor[oci]
-		if !own && !theirs {
-			known := append(slices.Sorted(maps.Keys(nodeOCIRuntimes)), slices.Sorted(maps.Keys(vendor))...)
-			return r, fmt.Errorf("unknown OCI runtime %q (known: %s; give your own with --oci-runtime NAME=PATH)", oci, strings.Join(known, ", "))
-		}
-		r.OCI = oci
-	}
-	return r, nil
-}
-
-// ParseOCIRuntime reads NAME=PATH (--oci-runtime): an OCI runtime binary on
-// this host, to be put into the node images of the workers that name it.
-func ParseOCIRuntime(s string) (name, path string, err error) {
-	name, path, ok := strings.Cut(s, "=")
-	if !ok || name == "" || path == "" {
-		return "", "", fmt.Errorf("%q: the form is NAME=PATH, e.g. myruntime=/usr/local/bin/myruntime", s)
-	}
-	if !ociName.MatchString(name) {
-		return "", "", fmt.Errorf("%q: the name must be 1-32 lower-case letters, digits or '-', starting and ending with a letter or digit", s)
-	}
-	if _, own := nodeOCIRuntimes[name]; own {
-		return "", "", fmt.Errorf("%q: %s is the name of a runtime the node images carry; choose another name", s, name)
-	}
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return "", "", fmt.Errorf("%q: %v", s, err)
-	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
-		return "", "", fmt.Errorf("%q: %s is not an executable file", s, path)
-	}
-	abs, err := filepath.Abs(path)
-	return name, abs, err
-}
+// NodeOCIRuntimes are the names of the OCI runtimes every node image
+// carries, sorted.
+func NodeOCIRuntimes() []string { return slices.Sorted(maps.Keys(nodeOCIRuntimes)) }
 
 // ociRuntime is the OCI runtime of a node image: its name, its path in the
 // node, and, for one the user provides, the file on this host and its

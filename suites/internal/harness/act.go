@@ -42,7 +42,7 @@ func (t *Scenario) ObserveWrite(ctx context.Context, p *corev1.Pod, err error) o
 	o.Admission = skew.Accepted
 	stored, err := t.Pods().Get(ctx, p.Name, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred(), "reading the stored pod back")
-	o.Object, err = observe.ToUnstructured(stored)
+	o.Object, err = runtime.DefaultUnstructuredConverter.ToUnstructured(stored)
 	Expect(err).NotTo(HaveOccurred())
 	return o
 }
@@ -146,7 +146,7 @@ func (t *Scenario) ObserveWorkload(ctx context.Context, obj runtime.Object) obse
 // templateAsPod renders a pod template as a pod (metadata and spec), so the
 // oracle's pod field paths apply to it.
 func templateAsPod(tmpl *corev1.PodTemplateSpec) map[string]any {
-	u, err := observe.ToUnstructured(&corev1.Pod{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec})
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.Pod{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec})
 	Expect(err).NotTo(HaveOccurred())
 	return u
 }
@@ -187,7 +187,7 @@ func (t *Scenario) ObserveInstantiation(ctx context.Context, name string, tmpl c
 	pl, err := e2epod.WaitForPods(ctx, t.F.ClientSet, t.NS, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(tmpl.Labels).String()},
 		e2epod.Range{MinFound: 1}, time.Minute, "exist", func(*corev1.Pod) bool { return true })
 	Expect(err).NotTo(HaveOccurred(), "waiting for the ReplicaSet's pod")
-	u, err := observe.ToUnstructured(&pl.Items[0])
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&pl.Items[0])
 	Expect(err).NotTo(HaveOccurred())
 	return observe.Observation{Admission: skew.Accepted, Object: u}
 }

@@ -16,6 +16,7 @@ import (
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	senv "github.com/skewproof/skewproof/suites/env"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
@@ -27,7 +28,7 @@ import (
 // Suites call it from their SetUp.
 func EnsureRuntimeClasses(ctx context.Context, family string) (func(context.Context) error, error) {
 	created, err := nodefacts.EnsureRestrictedRuntimeClasses(ctx, Env.Client,
-		map[string]string{SuiteLabel: family, RunLabel: RunID()})
+		map[string]string{SuiteLabel: family, senv.RunLabel: RunID()})
 	return func(ctx context.Context) error { return nodefacts.DeleteRuntimeClasses(ctx, Env.Client, created) }, err
 }
 

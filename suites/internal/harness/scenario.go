@@ -22,7 +22,7 @@ import (
 )
 
 // RunID is the id of this run (namespaces and objects carry it as
-// RunLabel), so that leftovers can be found: the plan's.
+// senv.RunLabel), so that leftovers can be found: the plan's.
 func RunID() string { return Env.Plan.RunID }
 
 // processID marks the namespaces of this process: several suite processes
@@ -32,7 +32,6 @@ var processID = rand.String(8)
 // Labels of the objects the suites create.
 const (
 	SuiteLabel   = "skewproof.io/suite"
-	RunLabel     = senv.RunLabel
 	ProcessLabel = "skewproof.io/process"
 )
 
@@ -91,7 +90,7 @@ func createTestingNS(ctx context.Context, baseName string, c kubernetes.Interfac
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[SuiteLabel], labels[RunLabel], labels[ProcessLabel] = strings.TrimPrefix(baseName, "skewproof-"), RunID(), processID
+	labels[SuiteLabel], labels[senv.RunLabel], labels[ProcessLabel] = strings.TrimPrefix(baseName, "skewproof-"), RunID(), processID
 	return framework.CreateTestingNS(ctx, baseName, c, labels)
 }
 

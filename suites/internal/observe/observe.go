@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 )
@@ -109,11 +107,6 @@ type Observation struct {
 	Container *Container
 	// ReadyMessage is the message of the node's Ready condition, when read.
 	ReadyMessage *string
-}
-
-// ToUnstructured converts a typed object for Observation.Object.
-func ToUnstructured(obj any) (map[string]any, error) {
-	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 }
 
 // Summary renders the observation as one line for reports.

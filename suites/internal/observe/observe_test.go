@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
@@ -15,7 +16,7 @@ func zero() *int { i := 0; return &i }
 
 func TestLookup(t *testing.T) {
 	p := fixtures.Pod("p", fixtures.ContainerSeccomp(fixtures.Profile(corev1.SeccompProfileTypeLocalhost, "x.json")))
-	u, err := ToUnstructured(p)
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestLookup(t *testing.T) {
 func TestMatchStoredObject(t *testing.T) {
 	p := fixtures.Pod("p", fixtures.PodSeccomp(fixtures.Profile(corev1.SeccompProfileTypeRuntimeDefault, "")),
 		fixtures.Annotation(skew.SeccompPodAnnotation, "runtime/default"))
-	u, _ := ToUnstructured(p)
+	u, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
 	got := Observation{Admission: skew.Accepted, Object: u}
 	want := skew.Observation{Admission: skew.Accepted,
 		Annotations: map[string]string{skew.SeccompPodAnnotation: "runtime/default"},
