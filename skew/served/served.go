@@ -179,6 +179,25 @@ func probeProxy(ctx context.Context, v string) (bool, error) {
 	return zipServed(ctx, base, v)
 }
 
+// ModuleServed reports whether the Go module proxy serves module at
+// version v (a module cache holding it counts as served). It reads the go
+// settings without running the go command; with no HTTP proxy in GOPROXY
+// it answers false.
+func ModuleServed(ctx context.Context, module, v string) (bool, error) {
+	if mc := goSetting("GOMODCACHE"); mc != "" {
+		if _, err := os.Stat(filepath.Join(mc, "cache", "download", module, "@v", v+".info")); err == nil {
+			return true, nil
+		}
+	}
+	base := firstHTTPProxy(goSetting("GOPROXY"))
+	if base == "" {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return fileServed(ctx, base+"/"+module+"/@v/"+v+".info", module+"@"+v)
+}
+
 // addToCache adds v to the cached list of served versions.
 func addToCache(v *version.Version) error {
 	path, err := CachePath()
@@ -328,14 +347,19 @@ func firstHTTPProxy(goproxy string) string {
 
 // zipServed reports whether the proxy hands out the module zip of version v.
 func zipServed(ctx context.Context, base, v string) (bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+KubernetesModule+"/@v/"+v+".zip", nil)
+	return fileServed(ctx, base+"/"+KubernetesModule+"/@v/"+v+".zip", KubernetesModule+"@"+v)
+}
+
+// fileServed reports whether the proxy hands out url (its first byte).
+func fileServed(ctx context.Context, url, what string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return false, err
 	}
 	req.Header.Set("Range", "bytes=0-0")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return false, fmt.Errorf("checking %s@%s on %s: %w", KubernetesModule, v, base, err)
+		return false, fmt.Errorf("checking %s: %w", what, err)
 	}
 	_ = resp.Body.Close()
 	switch {
@@ -344,5 +368,5 @@ func zipServed(ctx context.Context, base, v string) (bool, error) {
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return false, nil
 	}
-	return false, errors.New("unexpected status " + resp.Status + " for " + KubernetesModule + "@" + v)
+	return false, errors.New("unexpected status " + resp.Status + " for " + what)
 }

@@ -18,6 +18,9 @@ import (
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/served"
+
+	"github.com/hashicorp/go-version"
 
 	"golang.org/x/mod/modfile"
 
@@ -295,6 +298,48 @@ func stagingDirectives(gomod []byte, v string) (replaces, requires map[string]st
 	return replaces, requires, nil
 }
 
+// moduleServed asks the Go module proxy whether it serves module@version.
+// Tests replace it.
+var moduleServed = served.ModuleServed
+
+// nearestServedStaging takes each staging module the build requires at a
+// release the proxy refuses (k8s.io/kube-proxy v0.26.15, for one: the
+// proxy's 403) at the nearest lower patch of the same minor that it serves,
+// in requires and replaces, and returns one line per module taken so, with
+// the reason. A staging module's patches of one minor differ in fixes, not
+// in API types or configuration, and the binaries still report the
+// release's own version (kubernetesLDFlags). A module with no served patch
+// of its minor is an error naming it. When the proxy cannot be asked, the
+// release stays as it is, and go mod tidy says what it refuses.
+func nearestServedStaging(ctx context.Context, replaces, requires map[string]string) ([]string, error) {
+	var lines []string
+	for _, m := range slices.Sorted(maps.Keys(requires)) {
+		v := requires[m]
+		ok, err := moduleServed(ctx, m, v)
+		if err != nil || ok {
+			continue
+		}
+		sv, err := version.NewVersion(strings.TrimPrefix(v, "v"))
+		if err != nil {
+			continue
+		}
+		found := ""
+		for p := int(sv.Segments()[2]) - 1; p >= 0; p-- {
+			c := fmt.Sprintf("v%d.%d.%d", sv.Segments()[0], sv.Segments()[1], p)
+			if ok, err := moduleServed(ctx, m, c); err == nil && ok {
+				found = c
+				break
+			}
+		}
+		if found == "" {
+			return nil, fmt.Errorf("the Go module proxy serves %s at no patch of v%d.%d up to %s", m, sv.Segments()[0], sv.Segments()[1], v)
+		}
+		requires[m], replaces[m] = found, found
+		lines = append(lines, fmt.Sprintf("%s %s is not served by the Go module proxy; taking %s, the nearest served patch of its minor", m, v, found))
+	}
+	return lines, nil
+}
+
 // ModuleDir downloads module@version through the Go module proxy (or finds it
 // in the module cache) and returns its directory.
 func ModuleDir(ctx context.Context, module, version string) (string, error) {
@@ -337,6 +382,13 @@ func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...stri
 	reps, reqs, err := kubernetesStaging(ctx, "v"+skew.BareVersion(v))
 	if err != nil {
 		return "", err
+	}
+	subs, err := nearestServedStaging(ctx, reps, reqs)
+	if err != nil {
+		return "", fmt.Errorf("k8s.io/kubernetes v%s: %w", skew.BareVersion(v), err)
+	}
+	for _, l := range subs {
+		p.Step("k8s.io/kubernetes v%s: %s", skew.BareVersion(v), l)
 	}
 	progs := map[string]string{}
 	for _, n := range names {

@@ -1,7 +1,9 @@
 package gobuild
 
 import (
+	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -109,5 +111,45 @@ func TestOneBuild(t *testing.T) {
 		if _, _, ok := s.oneBuild(); ok {
 			t.Errorf("oneBuild() of %v: true", s.Programs)
 		}
+	}
+}
+
+func TestNearestServedStaging(t *testing.T) {
+	served := map[string]bool{
+		"k8s.io/api@v0.26.15":        true,
+		"k8s.io/kube-proxy@v0.26.9":  true,
+		"k8s.io/kube-proxy@v0.26.1":  true,
+		"k8s.io/sample-cli@v0.26.15": false,
+	}
+	var asked []string
+	old := moduleServed
+	moduleServed = func(_ context.Context, m, v string) (bool, error) {
+		asked = append(asked, m+"@"+v)
+		return served[m+"@"+v], nil
+	}
+	t.Cleanup(func() { moduleServed = old })
+
+	reps := map[string]string{"k8s.io/api": "v0.26.15", "k8s.io/kube-proxy": "v0.26.15", "k8s.io/sample-cli": "v0.26.15"}
+	reqs := map[string]string{"k8s.io/api": "v0.26.15", "k8s.io/kube-proxy": "v0.26.15"}
+	lines, err := nearestServedStaging(context.Background(), reps, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reqs["k8s.io/kube-proxy"] != "v0.26.9" || reps["k8s.io/kube-proxy"] != "v0.26.9" || reqs["k8s.io/api"] != "v0.26.15" {
+		t.Errorf("requires %v, replaces %v; want kube-proxy at v0.26.9 in both, api unchanged", reqs, reps)
+	}
+	if reps["k8s.io/sample-cli"] != "v0.26.15" {
+		t.Errorf("a module the build does not require was changed: %v", reps)
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "k8s.io/kube-proxy v0.26.15 is not served") || !strings.Contains(lines[0], "v0.26.9") {
+		t.Errorf("lines = %q", lines)
+	}
+	if slices.Contains(asked, "k8s.io/sample-cli@v0.26.15") {
+		t.Errorf("asked about a module the build does not require: %v", asked)
+	}
+
+	reqs = map[string]string{"k8s.io/gone": "v0.26.2"}
+	if _, err := nearestServedStaging(context.Background(), map[string]string{"k8s.io/gone": "v0.26.2"}, reqs); err == nil || !strings.Contains(err.Error(), "k8s.io/gone at no patch of v0.26") {
+		t.Errorf("no served patch: %v", err)
 	}
 }
