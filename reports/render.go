@@ -160,16 +160,16 @@ type simulateRecord struct {
 
 // WriteSimulation renders expectations as text, json or markdown. command
 // is the command line that reproduces the output (for markdown).
-func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command string) error {
+func WriteSimulation(w io.Writer, format Format, es []skew.Expectation, command string) error {
 	switch format {
-	case "json":
+	case JSON:
 		recs := make([]simulateRecord, len(es))
 		for i, e := range es {
 			recs[i] = simulateRecord{e.ID, e.Title, e.KEPRef, e.Component, e.Apiserver, e.Kubelet, e.Version,
 				e.Expected, e.KEPPlanned, e.KEPPhase, e.Phase, e.Deviation, e.Reason, e.Source, e.Skip, e.RuntimeNotResearched, e.RuntimeSource}
 		}
 		return WriteJSON(w, recs)
-	case "markdown":
+	case Markdown:
 		if len(es) == 0 {
 			return nil
 		}
@@ -212,7 +212,7 @@ func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command 
 		}
 		writeRuntimeNotResearched(w, es, "\n## Runtime not researched\n\n", "- `%s`: %s\n")
 		return nil
-	case "text", "":
+	case Text, "":
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCOMPONENT\tDEVIATION\tEXPECTED")
 		for _, e := range es {
@@ -243,7 +243,7 @@ func WriteSimulation(w io.Writer, format string, es []skew.Expectation, command 
 		writeRuntimeNotResearched(w, es, "", "runtime not researched %s: %s\n")
 		return nil
 	}
-	return fmt.Errorf("unknown format %q; use text, json or markdown", format)
+	return errFormat(format, OracleFormats...)
 }
 
 // skipSaysAll reports whether the skip reason already says why the rule has
@@ -254,9 +254,9 @@ func skipSaysAll(e skew.Expectation) bool {
 }
 
 // WriteUpgrade renders the changes of an upgrade.
-func WriteUpgrade(w io.Writer, format string, from, to string, cs []skew.Change, command, note string) error {
+func WriteUpgrade(w io.Writer, format Format, from, to string, cs []skew.Change, command, note string) error {
 	switch format {
-	case "json":
+	case JSON:
 		if cs == nil {
 			cs = []skew.Change{}
 		}
@@ -266,7 +266,7 @@ func WriteUpgrade(w io.Writer, format string, from, to string, cs []skew.Change,
 			Note    string        `json:"note,omitempty"`
 			Changes []skew.Change `json:"changes"`
 		}{from, to, note, cs})
-	case "markdown":
+	case Markdown:
 		fmt.Fprintf(w, "# What changes for workloads: upgrade from v%s to v%s\n\n", from, to)
 		if command != "" {
 			fmt.Fprintf(w, "Reproduce with `%s`.\n\n", command)
@@ -292,7 +292,7 @@ func WriteUpgrade(w io.Writer, format string, from, to string, cs []skew.Change,
 			fmt.Fprintln(w, "\nNothing changes for workloads.")
 		}
 		return nil
-	case "text", "":
+	case Text, "":
 		fmt.Fprintf(w, "upgrade v%s -> v%s: %d scenarios change\n", from, to, len(cs))
 		if note != "" {
 			fmt.Fprintln(w, note)
@@ -311,16 +311,16 @@ func WriteUpgrade(w io.Writer, format string, from, to string, cs []skew.Change,
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown format %q; use text, json or markdown", format)
+	return errFormat(format, OracleFormats...)
 }
 
 // WriteMatrix renders a cluster plan as text, json or a GitHub Actions
 // strategy matrix.
-func WriteMatrix(w io.Writer, format string, cs []skew.Cluster) error {
+func WriteMatrix(w io.Writer, format Format, cs []skew.Cluster) error {
 	switch format {
-	case "json":
+	case JSON:
 		return WriteJSON(w, cs)
-	case "github":
+	case GitHub:
 		type entry struct {
 			Name      string `json:"name"`
 			Apiserver string `json:"apiserver"`
@@ -333,7 +333,7 @@ func WriteMatrix(w io.Writer, format string, cs []skew.Cluster) error {
 			m.Include = append(m.Include, entry{Name: "apiserver-" + c.Apiserver, Apiserver: c.Apiserver, Kubelets: strings.Join(c.Kubelets, ",")})
 		}
 		return json.NewEncoder(w).Encode(m)
-	case "text", "":
+	case Text, "":
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "APISERVER\tKUBELETS")
 		for _, c := range cs {
@@ -345,19 +345,19 @@ func WriteMatrix(w io.Writer, format string, cs []skew.Cluster) error {
 		}
 		return tw.Flush()
 	}
-	return fmt.Errorf("unknown format %q; use text, json or github", format)
+	return errFormat(format, MatrixFormats...)
 }
 
 // WriteDeviations renders the deviations between the KEP plans and upstream
 // releases for a range of minors as a Markdown section.
-func WriteDeviations(w io.Writer, format string, from, to skew.Minor, ds []skew.DeviationEntry, command string) error {
+func WriteDeviations(w io.Writer, format Format, from, to skew.Minor, ds []skew.DeviationEntry, command string) error {
 	switch format {
-	case "json":
+	case JSON:
 		if ds == nil {
 			ds = []skew.DeviationEntry{}
 		}
 		return WriteJSON(w, ds)
-	case "markdown":
+	case Markdown:
 		fmt.Fprintf(w, "## Deviations found in v%s to v%s\n\n", from, to)
 		if command != "" {
 			fmt.Fprintf(w, "Generated with `%s`.\n\n", command)
@@ -370,11 +370,11 @@ func WriteDeviations(w io.Writer, format string, from, to skew.Minor, ds []skew.
 			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s |\n", d.ID, mdCell(d.KEPRef), strings.Join(d.Minors, ", "), mdCell(d.KEP), mdCell(d.Upstream), mdCell(d.Source))
 		}
 		return nil
-	case "text", "":
+	case Text, "":
 		for _, d := range ds {
 			fmt.Fprintf(w, "%s at %s\n  KEP:      %s\n  upstream: %s\n  source:   %s\n", d.ID, strings.Join(d.Minors, ", "), d.KEP, d.Upstream, d.Source)
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown format %q; use text, json or markdown", format)
+	return errFormat(format, OracleFormats...)
 }

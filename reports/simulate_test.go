@@ -34,7 +34,7 @@ func TestHostFlagsRuntime(t *testing.T) {
 // default host none is listed.
 func TestSimulationListsRuntimeNotResearched(t *testing.T) {
 	v := skew.MustParseVersion("1.37.2")
-	simulate := func(rt, format string) string {
+	simulate := func(rt string, format Format) string {
 		h, err := skew.ParseRuntime(rt)
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +89,7 @@ func TestSimulationListsRuntimeNotResearched(t *testing.T) {
 	if got["apparmor/failure/row-3"] == "" || got["seccomp/failure/row-4"] != "" {
 		t.Errorf("json: runtime not researched %v", got)
 	}
-	for _, f := range []string{"text", "markdown"} {
+	for _, f := range []Format{Text, Markdown} {
 		if out := simulate("containerd", f); strings.Contains(strings.ToLower(out), "runtime not researched") {
 			t.Errorf("%s on the default host lists rules not researched:\n%s", f, out)
 		}

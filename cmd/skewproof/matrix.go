@@ -16,10 +16,9 @@ func newMatrixCmd() *cobra.Command {
 		Short: "print the clusters to run for a range of kube-apiserver minors (text, json or a GitHub Actions matrix)",
 		Args:  noArgs("; give the range with --apiserver, e.g. --apiserver 1.34..1.37"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch format {
-			case "text", "json", "github":
-			default:
-				return cli.Usagef("unknown --format %q; use text, json or github", format)
+			f, err := reports.ParseFormat(format, reports.MatrixFormats...)
+			if err != nil {
+				return cli.Usagef("%v", err)
 			}
 			if rangeFlag == "" {
 				return cli.Usagef("--apiserver is required, e.g. skewproof matrix --apiserver 1.34..1.37")
@@ -36,7 +35,7 @@ func newMatrixCmd() *cobra.Command {
 			if err != nil {
 				return cli.Usagef("--apiserver: %v", err)
 			}
-			return reports.WriteMatrix(oracleOut, format, clusters)
+			return reports.WriteMatrix(oracleOut, f, clusters)
 		},
 	}
 	c.Flags().StringVar(&rangeFlag, "apiserver", "", "kube-apiserver minors, e.g. 1.34..1.37 or 1.36")

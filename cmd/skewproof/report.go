@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/cmd/internal/cli"
+	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/reports/matrix"
 )
 
@@ -23,7 +24,7 @@ func newReportCmd() *cobra.Command {
 			"With --baseline, both pages also show what changed from that run or report.",
 		Example: "  skewproof report _artifacts/run-1.36 _artifacts/run-1.37 --out report\n" +
 			"  skewproof report _artifacts/run-1.37 --baseline old-report --out report\n" +
-			"  skewproof report diff old-report report --format md",
+			"  skewproof report diff old-report report --format markdown",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cli.Usagef("give one or more run directories (the --junit-dir of 'skewproof run') or JUnit files, and --out DIR")
@@ -53,7 +54,7 @@ func newReportCmd() *cobra.Command {
 func newReportDiffCmd() *cobra.Command {
 	var format, oldRuntime, newRuntime string
 	c := &cobra.Command{
-		Use:   "diff OLD NEW [--format text|json|md] [--old-runtime SEL --new-runtime SEL]",
+		Use:   "diff OLD NEW [--format text|json|markdown] [--old-runtime SEL --new-runtime SEL]",
 		Short: "what changed between two runs or reports: newly failing, newly passing, verdict changes, new deviations, ids appearing or disappearing",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
@@ -62,21 +63,20 @@ func newReportDiffCmd() *cobra.Command {
 			if (oldRuntime == "") != (newRuntime == "") {
 				return cli.Usagef("give both --old-runtime and --new-runtime, or neither")
 			}
-			switch format {
-			case "text", "json", "md":
-				return nil
+			if _, err := reports.ParseFormat(format, matrix.DiffFormats...); err != nil {
+				return cli.Usagef("%v", err)
 			}
-			return cli.Usagef("unknown --format %q; use text, json or md", format)
+			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := matrix.DiffPaths(args[0], args[1], oldRuntime, newRuntime)
 			if err != nil {
 				return err
 			}
-			return matrix.WriteDiff(cmd.OutOrStdout(), format, d)
+			return matrix.WriteDiff(cmd.OutOrStdout(), reports.Format(format), d)
 		},
 	}
-	c.Flags().StringVar(&format, "format", "text", "output format: text|json|md")
+	c.Flags().StringVar(&format, "format", "text", "output format: text|json|markdown")
 	c.Flags().StringVar(&oldRuntime, "old-runtime", "", "compare only OLD's results on this runtime, NAME[/VERSION] or CRI+OCI (e.g. runc, containerd/2+crun); with --new-runtime, cells are matched without the runtime, so OLD and NEW may be the same mixed-runtime run")
 	c.Flags().StringVar(&newRuntime, "new-runtime", "", "compare only NEW's results on this runtime (see --old-runtime)")
 	return c

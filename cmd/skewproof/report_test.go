@@ -41,9 +41,9 @@ func TestReportCommand(t *testing.T) {
 	if !bytes.Contains(html, []byte(`id="diff"`)) {
 		t.Errorf("matrix.html has no changes section with --baseline")
 	}
-	stdout, err = runReport(t, "report", "diff", out, reportFixtures+"/runs/a2", "--format", "md")
+	stdout, err = runReport(t, "report", "diff", out, reportFixtures+"/runs/a2", "--format", "markdown")
 	if err != nil || !strings.Contains(stdout, "## Changes from") || !strings.Contains(stdout, "### newly failing") {
-		t.Errorf("report diff --format md: %v\n%s", err, stdout)
+		t.Errorf("report diff --format markdown: %v\n%s", err, stdout)
 	}
 }
 

@@ -138,7 +138,7 @@ func writeOracle(w io.Writer, rec reports.Record) error {
 				continue
 			}
 			var buf bytes.Buffer
-			if err := reports.WriteSimulation(&buf, "markdown", es, simulateCommand(apiserver, g.version, g.host)); err != nil {
+			if err := reports.WriteSimulation(&buf, reports.Markdown, es, simulateCommand(apiserver, g.version, g.host)); err != nil {
 				return err
 			}
 			// One level down: the page's title is the only top heading.

@@ -9,17 +9,21 @@ import (
 	"github.com/skewproof/skewproof/reports"
 )
 
-// WriteDiff writes d as text, json or md.
-func WriteDiff(w io.Writer, format string, d Diff) error {
+// DiffFormats are the formats WriteDiff writes.
+var DiffFormats = []reports.Format{reports.Text, reports.JSON, reports.Markdown}
+
+// WriteDiff writes d as text, json or markdown.
+func WriteDiff(w io.Writer, format reports.Format, d Diff) error {
 	switch format {
-	case "json":
+	case reports.JSON:
 		return reports.WriteJSON(w, d)
-	case "md":
+	case reports.Markdown:
 		return writeDiffMarkdown(w, d, "##")
-	case "text":
+	case reports.Text:
 		return writeDiffText(w, d)
 	}
-	return fmt.Errorf("unknown diff format %q; use text, json or md", format)
+	_, err := reports.ParseFormat(string(format), DiffFormats...)
+	return err
 }
 
 // Headline is one line: the number of changes of each kind.

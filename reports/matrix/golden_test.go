@@ -3,6 +3,7 @@ package matrix
 import (
 	"bytes"
 	"flag"
+	"github.com/skewproof/skewproof/reports"
 	"os"
 	"path/filepath"
 	"testing"
@@ -88,12 +89,13 @@ func TestDiffGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"text", "json", "md"} {
+	ext := map[reports.Format]string{reports.Text: "text", reports.JSON: "json", reports.Markdown: "md"}
+	for _, f := range DiffFormats {
 		var b bytes.Buffer
 		if err := WriteDiff(&b, f, d); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "diff."+f, b.Bytes())
+		golden(t, "diff."+ext[f], b.Bytes())
 	}
 }
 

@@ -55,10 +55,9 @@ func (o simulateOptions) run(ctx context.Context, out, errOut io.Writer, name st
 		}
 		return v, err
 	}
-	switch o.format {
-	case "text", "json", "markdown":
-	default:
-		return Usagef("unknown --format %q; use text, json or markdown", o.format)
+	format, err := reports.ParseFormat(o.format, reports.OracleFormats...)
+	if err != nil {
+		return Usagef("%v", err)
 	}
 	host, err := skew.ParseRuntime(o.runtime)
 	if err != nil {
@@ -80,7 +79,7 @@ func (o simulateOptions) run(ctx context.Context, out, errOut io.Writer, name st
 			return Usagef("--deviations: %v", err)
 		}
 		cmdline := fmt.Sprintf("skewproof simulate --deviations %s..%s%s --format %s", from, to, reports.RuntimeFlag(host), o.format)
-		return reports.WriteDeviations(out, o.format, from, to, skew.DeviationsOn(from, to, host), cmdline)
+		return reports.WriteDeviations(out, format, from, to, skew.DeviationsOn(from, to, host), cmdline)
 	case o.upgrade != "":
 		if len(positional) != 1 || o.apiserver != "" || o.kubelet != "" {
 			return Usagef("--upgrade takes exactly two versions and no --apiserver/--kubelet, e.g. --upgrade 1.33.13 1.37.2")
@@ -98,7 +97,7 @@ func (o simulateOptions) run(ctx context.Context, out, errOut io.Writer, name st
 			return Usagef("%v", err)
 		}
 		cmdline := fmt.Sprintf("skewproof simulate --upgrade %s %s%s --format %s", from, to, reports.HostFlags(host), o.format)
-		return reports.WriteUpgrade(out, o.format, from.String(), to.String(), changes, cmdline, reports.UpgradeNote(from, to))
+		return reports.WriteUpgrade(out, format, from.String(), to.String(), changes, cmdline, reports.UpgradeNote(from, to))
 	case len(positional) > 0:
 		return Usagef("unexpected argument %q; versions are given with --apiserver and --kubelet", positional[0])
 	case o.apiserver == "":
@@ -119,7 +118,7 @@ func (o simulateOptions) run(ctx context.Context, out, errOut io.Writer, name st
 		return Usagef("%v", err)
 	}
 	cmdline := fmt.Sprintf("skewproof simulate --apiserver %s --kubelet %s%s --format %s", apiserver, kubelet, reports.HostFlags(host), o.format)
-	return reports.WriteSimulation(out, o.format, es, cmdline)
+	return reports.WriteSimulation(out, format, es, cmdline)
 }
 
 func onOff(name, v string) (bool, error) {
