@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/skewproof/skewproof/clusters"
-	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/internal/kubeclient"
 	"github.com/skewproof/skewproof/runner"
 )
 

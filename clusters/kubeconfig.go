@@ -1,5 +1,5 @@
 // A cluster's kubeconfig: where it goes unless told (clients for it:
-// package clusters/kubeclient).
+// package internal/kubeclient).
 
 package clusters
 

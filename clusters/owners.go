@@ -13,8 +13,8 @@ import (
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 
-	"github.com/skewproof/skewproof/clusters/owner"
 	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/owner"
 )
 
 // ownerRecord is <cache>/clusters/<name>.json, written by Up before it

@@ -9,7 +9,7 @@ import (
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 
-	"github.com/skewproof/skewproof/clusters/owner"
+	"github.com/skewproof/skewproof/internal/owner"
 )
 
 // A cluster's state comes from its owner record: a live owner uses it, a

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/internal/kubeclient"
 	"github.com/skewproof/skewproof/profiles/agent"
 )
 

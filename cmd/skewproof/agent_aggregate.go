@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/internal/kubeclient"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/status"
 )

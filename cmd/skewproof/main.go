@@ -19,8 +19,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skewproof/skewproof/clusters/owner"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
+	"github.com/skewproof/skewproof/internal/owner"
 	"github.com/skewproof/skewproof/runner"
 )
 

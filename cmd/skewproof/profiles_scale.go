@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
+	"github.com/skewproof/skewproof/internal/kubeclient"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/status"

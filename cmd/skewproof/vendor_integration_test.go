@@ -15,8 +15,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/skewproof/skewproof/clusters/kubeclient"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
+	"github.com/skewproof/skewproof/internal/kubeclient"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"

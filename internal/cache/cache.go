@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/skewproof/skewproof/clusters/owner"
 	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/internal/owner"
 )
 
 // BuilderVersion is part of every cache key: bump it whenever what the

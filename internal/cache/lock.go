@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/skewproof/skewproof/clusters/owner"
+	"github.com/skewproof/skewproof/internal/owner"
 )
 
 // Lock takes the exclusive lock of what is built at path (the lock file is

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
-	"github.com/skewproof/skewproof/clusters/owner"
 	"github.com/skewproof/skewproof/internal/image"
+	"github.com/skewproof/skewproof/internal/owner"
 )
 
 // stopContainerdScript stops the build container's containerd and waits

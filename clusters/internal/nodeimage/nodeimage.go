@@ -16,9 +16,9 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
-	"github.com/skewproof/skewproof/clusters/owner"
 	"github.com/skewproof/skewproof/internal/cache"
 	"github.com/skewproof/skewproof/internal/image"
+	"github.com/skewproof/skewproof/internal/owner"
 )
 
 // A node image is built in three steps, one file each: the component images

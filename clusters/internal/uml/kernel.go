@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/skewproof/skewproof/clusters/owner"
 	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/owner"
 )
 
 // The kernel of an AppArmor node is built by skewproof from Debian's kernel

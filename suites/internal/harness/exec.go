@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/skewproof/skewproof/clusters/kubeclient"
+	"github.com/skewproof/skewproof/internal/kubeclient"
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 )
 
