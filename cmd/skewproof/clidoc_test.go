@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/skewproof/skewproof/runner/sonobuoy"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -46,9 +47,9 @@ func cliReference(t *testing.T) string {
 	b.WriteString("## E2E_EXTRA_ARGS\n\n" +
 		"The conformance image's entrypoint (`skewproof conformance-entrypoint`, which Hydrophone and\n" +
 		"Sonobuoy run: [vendor.md](vendor.md), [sonobuoy.md](sonobuoy.md)) takes no arguments. It reads\n" +
-		"`" + strings.Join([]string{incluster.EnvFocus, incluster.EnvSkip, incluster.EnvExtraArgs, incluster.EnvExtraGinkgoArgs, incluster.EnvDryRun}, "`, `") + "`;\n" +
-		"`" + incluster.EnvExtraArgs + "` holds these flags of `skewproof run`, with the entrypoint's defaults\n" +
-		"(one dash or two, e.g. `" + incluster.EnvExtraArgs + "=\"--suites=seccomp --timeout=2h\"`):\n\n" +
+		"`" + strings.Join([]string{sonobuoy.EnvFocus, sonobuoy.EnvSkip, sonobuoy.EnvExtraArgs, sonobuoy.EnvExtraGinkgoArgs, sonobuoy.EnvDryRun}, "`, `") + "`;\n" +
+		"`" + sonobuoy.EnvExtraArgs + "` holds these flags of `skewproof run`, with the entrypoint's defaults\n" +
+		"(one dash or two, e.g. `" + sonobuoy.EnvExtraArgs + "=\"--suites=seccomp --timeout=2h\"`):\n\n" +
 		"```\n" + incluster.ExtraArgsFlags(&s).FlagUsages() + "```\n")
 	return b.String()
 }

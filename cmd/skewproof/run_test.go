@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/skewproof/skewproof/runner/sonobuoy"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,14 +64,14 @@ func TestRunAndEntrypointShareFlags(t *testing.T) {
 		case c == nil:
 			t.Errorf("skewproof run has no --%s", e.Name)
 		case c.Usage != e.Usage:
-			t.Errorf("--%s: usage of skewproof run %q, of %s %q", e.Name, c.Usage, incluster.EnvExtraArgs, e.Usage)
+			t.Errorf("--%s: usage of skewproof run %q, of %s %q", e.Name, c.Usage, sonobuoy.EnvExtraArgs, e.Usage)
 		case c.Value.Type() != e.Value.Type():
-			t.Errorf("--%s: type %s in skewproof run, %s in %s", e.Name, c.Value.Type(), e.Value.Type(), incluster.EnvExtraArgs)
+			t.Errorf("--%s: type %s in skewproof run, %s in %s", e.Name, c.Value.Type(), e.Value.Type(), sonobuoy.EnvExtraArgs)
 		case (c.DefValue != e.DefValue) != differ[e.Name]:
-			t.Errorf("--%s: default %q in skewproof run, %q in %s; a difference must be on purpose (runner.InClusterDefaults)", e.Name, c.DefValue, e.DefValue, incluster.EnvExtraArgs)
+			t.Errorf("--%s: default %q in skewproof run, %q in %s; a difference must be on purpose (runner.InClusterDefaults)", e.Name, c.DefValue, e.DefValue, sonobuoy.EnvExtraArgs)
 		}
 	})
 	if n != 9 {
-		t.Errorf("%s has %d flags, want the 9 the entrypoint shares with skewproof run", incluster.EnvExtraArgs, n)
+		t.Errorf("%s has %d flags, want the 9 the entrypoint shares with skewproof run", sonobuoy.EnvExtraArgs, n)
 	}
 }

@@ -33,13 +33,9 @@ import (
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// The environment of a conformance image (Hydrophone's names).
+// The conformance image's files and limits (its environment's names are
+// sonobuoy.EnvFocus and the rest, declared once for the plugin and here).
 const (
-	EnvFocus            = "E2E_FOCUS"
-	EnvSkip             = "E2E_SKIP"
-	EnvExtraArgs        = "E2E_EXTRA_ARGS"
-	EnvExtraGinkgoArgs  = "E2E_EXTRA_GINKGO_ARGS"
-	EnvDryRun           = "E2E_DRYRUN"
 	DefaultResultsDir   = "/tmp/results"
 	JUnitFile           = "junit_01.xml"
 	LogFile             = "e2e.log"
@@ -195,14 +191,14 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 	defer func() { _ = os.RemoveAll(filepath.Dir(kubeconfig)) }()
 	if s.AgentImage == "" {
 		if s.AgentImage, err = ownImage(ctx, cs); err != nil {
-			return nil, total, fmt.Errorf("finding this pod's image for the node agent: %w (or pass --agent-image in %s)", err, EnvExtraArgs)
+			return nil, total, fmt.Errorf("finding this pod's image for the node agent: %w (or pass --agent-image in %s)", err, sonobuoy.EnvExtraArgs)
 		}
 	}
 	if s.Focus == conformanceFocusAll {
-		out.printf("note: skewproof's specs are not [Conformance] specs; %s=%s selects none of them (leave it empty to run all)", EnvFocus, s.Focus)
+		out.printf("note: skewproof's specs are not [Conformance] specs; %s=%s selects none of them (leave it empty to run all)", sonobuoy.EnvFocus, s.Focus)
 	}
 	if len(s.Ignored) > 0 {
-		out.printf("note: ignoring %s %q (the runner plans its own processes)", EnvExtraGinkgoArgs, s.Ignored)
+		out.printf("note: ignoring %s %q (the runner plans its own processes)", sonobuoy.EnvExtraGinkgoArgs, s.Ignored)
 	}
 	// The plan first: Hydrophone reads e2e.log for "Will run X of Y specs".
 	env := append(os.Environ(), senv.Kubeconfig+"="+kubeconfig)
@@ -217,7 +213,7 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 		out.printf("kube-apiserver version: %s", v.GitVersion)
 	}
 	if will == 0 {
-		return nil, total, fmt.Errorf("no spec selected (%s=%q, %s=%q, label filter %q)", EnvFocus, s.Focus, EnvSkip, s.Skip, s.LabelFilter)
+		return nil, total, fmt.Errorf("no spec selected (%s=%q, %s=%q, label filter %q)", sonobuoy.EnvFocus, s.Focus, sonobuoy.EnvSkip, s.Skip, s.LabelFilter)
 	}
 	if s.DryRun {
 		return nil, total, dryRunDone(junit)
@@ -260,7 +256,7 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 // e2eEnv is the E2E_* settings, recorded with the command.
 func e2eEnv() []string {
 	var out []string
-	for _, k := range []string{EnvFocus, EnvSkip, EnvExtraArgs, EnvExtraGinkgoArgs, EnvDryRun} {
+	for _, k := range []string{sonobuoy.EnvFocus, sonobuoy.EnvSkip, sonobuoy.EnvExtraArgs, sonobuoy.EnvExtraGinkgoArgs, sonobuoy.EnvDryRun} {
 		if v := os.Getenv(k); v != "" {
 			out = append(out, k+"="+v)
 		}

@@ -2,6 +2,7 @@ package incluster
 
 import (
 	"errors"
+	"github.com/skewproof/skewproof/runner/sonobuoy"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,10 +19,10 @@ func env(m map[string]string) func(string) string { return func(k string) string
 
 func TestReadSettings(t *testing.T) {
 	s, err := ReadSettings(env(map[string]string{
-		EnvFocus:           "seccomp",
-		EnvSkip:            "row-4",
-		EnvExtraArgs:       "--suites=seccomp,profiles --label-filter=smoke --timeout=5m --agent-image=r/a:1",
-		EnvExtraGinkgoArgs: "--focus=apparmor --procs=4 -v --label-filter=api",
+		sonobuoy.EnvFocus:           "seccomp",
+		sonobuoy.EnvSkip:            "row-4",
+		sonobuoy.EnvExtraArgs:       "--suites=seccomp,profiles --label-filter=smoke --timeout=5m --agent-image=r/a:1",
+		sonobuoy.EnvExtraGinkgoArgs: "--focus=apparmor --procs=4 -v --label-filter=api",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -33,11 +34,11 @@ func TestReadSettings(t *testing.T) {
 	if strings.Join(s.Ignored, " ") != "--procs=4 -v" {
 		t.Errorf("ignored %q", s.Ignored)
 	}
-	if s, err := ReadSettings(env(map[string]string{EnvDryRun: "true"})); err != nil || !s.DryRun || len(s.Suites) != 3 || s.Name != "in-cluster" {
+	if s, err := ReadSettings(env(map[string]string{sonobuoy.EnvDryRun: "true"})); err != nil || !s.DryRun || len(s.Suites) != 3 || s.Name != "in-cluster" {
 		t.Errorf("defaults %+v, %v", s, err)
 	}
 	for _, bad := range []string{"--suites=nope", "--timeout=soon", "--unknown", "--timeout=0s", "--flake-attempts=0", "--allowed-not-ready-nodes=-1", "--suites="} {
-		if _, err := ReadSettings(env(map[string]string{EnvExtraArgs: bad})); err == nil || !strings.Contains(err.Error(), EnvExtraArgs) {
+		if _, err := ReadSettings(env(map[string]string{sonobuoy.EnvExtraArgs: bad})); err == nil || !strings.Contains(err.Error(), sonobuoy.EnvExtraArgs) {
 			t.Errorf("%s accepted: %v", bad, err)
 		}
 	}
@@ -70,7 +71,7 @@ func TestAddRunFailure(t *testing.T) {
 // binary does; its defaults are the entrypoint's; a bad flag's error lists
 // every flag it takes.
 func TestReadSettingsExtraArgs(t *testing.T) {
-	s, err := ReadSettings(env(map[string]string{EnvExtraArgs: "-timeout=5m --allow-flaky -flake-attempts=3 --allowed-not-ready-nodes=1"}))
+	s, err := ReadSettings(env(map[string]string{sonobuoy.EnvExtraArgs: "-timeout=5m --allow-flaky -flake-attempts=3 --allowed-not-ready-nodes=1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestReadSettingsExtraArgs(t *testing.T) {
 	if s.SharedFlags != want {
 		t.Errorf("flags %+v, want %+v", s.SharedFlags, want)
 	}
-	_, err = ReadSettings(env(map[string]string{EnvExtraArgs: "--procs=4"}))
+	_, err = ReadSettings(env(map[string]string{sonobuoy.EnvExtraArgs: "--procs=4"}))
 	var d runner.SharedFlags
 	flags := ExtraArgsFlags(&d)
 	if err == nil {

@@ -2,6 +2,7 @@ package incluster
 
 import (
 	"context"
+	"github.com/skewproof/skewproof/runner/sonobuoy"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,11 +77,11 @@ func TestPlanCountsTheSelectedSpecs(t *testing.T) {
 }
 
 func TestE2EEnvRecordsTheSettings(t *testing.T) {
-	for _, k := range []string{EnvFocus, EnvSkip, EnvExtraArgs, EnvExtraGinkgoArgs, EnvDryRun} {
+	for _, k := range []string{sonobuoy.EnvFocus, sonobuoy.EnvSkip, sonobuoy.EnvExtraArgs, sonobuoy.EnvExtraGinkgoArgs, sonobuoy.EnvDryRun} {
 		t.Setenv(k, "")
 	}
-	t.Setenv(EnvFocus, "seccomp")
-	t.Setenv(EnvExtraArgs, "--suites=seccomp")
+	t.Setenv(sonobuoy.EnvFocus, "seccomp")
+	t.Setenv(sonobuoy.EnvExtraArgs, "--suites=seccomp")
 	if got := strings.Join(e2eEnv(), " "); got != "E2E_FOCUS=seccomp E2E_EXTRA_ARGS=--suites=seccomp" {
 		t.Errorf("e2eEnv = %q", got)
 	}

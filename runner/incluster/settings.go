@@ -3,6 +3,7 @@ package incluster
 import (
 	"flag"
 	"fmt"
+	"github.com/skewproof/skewproof/runner/sonobuoy"
 	"io"
 	"strconv"
 	"strings"
@@ -33,7 +34,7 @@ type Settings struct {
 // the entrypoint.
 func ExtraArgsFlags(f *runner.SharedFlags) *pflag.FlagSet {
 	*f = runner.InClusterDefaults()
-	fs := pflag.NewFlagSet(EnvExtraArgs, pflag.ContinueOnError)
+	fs := pflag.NewFlagSet(sonobuoy.EnvExtraArgs, pflag.ContinueOnError)
 	fs.SortFlags = false
 	f.BindFlags(fs)
 	return fs
@@ -43,21 +44,21 @@ func ExtraArgsFlags(f *runner.SharedFlags) *pflag.FlagSet {
 // skewproof's own flags (ExtraArgsFlags); E2E_EXTRA_GINKGO_ARGS takes
 // Ginkgo's --focus, --skip, --label-filter, --dry-run and --flake-attempts.
 func ReadSettings(getenv func(string) string) (Settings, error) {
-	s := Settings{Focus: getenv(EnvFocus), Skip: getenv(EnvSkip), DryRun: getenv(EnvDryRun) == "true"}
+	s := Settings{Focus: getenv(sonobuoy.EnvFocus), Skip: getenv(sonobuoy.EnvSkip), DryRun: getenv(sonobuoy.EnvDryRun) == "true"}
 	flags := ExtraArgsFlags(&s.SharedFlags)
 	// Parsed as Go's flag package parses: like the upstream e2e binary's
 	// flags, they take one dash or two (-timeout=5m, --timeout=5m).
-	fs := flag.NewFlagSet(EnvExtraArgs, flag.ContinueOnError)
+	fs := flag.NewFlagSet(sonobuoy.EnvExtraArgs, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	flags.CopyToGoFlagSet(fs)
-	if err := fs.Parse(strings.Fields(getenv(EnvExtraArgs))); err != nil {
-		return s, fmt.Errorf("%s: %v (flags: %s)", EnvExtraArgs, err, flagNames(flags))
+	if err := fs.Parse(strings.Fields(getenv(sonobuoy.EnvExtraArgs))); err != nil {
+		return s, fmt.Errorf("%s: %v (flags: %s)", sonobuoy.EnvExtraArgs, err, flagNames(flags))
 	}
 	var err error
 	if s.Suites, err = runner.ParseSuites(s.SuiteList); err != nil {
-		return s, fmt.Errorf("%s: --suites: %v", EnvExtraArgs, err)
+		return s, fmt.Errorf("%s: --suites: %v", sonobuoy.EnvExtraArgs, err)
 	}
-	for _, a := range strings.Fields(getenv(EnvExtraGinkgoArgs)) {
+	for _, a := range strings.Fields(getenv(sonobuoy.EnvExtraGinkgoArgs)) {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch name {
 		case "focus":
@@ -82,7 +83,7 @@ func ReadSettings(getenv func(string) string) (Settings, error) {
 	shared := runner.Options{Mode: "in-cluster", Suites: s.Suites, Timeout: s.Timeout, FlakeAttempts: s.FlakeAttempts,
 		AllowedNotReadyNodes: s.AllowedNotReadyNodes, LabelFilter: s.LabelFilter, Focus: s.Focus, Skip: s.Skip, AllowFlaky: s.AllowFlaky, Certify: s.Certify}
 	if err := shared.Validate(); err != nil {
-		return s, fmt.Errorf("%s: %v", EnvExtraArgs, err)
+		return s, fmt.Errorf("%s: %v", sonobuoy.EnvExtraArgs, err)
 	}
 	return s, nil
 }

@@ -36,14 +36,18 @@ const (
 	nobody int64 = 65534
 )
 
-// Environment variables of the plugin container. E2E_FOCUS, E2E_SKIP and
-// E2E_EXTRA_ARGS carry the same meaning as in the upstream conformance image
-// (registry.k8s.io/conformance), so Sonobuoy users can reuse their habits.
+// The environment of the conformance image, declared once here for the
+// plugin that sets it and the entrypoint (runner/incluster) that reads it.
+// The E2E_ names carry the same meaning as in the upstream conformance image
+// (registry.k8s.io/conformance) and Hydrophone, so Sonobuoy and Hydrophone
+// users can reuse their habits; RESULTS_DIR is Sonobuoy's.
 const (
-	EnvResultsDir = "RESULTS_DIR"
-	EnvFocus      = "E2E_FOCUS"
-	EnvSkip       = "E2E_SKIP"
-	EnvExtraArgs  = "E2E_EXTRA_ARGS"
+	EnvResultsDir      = "RESULTS_DIR"
+	EnvFocus           = "E2E_FOCUS"
+	EnvSkip            = "E2E_SKIP"
+	EnvExtraArgs       = "E2E_EXTRA_ARGS"
+	EnvExtraGinkgoArgs = "E2E_EXTRA_GINKGO_ARGS"
+	EnvDryRun          = "E2E_DRYRUN"
 )
 
 // Result formats and drivers Sonobuoy knows. Formats: pkg/client/results/processing.go
