@@ -231,3 +231,17 @@ func TestVersionLabel(t *testing.T) {
 		}
 	}
 }
+
+// etcd 3.4 (kubeadm v1.19-v1.21) is built from the module go.etcd.io/etcd
+// at the version etcd34Versions names; 3.5 on from go.etcd.io/etcd/server/v3
+// at the tag's release.
+func TestEtcdProgramSet(t *testing.T) {
+	s := etcdProgramSet("3.4.13-0")
+	if s.Module != "go.etcd.io/etcd" || s.Version != "v0.5.0-alpha.5.0.20200910180754-dd1b699fc489" || s.Programs["etcd"] != "go.etcd.io/etcd" {
+		t.Errorf("etcd 3.4.13: %+v", s)
+	}
+	s = etcdProgramSet("3.5.6-0")
+	if s.Module != "go.etcd.io/etcd/server/v3" || s.Version != "v3.5.6" || s.Programs["etcd"] != "go.etcd.io/etcd/server/v3" {
+		t.Errorf("etcd 3.5.6: %+v", s)
+	}
+}

@@ -1,0 +1,104 @@
+// What the kubeadm configuration of a cluster changes with the control
+// plane's release: kind generates kubeadm's v1beta2 configuration before
+// v1.23 and the cgroupfs driver before v1.24
+// (sigs.k8s.io/kind/pkg/cluster/internal/kubeadm, Config), and kubelets
+// know failCgroupV1 from v1.31 on.
+
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/go-version"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/skewproof/skewproof/skew"
+)
+
+var (
+	// kubeadmV1Beta3 is the first release kind configures with kubeadm's
+	// v1beta3 API, the first with InitConfiguration's skipPhases and
+	// patches (kind passes --skip-phases=preflight on the command line
+	// before it, which leaves no way to skip the CoreDNS add-on).
+	kubeadmV1Beta3 = skew.Minor{Major: 1, Minor: 23}
+	// kindSystemdCgroups is the first release kind configures the kubelet
+	// with the systemd cgroup driver; before it kind writes cgroupfs.
+	kindSystemdCgroups = skew.Minor{Major: 1, Minor: 24}
+	// kubeletFailCgroupV1 is the first release whose KubeletConfiguration
+	// has failCgroupV1 (kubelets from v1.35 on refuse cgroup v1 unless it
+	// is false).
+	kubeletFailCgroupV1 = skew.Minor{Major: 1, Minor: 31}
+)
+
+// minorOf is the minor release of a version such as 1.19.16 or v1.37.2.
+func minorOf(v string) (skew.Minor, error) {
+	pv, err := version.NewVersion(skew.BareVersion(v))
+	if err != nil {
+		return skew.Minor{}, fmt.Errorf("version %q: %w", v, err)
+	}
+	return skew.MinorOf(pv), nil
+}
+
+// kubeadmPatches are kind's kubeadm configuration patches of a cluster
+// whose control plane is at cp, on a host of cgroup version cgroupVersion,
+// and whether the control-plane node needs the kubeadm patches directory
+// mounted (controlPlaneProbePatches).
+//
+//   - controllerManagerPatch: every release (extraArgs is a map in v1beta2
+//     and v1beta3; kind converts it for v1beta4).
+//   - noCoreDNSPatch and kubeadmPatchesConfig: from v1.23 (v1beta3). Before
+//     it the CoreDNS add-on is removed once kubeadm has made it
+//     (removeCoreDNS), and the control plane's startup probes are kubeadm's.
+//   - cgroupDriver: systemd before v1.24: the node's containerd runs
+//     containers with the systemd driver (nodeimage containerdConfig,
+//     SystemdCgroup = true), which the kubelet's driver must match; kind
+//     writes cgroupfs for those releases.
+//   - failCgroupV1: false on a cgroup v1 host, from v1.31: kubeadm of an
+//     older release would drop the unknown field anyway.
+func kubeadmPatches(cp string, cgroupVersion int) (patches []string, mountPatches bool, err error) {
+	m, err := minorOf(cp)
+	if err != nil {
+		return nil, false, err
+	}
+	patches = []string{controllerManagerPatch}
+	if !m.Less(kubeadmV1Beta3) {
+		patches = append(patches, noCoreDNSPatch, kubeadmPatchesConfig)
+		mountPatches = true
+	}
+	var kubelet []string
+	if m.Less(kindSystemdCgroups) {
+		kubelet = append(kubelet, "cgroupDriver: systemd")
+	}
+	if cgroupVersion == 1 && !m.Less(kubeletFailCgroupV1) {
+		kubelet = append(kubelet, "failCgroupV1: false")
+	}
+	if len(kubelet) > 0 {
+		patches = append(patches, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+strings.Join(kubelet, "\n")+"\n")
+	}
+	return patches, mountPatches, nil
+}
+
+// keepsCoreDNS reports whether kubeadm of release cp installs its CoreDNS
+// add-on whatever skewproof asks (before v1.23, see kubeadmPatches).
+func keepsCoreDNS(cp string) (bool, error) {
+	m, err := minorOf(cp)
+	if err != nil {
+		return false, err
+	}
+	return m.Less(kubeadmV1Beta3), nil
+}
+
+// removeCoreDNS deletes the CoreDNS Deployment kubeadm made: its image is
+// not in the node images (noCoreDNSPatch says why none is needed), so its
+// pods would never become ready.
+func removeCoreDNS(ctx context.Context, cs kubernetes.Interface) error {
+	err := cs.AppsV1().Deployments("kube-system").Delete(ctx, "coredns", metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting kubeadm's CoreDNS Deployment: %w", err)
+	}
+	return nil
+}

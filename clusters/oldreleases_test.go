@@ -1,0 +1,64 @@
+package clusters
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The kubeadm patches follow the control plane's release: skipPhases and
+// patches from v1.23 (kind's v1beta3), the kubelet's systemd cgroup driver
+// before v1.24 (kind writes cgroupfs), failCgroupV1 from v1.31 on a cgroup
+// v1 host only.
+func TestKubeadmPatchesByRelease(t *testing.T) {
+	kubelet := func(ps []string) string {
+		for _, p := range ps {
+			if strings.Contains(p, "kind: KubeletConfiguration") {
+				return p
+			}
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		cp           string
+		cgroup       int
+		skipPhases   bool
+		cgroupDriver bool
+		failCgroupV1 bool
+	}{
+		{"1.19.16", 1, false, true, false},
+		{"1.22.17", 1, false, true, false},
+		{"1.23.17", 1, true, true, false},
+		{"v1.24.17", 1, true, false, false},
+		{"1.30.14", 1, true, false, false},
+		{"1.31.14", 1, true, false, true},
+		{"1.37.2", 1, true, false, true},
+		{"1.37.2", 2, true, false, false},
+		{"1.19.16", 2, false, true, false},
+	} {
+		ps, mount, err := kubeadmPatches(c.cp, c.cgroup)
+		if err != nil {
+			t.Fatalf("%s: %v", c.cp, err)
+		}
+		if !slices.Contains(ps, controllerManagerPatch) {
+			t.Errorf("%s: no controller-manager patch", c.cp)
+		}
+		if got := slices.Contains(ps, noCoreDNSPatch) && slices.Contains(ps, kubeadmPatchesConfig); got != c.skipPhases || mount != c.skipPhases {
+			t.Errorf("%s: skipPhases/patches %v, mounted %v; want %v", c.cp, got, mount, c.skipPhases)
+		}
+		kl := kubelet(ps)
+		if got := strings.Contains(kl, "cgroupDriver: systemd"); got != c.cgroupDriver {
+			t.Errorf("%s cgroup v%d: cgroupDriver: systemd %v, want %v (%q)", c.cp, c.cgroup, got, c.cgroupDriver, kl)
+		}
+		if got := strings.Contains(kl, "failCgroupV1: false"); got != c.failCgroupV1 {
+			t.Errorf("%s cgroup v%d: failCgroupV1 %v, want %v (%q)", c.cp, c.cgroup, got, c.failCgroupV1, kl)
+		}
+		keep, err := keepsCoreDNS(c.cp)
+		if err != nil || keep == c.skipPhases {
+			t.Errorf("%s: keepsCoreDNS %v, %v", c.cp, keep, err)
+		}
+	}
+	if _, _, err := kubeadmPatches("latest", 1); err == nil {
+		t.Error("a malformed version is accepted")
+	}
+}
