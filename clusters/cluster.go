@@ -241,7 +241,7 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string, host
 			return nil, err
 		}
 	}
-	configPatches, mountPatches, err := kubeadmPatches(o.APIServer, host.CgroupVersion)
+	configPatches, mountPatches, err := kubeadmPatches(o.APIServer, host.CgroupVersion, o.FeatureGates)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ package clusters
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-version"
@@ -32,6 +34,16 @@ var (
 	// has failCgroupV1 (kubelets from v1.35 on refuse cgroup v1 unless it
 	// is false).
 	kubeletFailCgroupV1 = skew.Minor{Major: 1, Minor: 31}
+	// rootCAPublisherDefault is the first release whose
+	// kube-controller-manager publishes the kube-root-ca.crt ConfigMap in
+	// every namespace by default (RootCAConfigMap, beta). v1.19 starts the
+	// publisher only with BoundServiceAccountTokenVolume
+	// (cmd/kube-controller-manager/app/certificates.go,
+	// startRootCACertPublisher), and the e2e framework the suites are built
+	// with waits for that ConfigMap in each test namespace
+	// (test/e2e/framework, WaitForKubeRootCAInNamespace): two minutes, then
+	// the spec fails.
+	rootCAPublisherDefault = skew.Minor{Major: 1, Minor: 20}
 )
 
 // minorOf is the minor release of a version such as 1.19.16 or v1.37.2.
@@ -59,12 +71,17 @@ func minorOf(v string) (skew.Minor, error) {
 //     writes cgroupfs for those releases.
 //   - failCgroupV1: false on a cgroup v1 host, from v1.31: kubeadm of an
 //     older release would drop the unknown field anyway.
-func kubeadmPatches(cp string, cgroupVersion int) (patches []string, mountPatches bool, err error) {
+//   - kube-controller-manager's BoundServiceAccountTokenVolume gate before
+//     v1.20 (rootCAPublisherPatch), besides the cluster's gates.
+func kubeadmPatches(cp string, cgroupVersion int, gates map[string]bool) (patches []string, mountPatches bool, err error) {
 	m, err := minorOf(cp)
 	if err != nil {
 		return nil, false, err
 	}
 	patches = []string{controllerManagerPatch}
+	if m.Less(rootCAPublisherDefault) {
+		patches = append(patches, rootCAPublisherPatch(gates))
+	}
 	if !m.Less(kubeadmV1Beta3) {
 		patches = append(patches, noCoreDNSPatch, kubeadmPatchesConfig)
 		mountPatches = true
@@ -101,4 +118,24 @@ func removeCoreDNS(ctx context.Context, cs kubernetes.Interface) error {
 		return fmt.Errorf("deleting kubeadm's CoreDNS Deployment: %w", err)
 	}
 	return nil
+}
+
+// rootCAPublisherPatch turns BoundServiceAccountTokenVolume on for
+// kube-controller-manager alone, so that a v1.19 control plane publishes
+// kube-root-ca.crt (rootCAPublisherDefault); the API server keeps the
+// gate off (on there it would need the service account issuer flags, which
+// kubeadm sets only from v1.20). gates are the cluster's feature gates,
+// which kind also sets on kube-controller-manager: the patch replaces
+// that flag, so it carries them.
+func rootCAPublisherPatch(gates map[string]bool) string {
+	all := map[string]bool{}
+	for g, on := range gates {
+		all[g] = on
+	}
+	all["BoundServiceAccountTokenVolume"] = true
+	var list []string
+	for _, g := range slices.Sorted(maps.Keys(all)) {
+		list = append(list, fmt.Sprintf("%s=%t", g, all[g]))
+	}
+	return "kind: ClusterConfiguration\ncontrollerManager:\n  extraArgs:\n    feature-gates: \"" + strings.Join(list, ",") + "\"\n"
 }

@@ -36,7 +36,7 @@ func TestKubeadmPatchesByRelease(t *testing.T) {
 		{"1.37.2", 2, true, false, false},
 		{"1.19.16", 2, false, true, false},
 	} {
-		ps, mount, err := kubeadmPatches(c.cp, c.cgroup)
+		ps, mount, err := kubeadmPatches(c.cp, c.cgroup, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.cp, err)
 		}
@@ -58,7 +58,34 @@ func TestKubeadmPatchesByRelease(t *testing.T) {
 			t.Errorf("%s: keepsCoreDNS %v, %v", c.cp, keep, err)
 		}
 	}
-	if _, _, err := kubeadmPatches("latest", 1); err == nil {
+	if _, _, err := kubeadmPatches("latest", 1, nil); err == nil {
 		t.Error("a malformed version is accepted")
+	}
+}
+
+// Before v1.20 kube-controller-manager gets BoundServiceAccountTokenVolume
+// (the kube-root-ca.crt publisher) with the cluster's own gates; from v1.20
+// nothing.
+func TestRootCAPublisherPatch(t *testing.T) {
+	has := func(cp string, gates map[string]bool) string {
+		ps, _, err := kubeadmPatches(cp, 1, gates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if strings.Contains(p, "feature-gates") {
+				return p
+			}
+		}
+		return ""
+	}
+	if p := has("1.19.16", map[string]bool{"AppArmor": false}); !strings.Contains(p, `feature-gates: "AppArmor=false,BoundServiceAccountTokenVolume=true"`) || !strings.Contains(p, "controllerManager:") {
+		t.Errorf("v1.19 patch: %q", p)
+	}
+	if p := has("1.19.16", nil); !strings.Contains(p, `"BoundServiceAccountTokenVolume=true"`) {
+		t.Errorf("v1.19 patch without gates: %q", p)
+	}
+	if p := has("1.20.15", nil); p != "" {
+		t.Errorf("v1.20 patch: %q", p)
 	}
 }
