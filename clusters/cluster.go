@@ -401,6 +401,13 @@ func finishUp(ctx context.Context, p *progress.Progress, prov *cluster.Provider,
 			return nil, err
 		}
 	}
+	if grant, err := needsRootCAPublisher(o.APIServer); err != nil {
+		return nil, err
+	} else if grant {
+		if err := grantRootCAPublisher(ctx, cs); err != nil {
+			return nil, err
+		}
+	}
 	want := 1 + len(o.Kubelets)
 	var infos []NodeInfo
 	if err := p.Timed("pod networking (CNI config from each node's podCIDR)", func() error {

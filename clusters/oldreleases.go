@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-version"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -138,4 +139,47 @@ func rootCAPublisherPatch(gates map[string]bool) string {
 		list = append(list, fmt.Sprintf("%s=%t", g, all[g]))
 	}
 	return "kind: ClusterConfiguration\ncontrollerManager:\n  extraArgs:\n    feature-gates: \"" + strings.Join(list, ",") + "\"\n"
+}
+
+// needsRootCAPublisher reports whether a control plane at cp publishes
+// kube-root-ca.crt only with skewproof's help (rootCAPublisherPatch and
+// grantRootCAPublisher; before v1.20).
+func needsRootCAPublisher(cp string) (bool, error) {
+	m, err := minorOf(cp)
+	if err != nil {
+		return false, err
+	}
+	return m.Less(rootCAPublisherDefault), nil
+}
+
+// rootCAPublisher is the controller's name (and its service account's).
+const rootCAPublisher = "root-ca-cert-publisher"
+
+// grantRootCAPublisher gives the publisher's service account the role a
+// v1.20 API server's bootstrap policy gives it
+// (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/controller_policy.go):
+// a v1.19 API server makes that role only with BoundServiceAccountTokenVolume
+// on, which is left off there (rootCAPublisherPatch), so the publisher was
+// refused ("configmaps is forbidden") until the role exists; it retries.
+func grantRootCAPublisher(ctx context.Context, cs kubernetes.Interface) error {
+	name := "system:controller:" + rootCAPublisher
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules: []rbacv1.PolicyRule{
+			{Verbs: []string{"create", "update"}, APIGroups: []string{""}, Resources: []string{"configmaps"}},
+			{Verbs: []string{"create", "update", "patch"}, APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}},
+		},
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ClusterRole %s: %w", name, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: metav1.NamespaceSystem, Name: rootCAPublisher}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ClusterRoleBinding %s: %w", name, err)
+	}
+	return nil
 }

@@ -1,9 +1,13 @@
 package clusters
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // The kubeadm patches follow the control plane's release: skipPhases and
@@ -87,5 +91,31 @@ func TestRootCAPublisherPatch(t *testing.T) {
 	}
 	if p := has("1.20.15", nil); p != "" {
 		t.Errorf("v1.20 patch: %q", p)
+	}
+}
+
+// The publisher's service account is bound to a role that lets it create
+// and update ConfigMaps, as v1.20's bootstrap policy has it; granting twice
+// is no error. Only control planes before v1.20 need it.
+func TestGrantRootCAPublisher(t *testing.T) {
+	cs := fake.NewSimpleClientset()
+	ctx := context.Background()
+	for range 2 {
+		if err := grantRootCAPublisher(ctx, cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, "system:controller:root-ca-cert-publisher", metav1.GetOptions{})
+	if err != nil || b.Subjects[0].Name != "root-ca-cert-publisher" || b.Subjects[0].Namespace != "kube-system" || b.RoleRef.Name != b.Name {
+		t.Fatalf("binding %+v, %v", b, err)
+	}
+	r, err := cs.RbacV1().ClusterRoles().Get(ctx, b.RoleRef.Name, metav1.GetOptions{})
+	if err != nil || !slices.Contains(r.Rules[0].Resources, "configmaps") || !slices.Contains(r.Rules[0].Verbs, "create") {
+		t.Fatalf("role %+v, %v", r, err)
+	}
+	for cp, want := range map[string]bool{"1.19.16": true, "1.20.15": false, "1.37.2": false} {
+		if got, err := needsRootCAPublisher(cp); err != nil || got != want {
+			t.Errorf("needsRootCAPublisher(%s) = %v, %v", cp, got, err)
+		}
 	}
 }
