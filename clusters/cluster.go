@@ -232,8 +232,8 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string, host
 	}
 	// The host's facts: on a cgroup v1 host the kubelets are configured
 	// with failCgroupV1: false (kubelets from v1.35 on refuse cgroup v1
-	// otherwise); on a host with AppArmor the nodes' runtimes see it
-	// (nodeAppArmorMounts).
+	// otherwise; kubeadmPatches); on a host with AppArmor the nodes'
+	// runtimes see it (nodeAppArmorMounts).
 	var dropIn string
 	if host.AppArmor {
 		var err error
@@ -241,22 +241,24 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string, host
 			return nil, err
 		}
 	}
-	patches, err := writeKubeadmPatches()
+	configPatches, mountPatches, err := kubeadmPatches(o.APIServer, host.CgroupVersion, o.FeatureGates)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Nodes[0].ExtraMounts = append(cfg.Nodes[0].ExtraMounts, kubeadmPatchesMount(patches))
+	if mountPatches {
+		patches, err := writeKubeadmPatches()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Nodes[0].ExtraMounts = append(cfg.Nodes[0].ExtraMounts, kubeadmPatchesMount(patches))
+	}
 	for i := range cfg.Nodes {
 		if host.AppArmor {
 			cfg.Nodes[i].ExtraMounts = append(cfg.Nodes[i].ExtraMounts, nodeAppArmorMounts(dropIn)...)
 		}
 		v1alpha4.SetDefaultsNode(&cfg.Nodes[i])
 	}
-	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, controllerManagerPatch, noCoreDNSPatch, kubeadmPatchesConfig)
-	if host.CgroupVersion == 1 {
-		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches,
-			"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\n")
-	}
+	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, configPatches...)
 	return cfg, nil
 }
 
@@ -392,6 +394,20 @@ func finishUp(ctx context.Context, p *progress.Progress, prov *cluster.Provider,
 		return nil, err
 	}
 	cs := cl.Core
+	if keep, err := keepsCoreDNS(o.APIServer); err != nil {
+		return nil, err
+	} else if keep {
+		if err := removeCoreDNS(ctx, cs); err != nil {
+			return nil, err
+		}
+	}
+	if grant, err := needsRootCAPublisher(o.APIServer); err != nil {
+		return nil, err
+	} else if grant {
+		if err := grantRootCAPublisher(ctx, cs); err != nil {
+			return nil, err
+		}
+	}
 	want := 1 + len(o.Kubelets)
 	var infos []NodeInfo
 	if err := p.Timed("pod networking (CNI config from each node's podCIDR)", func() error {

@@ -47,7 +47,14 @@ func (c *Cluster) InstallCRDs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	minor, err := serverMinor(c.Core.Discovery())
+	if err != nil {
+		return err
+	}
 	for _, crd := range crds {
+		if minor < validationRulesMinor {
+			crd = withoutValidationRules(crd)
+		}
 		if err := c.apply(ctx, agent.Object{Resource: api.CRDResource, Object: crd}); err != nil {
 			return err
 		}

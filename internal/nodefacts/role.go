@@ -10,10 +10,17 @@ import (
 // the key of their NoSchedule taint).
 const controlPlaneLabel = "node-role.kubernetes.io/control-plane"
 
+// LegacyControlPlaneLabel is the role label (and taint key) kubeadm gave
+// control-plane nodes before controlPlaneLabel: alone before v1.20, beside
+// it in v1.20-v1.23, gone from v1.24 (cmd/kubeadm/app/constants,
+// LabelNodeRoleOldControlPlane).
+const LegacyControlPlaneLabel = "node-role.kubernetes.io/master"
+
 // IsControlPlane says whether a node is a control-plane node.
 func IsControlPlane(n *corev1.Node) bool {
 	_, cp := n.Labels[controlPlaneLabel]
-	return cp
+	_, legacy := n.Labels[LegacyControlPlaneLabel]
+	return cp || legacy
 }
 
 // NotReady says why a node is not Ready, with its Ready condition's status,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	nodev1 "k8s.io/api/node/v1"
+	nodev1beta1 "k8s.io/api/node/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -48,6 +49,12 @@ func EnsureRestrictedRuntimeClasses(ctx context.Context, cs kubernetes.Interface
 			ObjectMeta: metav1.ObjectMeta{Name: h, Labels: labels},
 			Handler:    h,
 		}, metav1.CreateOptions{})
+		if ResourceNotServed(err) {
+			_, err = cs.NodeV1beta1().RuntimeClasses().Create(ctx, &nodev1beta1.RuntimeClass{
+				ObjectMeta: metav1.ObjectMeta{Name: h, Labels: labels},
+				Handler:    h,
+			}, metav1.CreateOptions{})
+		}
 		switch {
 		case err == nil:
 			created = append(created, h)
@@ -64,9 +71,38 @@ func EnsureRestrictedRuntimeClasses(ctx context.Context, cs kubernetes.Interface
 func DeleteRuntimeClasses(ctx context.Context, cs kubernetes.Interface, names []string) error {
 	var errs []error
 	for _, n := range names {
-		if err := cs.NodeV1().RuntimeClasses().Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		err := cs.NodeV1().RuntimeClasses().Delete(ctx, n, metav1.DeleteOptions{})
+		if ResourceNotServed(err) {
+			err = cs.NodeV1beta1().RuntimeClasses().Delete(ctx, n, metav1.DeleteOptions{})
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("deleting RuntimeClass %s: %w", n, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// GetRuntimeClass reads RuntimeClass name as node.k8s.io/v1, or as
+// v1beta1 from an API server that serves no v1 (see ResourceNotServed); an
+// absent RuntimeClass is a NotFound error.
+func GetRuntimeClass(ctx context.Context, cs kubernetes.Interface, name string) error {
+	_, err := cs.NodeV1().RuntimeClasses().Get(ctx, name, metav1.GetOptions{})
+	if ResourceNotServed(err) {
+		_, err = cs.NodeV1beta1().RuntimeClasses().Get(ctx, name, metav1.GetOptions{})
+	}
+	return err
+}
+
+// ResourceNotServed reports whether err is the API server's 404 for a
+// resource it does not serve at that group version (no object named in
+// the status), as opposed to an absent object: node.k8s.io/v1
+// RuntimeClasses on a v1.19 API server, which serves them as v1beta1 only
+// (v1 from v1.20).
+func ResourceNotServed(err error) bool {
+	var se apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &se) {
+		return false
+	}
+	d := se.Status().Details
+	return d == nil || d.Name == ""
 }

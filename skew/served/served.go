@@ -180,12 +180,14 @@ func probeProxy(ctx context.Context, v string) (bool, error) {
 }
 
 // ModuleServed reports whether the Go module proxy serves module at
-// version v (a module cache holding it counts as served). It reads the go
-// settings without running the go command; with no HTTP proxy in GOPROXY
-// it answers false.
+// version v: its zip (a module cache holding the zip counts as served). The
+// .info alone does not: the proxy answers k8s.io/kube-controller-manager
+// v0.22.17's .info and refuses its zip (403). It reads the go settings
+// without running the go command; with no HTTP proxy in GOPROXY it answers
+// false.
 func ModuleServed(ctx context.Context, module, v string) (bool, error) {
 	if mc := goSetting("GOMODCACHE"); mc != "" {
-		if _, err := os.Stat(filepath.Join(mc, "cache", "download", module, "@v", v+".info")); err == nil {
+		if _, err := os.Stat(filepath.Join(mc, "cache", "download", module, "@v", v+".zip")); err == nil {
 			return true, nil
 		}
 	}
@@ -195,7 +197,7 @@ func ModuleServed(ctx context.Context, module, v string) (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return fileServed(ctx, base+"/"+module+"/@v/"+v+".info", module+"@"+v)
+	return fileServed(ctx, base+"/"+module+"/@v/"+v+".zip", module+"@"+v)
 }
 
 // addToCache adds v to the cached list of served versions.

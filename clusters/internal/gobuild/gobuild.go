@@ -37,9 +37,12 @@ type Progress interface {
 // ProgramSet describes static binaries built from one module served by the
 // Go module proxy, through a throw-away wrapper module that requires it.
 type ProgramSet struct {
-	Module   string            // e.g. k8s.io/kubernetes
-	Version  string            // e.g. v1.37.2
-	Replaces map[string]string // module path -> version (replace directives)
+	Module  string // e.g. k8s.io/kubernetes
+	Version string // e.g. v1.37.2
+	// Replaces are replace directives: module path -> the right-hand side,
+	// a version of the same module ("v0.26.13") or another module path and
+	// a version ("github.com/fvbommel/util v0.0.0-...", oldreleases.go).
+	Replaces map[string]string
 	Requires map[string]string // module path -> version (require directives besides Module's)
 	Programs map[string]string // binary name -> main package import path
 	LDFlags  string
@@ -53,6 +56,9 @@ type ProgramSet struct {
 	// (some of CRI-O's pseudo-versions are not in the checksum database the
 	// proxy serves).
 	ModuleSums bool
+	// KubernetesOpenAPI generates k8s.io/kubernetes's OpenAPI definitions,
+	// which the module of a release before v1.24 lacks (openapi.go).
+	KubernetesOpenAPI bool
 }
 
 func (s ProgramSet) key() string {
@@ -75,6 +81,9 @@ func (s ProgramSet) key() string {
 	}
 	if s.ModuleSums {
 		parts = append(parts, "module sums")
+	}
+	if s.KubernetesOpenAPI {
+		parts = append(parts, "kubernetes openapi")
 	}
 	return cache.Key(parts...)
 }
@@ -173,10 +182,22 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 		}
 		gomod.WriteString(")\n")
 	}
+	if s.KubernetesOpenAPI {
+		// The module's files, linked, with the generated definitions added
+		// (openapi.go): Go takes no overlay of files in the module cache.
+		kdir, err := ModuleDir(ctx, s.Module, s.Version)
+		if err != nil {
+			return "", err
+		}
+		if err := linkTree(kdir, filepath.Join(src, openAPITree)); err != nil {
+			return "", fmt.Errorf("linking %s %s into the build: %w", s.Module, s.Version, err)
+		}
+		fmt.Fprintf(&gomod, "\nreplace %s => ./%s\n", s.Module, openAPITree)
+	}
 	if len(s.Replaces) > 0 {
 		gomod.WriteString("\nreplace (\n")
 		for _, m := range slices.Sorted(maps.Keys(s.Replaces)) {
-			fmt.Fprintf(&gomod, "\t%s => %s %s\n", m, m, s.Replaces[m])
+			fmt.Fprintf(&gomod, "\t%s => %s\n", m, replaceTarget(m, s.Replaces[m]))
 		}
 		gomod.WriteString(")\n")
 	}
@@ -203,6 +224,13 @@ func Build(ctx context.Context, p Progress, s ProgramSet) (string, error) {
 		return command.Run(ctx, src, buildEnv, "go", "mod", "tidy", "-e")
 	}); err != nil {
 		return "", fmt.Errorf("resolving %s %s through the Go module proxy: %w", s.Module, s.Version, err)
+	}
+	if s.KubernetesOpenAPI {
+		if err := p.Timed(fmt.Sprintf("generating the OpenAPI definitions of %s %s (openapi-gen, as its make did; the module has none before v1.24)", s.Module, s.Version), func() error {
+			return generateOpenAPI(ctx, src, filepath.Join(src, openAPITree), buildEnv, s.Replaces)
+		}); err != nil {
+			return "", fmt.Errorf("%s %s: %w", s.Module, s.Version, err)
+		}
 	}
 	err = cache.FillLocked(dst, func(tmp string) error {
 		if names, pkgs, ok := s.oneBuild(); ok {
@@ -246,8 +274,19 @@ func seedSums(ctx context.Context, src, module, version string) error {
 	return os.WriteFile(filepath.Join(src, "go.sum"), sums, 0o644)
 }
 
-// kubernetesStaging reads k8s.io/kubernetes's go.mod at version v from the
-// module cache (downloading it) and returns a replace of every staging
+// kubernetesGoMod reads k8s.io/kubernetes's go.mod at version v from the
+// module cache (downloading it) and returns it with the module's directory.
+func kubernetesGoMod(ctx context.Context, v string) (gomod []byte, dir string, err error) {
+	dir, err = ModuleDir(ctx, "k8s.io/kubernetes", v)
+	if err != nil {
+		return nil, "", err
+	}
+	gomod, err = os.ReadFile(filepath.Join(dir, "go.mod"))
+	return gomod, dir, err
+}
+
+// kubernetesStaging reads raw, k8s.io/kubernetes's go.mod at version v,
+// and returns a replace of every staging
 // module by its published v0.Y.Z release, since the module zip holds no
 // staging/ directory, and a require at that release of every staging module
 // k8s.io/kubernetes requires (at v0.0.0 in its go.mod). With those
@@ -255,15 +294,7 @@ func seedSums(ctx context.Context, src, module, version string) error {
 // module that depends on k8s.io/kubernetes at that release does (the
 // project's own go.mod): with -trimpath both compile those packages under
 // the same cache keys, so the Go build cache shares them.
-func kubernetesStaging(ctx context.Context, v string) (replaces, requires map[string]string, err error) {
-	dir, err := ModuleDir(ctx, "k8s.io/kubernetes", v)
-	if err != nil {
-		return nil, nil, err
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-	if err != nil {
-		return nil, nil, err
-	}
+func kubernetesStaging(raw []byte, v string) (replaces, requires map[string]string, err error) {
 	replaces, requires, err = stagingDirectives(raw, v)
 	if err != nil {
 		return nil, nil, fmt.Errorf("k8s.io/kubernetes %s: %w", v, err)
@@ -379,9 +410,21 @@ func kubernetesLDFlags(v string) string {
 // KubernetesBinaries builds the named commands (kubelet, kubeadm, ...) of
 // k8s.io/kubernetes at version v and returns the directory holding them.
 func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...string) (string, error) {
-	reps, reqs, err := kubernetesStaging(ctx, "v"+skew.BareVersion(v))
+	raw, kdir, err := kubernetesGoMod(ctx, "v"+skew.BareVersion(v))
 	if err != nil {
 		return "", err
+	}
+	reps, reqs, err := kubernetesStaging(raw, "v"+skew.BareVersion(v))
+	if err != nil {
+		return "", err
+	}
+	fixes, err := dependencyFixes(raw)
+	if err != nil {
+		return "", fmt.Errorf("k8s.io/kubernetes v%s: %w", skew.BareVersion(v), err)
+	}
+	for _, f := range fixes {
+		reps[f.Module] = f.replace()
+		p.Step("%s", f.describe("v"+skew.BareVersion(v)))
 	}
 	subs, err := nearestServedStaging(ctx, reps, reqs)
 	if err != nil {
@@ -401,5 +444,8 @@ func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...stri
 		Requires: reqs,
 		Programs: progs,
 		LDFlags:  kubernetesLDFlags(v),
+		// Only kube-apiserver imports the definitions: a kubelet-only set
+		// keeps its key and build.
+		KubernetesOpenAPI: slices.Contains(names, "kube-apiserver") && needsOpenAPI(kdir),
 	})
 }

@@ -84,13 +84,42 @@ func e2eBusyBoxRef(ctx context.Context, v string) (string, error) {
 
 // etcdBinary builds etcd for a kubeadm etcd image tag such as 3.7.0-0.
 func etcdBinary(ctx context.Context, p *progress.Progress, tag string) (string, error) {
+	return gobuild.Build(ctx, p, etcdProgramSet(tag))
+}
+
+// etcdProgramSet is the build of etcd for a kubeadm etcd image tag: the
+// module go.etcd.io/etcd/server/v3 at the tag's release from etcd 3.5 on,
+// and for an etcd 3.4 release (kubeadm v1.19-v1.21 ask for 3.4.13) the
+// module go.etcd.io/etcd at the version etcd34Versions names.
+func etcdProgramSet(tag string) gobuild.ProgramSet {
 	v := "v" + strings.SplitN(tag, "-", 2)[0]
-	return gobuild.Build(ctx, p, gobuild.ProgramSet{
+	if mv, ok := etcd34Versions[v]; ok {
+		return gobuild.ProgramSet{
+			Module:   "go.etcd.io/etcd",
+			Version:  mv,
+			Programs: map[string]string{"etcd": "go.etcd.io/etcd"},
+			LDFlags:  "-s -w",
+		}
+	}
+	return gobuild.ProgramSet{
 		Module:   "go.etcd.io/etcd/server/v3",
 		Version:  v,
 		Programs: map[string]string{"etcd": "go.etcd.io/etcd/server/v3"},
 		LDFlags:  "-s -w",
-	})
+	}
+}
+
+// etcd34Versions maps an etcd 3.4 release to the version of the module
+// go.etcd.io/etcd that the build takes for it. etcd 3.4's server is the
+// module go.etcd.io/etcd (main package at its root), whose go.mod has no
+// /v3 suffix, so its v3.4.x tags are no valid versions of it: the Go
+// module proxy refuses go.etcd.io/etcd@v3.4.13 (403) and serves the 3.4
+// branch as pseudo-versions only. v3.4.13 is taken at the pseudo-version
+// Kubernetes v1.20 and v1.21 themselves require (their go.mod names it
+// v3.4.13), commit dd1b699fc489 of etcd's release-3.4 branch, whose
+// version.Version is "3.4.13".
+var etcd34Versions = map[string]string{
+	"v3.4.13": "v0.5.0-alpha.5.0.20200910180754-dd1b699fc489",
 }
 
 // pauseBinary builds the project's own pause program.

@@ -40,5 +40,8 @@ func nodeFiles(cpBin, kubeletPath, cp, kl, pause string, oci ociRuntime) *image.
 	if oci.name != "" && oci.name != OCIRunc {
 		files = files.Data(productFilesHookPath, []byte(productFilesHook), 0o755)
 	}
+	if needsCgroupBindsDropIn(kl) {
+		files = files.Data(cgroupBindsDropInPath, []byte(cgroupBindsDropIn), 0o644)
+	}
 	return files
 }

@@ -203,6 +203,10 @@ func nodeImageRef(base *baseImage, spec Spec, oci ociRuntime) (ref, key string) 
 	case CRICRIO:
 		parts = append(parts, crioKeyParts(oci)...)
 	}
+	if needsCgroupBindsDropIn(kl) {
+		// Only then: the keys of the other images stay as they were.
+		parts = append(parts, cgroupBindsDropInPath, cgroupBindsDropIn)
+	}
 	key = cache.ImageKey(parts...)
 	return nodeImageRepo + ":" + spec.tag() + "-" + key, key
 }

@@ -231,3 +231,37 @@ func TestVersionLabel(t *testing.T) {
 		}
 	}
 }
+
+// etcd 3.4 (kubeadm v1.19-v1.21) is built from the module go.etcd.io/etcd
+// at the version etcd34Versions names; 3.5 on from go.etcd.io/etcd/server/v3
+// at the tag's release.
+func TestEtcdProgramSet(t *testing.T) {
+	s := etcdProgramSet("3.4.13-0")
+	if s.Module != "go.etcd.io/etcd" || s.Version != "v0.5.0-alpha.5.0.20200910180754-dd1b699fc489" || s.Programs["etcd"] != "go.etcd.io/etcd" {
+		t.Errorf("etcd 3.4.13: %+v", s)
+	}
+	s = etcdProgramSet("3.5.6-0")
+	if s.Module != "go.etcd.io/etcd/server/v3" || s.Version != "v3.5.6" || s.Programs["etcd"] != "go.etcd.io/etcd/server/v3" {
+		t.Errorf("etcd 3.5.6: %+v", s)
+	}
+}
+
+// Kubelets before v1.21 get the drop-in that removes kind's bind mounts of
+// their cgroup root, in their node's files and image key; later ones do not.
+func TestCgroupBindsDropIn(t *testing.T) {
+	for kl, want := range map[string]bool{"v1.19.16": true, "1.20.15": true, "v1.21.14": false, "v1.37.2": false} {
+		if got := needsCgroupBindsDropIn(kl); got != want {
+			t.Errorf("needsCgroupBindsDropIn(%s) = %v, want %v", kl, got, want)
+		}
+	}
+	base := &baseImage{Key: "k"}
+	_, k1 := nodeImageRef(base, Spec{ControlPlane: "1.19.16", Kubelet: "1.19.16"}, ociRuntime{})
+	_, k2 := nodeImageRef(base, Spec{ControlPlane: "1.19.16", Kubelet: "1.19.16"}, ociRuntime{})
+	if k1 != k2 {
+		t.Fatal("the key is not stable")
+	}
+	// systemd unescapes $$ and \\ once: the shell gets $( and \. .
+	if !strings.Contains(cgroupBindsDropIn, `$$(findmnt`) || !strings.Contains(cgroupBindsDropIn, `"$$m"`) || !strings.Contains(cgroupBindsDropIn, `(\\.slice)?$$`) {
+		t.Errorf("drop-in escapes: %s", cgroupBindsDropIn)
+	}
+}

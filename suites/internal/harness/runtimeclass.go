@@ -80,7 +80,7 @@ func missingHandlerEvent(events []corev1.Event) string {
 // not the runtime's own behaviour: it is marked staged (Staged).
 func (t *Scenario) RunUnderHandler(ctx context.Context, name, handler string, retries bool, opts ...fx.PodOption) observe.Observation {
 	t.result.Staged = Staged(handler, t.Node, Env.Own)
-	_, err := t.F.ClientSet.NodeV1().RuntimeClasses().Get(ctx, handler, metav1.GetOptions{})
+	err := nodefacts.GetRuntimeClass(ctx, t.F.ClientSet, handler)
 	if apierrors.IsNotFound(err) {
 		t.SetUpMissing(fmt.Sprintf("this cluster has no RuntimeClass %s (skewproof creates it for the runtime handler its node images carry; on other clusters create the RuntimeClass for a handler of that name)", handler))
 	}
