@@ -159,25 +159,9 @@ func Check(ctx context.Context, v *version.Version) error {
 	return addToCache(v)
 }
 
-// prober asks the proxy whether it serves one version. Tests replace it.
-var prober = probeProxy
-
-// probeProxy reports whether k8s.io/kubernetes at v is in the local module
-// cache or handed out by the first HTTP proxy in GOPROXY.
-func probeProxy(ctx context.Context, v string) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if mc := goSetting("GOMODCACHE"); mc != "" {
-		if _, err := os.Stat(filepath.Join(mc, "cache", "download", KubernetesModule, "@v", v+".zip")); err == nil {
-			return true, nil
-		}
-	}
-	base := firstHTTPProxy(goSetting("GOPROXY"))
-	if base == "" {
-		return false, nil
-	}
-	return zipServed(ctx, base, v)
-}
+// prober asks the proxy whether it serves one version of k8s.io/kubernetes.
+// Tests replace it.
+var prober = func(ctx context.Context, v string) (bool, error) { return ModuleServed(ctx, KubernetesModule, v) }
 
 // ModuleServed reports whether the Go module proxy serves module at
 // version v: its zip (a module cache holding the zip counts as served). The
