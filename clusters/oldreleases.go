@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/go-version"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,9 +48,9 @@ var (
 
 // minorOf is the minor release of a version such as 1.19.16 or v1.37.2.
 func minorOf(v string) (skew.Minor, error) {
-	pv, err := version.NewVersion(skew.BareVersion(v))
+	pv, err := skew.ParseVersion(v)
 	if err != nil {
-		return skew.Minor{}, fmt.Errorf("version %q: %w", v, err)
+		return skew.Minor{}, err
 	}
 	return skew.MinorOf(pv), nil
 }
