@@ -22,6 +22,9 @@ KUBELETS ?= 1.34.4,1.35.4,1.36.3,1.37.2
 CLUSTER ?= conformance
 # MATRIX=1.34..1.37: every cluster of that matrix instead, merged into one report.
 MATRIX ?=
+# HISTORY=1: the history preset instead (MATRIX=history): the clusters of the
+# annotation eras, seccomp v1.19-v1.27 and AppArmor v1.29-v1.31.
+HISTORY ?=
 # AppArmor nodes (User-Mode Linux workers whose kernel enforces AppArmor; the
 # kernel is built once): auto (the default) gives a host whose kernel has no
 # AppArmor one per kubelet, so every AppArmor enforcement row is judged at
@@ -80,7 +83,7 @@ integration: host-uml build
 test: host-uml unit integration
 
 conformance: $(if $(filter off,$(APPARMOR_NODE)),host,host-uml) build
-	APISERVER=$(APISERVER) KUBELETS=$(KUBELETS) CLUSTER=$(CLUSTER) MATRIX=$(MATRIX) APPARMOR_NODE=$(APPARMOR_NODE) bash hack/conformance.sh
+	APISERVER=$(APISERVER) KUBELETS=$(KUBELETS) CLUSTER=$(CLUSTER) MATRIX=$(MATRIX) HISTORY=$(HISTORY) APPARMOR_NODE=$(APPARMOR_NODE) bash hack/conformance.sh
 
 images: host build
 	$(BIN) images build --kubernetes $(APISERVER)

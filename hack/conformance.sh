@@ -7,6 +7,9 @@
 # MATRIX=1.34..1.37 runs every cluster of that version matrix instead
 # (`skewproof run --matrix`), one after the other, and merges the results into
 # ARTIFACTS/report/ (junit.xml, summary.json, matrix.md, matrix.html).
+# HISTORY=1 runs the history preset the same way (`--matrix history`): the
+# clusters of the annotation eras (seccomp v1.19-v1.27, AppArmor
+# v1.29-v1.31), each with the suites its versions were read for.
 # AppArmor nodes (workers on User-Mode Linux whose kernel enforces AppArmor,
 # `skewproof run --apparmor-node`): by default (APPARMOR_NODE unset or
 # auto) a host whose kernel has no AppArmor gets one per kubelet of each
@@ -17,6 +20,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${APISERVER:=1.37.2}" "${KUBELETS:=1.34.4,1.35.4,1.36.3,1.37.2}" "${CLUSTER:=conformance}"
 # RUN_FLAGS is split into words on purpose (several flags).
+if [[ -n "${HISTORY:-}" && "${HISTORY}" != 0 ]]; then
+	MATRIX=history
+fi
 if [[ -n "${MATRIX:-}" ]]; then
 	# shellcheck disable=SC2086
 	exec bin/skewproof run --name "$CLUSTER" --matrix "$MATRIX" --apparmor-node "${APPARMOR_NODE:-auto}" --suites "${SUITES:-seccomp,apparmor,profiles}" --junit-dir "${ARTIFACTS:-_artifacts}" ${RUN_FLAGS:-}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -325,21 +326,31 @@ func WriteMatrix(w io.Writer, format Format, cs []skew.Cluster) error {
 			Name      string `json:"name"`
 			Apiserver string `json:"apiserver"`
 			Kubelets  string `json:"kubelets"`
+			// Suites, for a preset's leg: the suites its versions were read for.
+			Suites string `json:"suites,omitempty"`
 		}
 		m := struct {
 			Include []entry `json:"include"`
 		}{Include: []entry{}}
 		for _, c := range cs {
-			m.Include = append(m.Include, entry{Name: "apiserver-" + c.Apiserver, Apiserver: c.Apiserver, Kubelets: strings.Join(c.Kubelets, ",")})
+			m.Include = append(m.Include, entry{Name: "apiserver-" + c.Apiserver, Apiserver: c.Apiserver, Kubelets: strings.Join(c.Kubelets, ","), Suites: strings.Join(c.Suites, ",")})
 		}
 		return json.NewEncoder(w).Encode(m)
 	case Text, "":
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "APISERVER\tKUBELETS")
+		suites := slices.ContainsFunc(cs, func(c skew.Cluster) bool { return len(c.Suites) > 0 })
+		head := "APISERVER\tKUBELETS"
+		if suites {
+			head += "\tSUITES"
+		}
+		fmt.Fprintln(tw, head)
 		for _, c := range cs {
 			k := strings.Join(c.Kubelets, " ")
 			if len(c.Missing) > 0 {
 				k += "  (no served release of " + strings.Join(c.Missing, ", ") + ")"
+			}
+			if suites {
+				k += "\t" + strings.Join(c.Suites, ",")
 			}
 			fmt.Fprintf(tw, "%s\t%s\n", c.Apiserver, k)
 		}

@@ -30,11 +30,11 @@ type MatrixOptions struct {
 	Runtimes []clusters.NodeRuntime
 	// Parallel is how many clusters run at once (at least 1).
 	Parallel int
-	// AppArmorNodes gives every cluster an AppArmor node (User-Mode Linux)
-	// per worker, with the worker's kubelet and runtime, so that each leg
-	// judges AppArmor enforcement at each of its kubelets whatever the
-	// host's kernel.
-	AppArmorNodes bool
+	// AppArmorNodes, per cluster of Clusters, gives that cluster an
+	// AppArmor node (User-Mode Linux) per worker, with the worker's kubelet
+	// and runtime, so that the leg judges AppArmor enforcement at each of
+	// its kubelets whatever the host's kernel.
+	AppArmorNodes []bool
 	// Output receives the legs' progress when they run at once, each line
 	// prefixed with the leg's name (default os.Stderr).
 	Output io.Writer
@@ -43,6 +43,9 @@ type MatrixOptions struct {
 // Leg is one cluster of the matrix and what its run gave.
 type Leg struct {
 	Cluster skew.Cluster
+	// AppArmorNodes: the cluster has an AppArmor node per worker
+	// (MatrixOptions.AppArmorNodes).
+	AppArmorNodes bool
 	// Runtime is every worker's runtime (the default without
 	// MatrixOptions.Runtimes).
 	Runtime clusters.NodeRuntime
@@ -63,7 +66,7 @@ func LegName(prefix string, c skew.Cluster) string {
 }
 
 // legUp is the cluster of leg l: Base.Up with the leg's versions, its
-// runtime on every worker, and with AppArmorNodes one AppArmor node per
+// runtime on every worker, and with l.AppArmorNodes one AppArmor node per
 // worker.
 func (o MatrixOptions) legUp(l Leg) clusters.UpOptions {
 	up := o.Base.Up
@@ -71,7 +74,7 @@ func (o MatrixOptions) legUp(l Leg) clusters.UpOptions {
 	if !l.Runtime.IsDefault() {
 		up.Runtimes = slices.Repeat([]clusters.NodeRuntime{l.Runtime}, len(l.Cluster.Kubelets))
 	}
-	if o.AppArmorNodes {
+	if l.AppArmorNodes {
 		for _, k := range l.Cluster.Kubelets {
 			up.AppArmorNodes = append(up.AppArmorNodes, clusters.Worker{Kubelet: k, Runtime: l.Runtime})
 		}
@@ -98,13 +101,14 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 	var outMu sync.Mutex
 	n := max(o.Parallel, 1)
 	var legs []Leg
-	for _, c := range o.Clusters {
+	for i, c := range o.Clusters {
+		aa := i < len(o.AppArmorNodes) && o.AppArmorNodes[i]
 		if len(o.Runtimes) == 0 {
-			legs = append(legs, Leg{Cluster: c, Name: LegName(o.Base.Name, c)})
+			legs = append(legs, Leg{Cluster: c, AppArmorNodes: aa, Name: LegName(o.Base.Name, c)})
 		}
 		for _, rt := range o.Runtimes {
 			// The runtime in the name: skewproof-run-1-37-containerd2-crun.
-			legs = append(legs, Leg{Cluster: c, Runtime: rt, Name: LegName(o.Base.Name, c) + "-" + strings.ReplaceAll(rt.String(), "+", "-")})
+			legs = append(legs, Leg{Cluster: c, AppArmorNodes: aa, Runtime: rt, Name: LegName(o.Base.Name, c) + "-" + strings.ReplaceAll(rt.String(), "+", "-")})
 		}
 	}
 	sem := make(chan struct{}, n)
@@ -131,8 +135,11 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 				ro.OnSpec = nil
 			}
 			ro.Up = o.legUp(*l)
-			p.Step("matrix: cluster %s (kube-apiserver %s, kubelets %s, runtime %s) into %s", l.Name, l.Cluster.Apiserver,
-				strings.Join(l.Cluster.Kubelets, " "), l.Runtime, l.Dir)
+			if len(l.Cluster.Suites) > 0 {
+				ro.Suites = l.Cluster.Suites
+			}
+			p.Step("matrix: cluster %s (kube-apiserver %s, kubelets %s, runtime %s, suites %s) into %s", l.Name, l.Cluster.Apiserver,
+				strings.Join(l.Cluster.Kubelets, " "), l.Runtime, strings.Join(ro.Suites, ","), l.Dir)
 			l.Outcome, l.Err = Run(ctx, ro)
 			if l.Err != nil {
 				l.Err = fmt.Errorf("%s: %w", l.Name, l.Err)

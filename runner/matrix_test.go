@@ -23,9 +23,12 @@ func TestRunMatrixInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	legs, err := RunMatrix(ctx, MatrixOptions{Base: Options{Name: "m", JUnitDir: t.TempDir()},
-		Clusters: []skew.Cluster{{Apiserver: "1.36.3"}, {Apiserver: "1.37.2"}}})
+		Clusters: []skew.Cluster{{Apiserver: "1.36.3"}, {Apiserver: "1.37.2"}}, AppArmorNodes: []bool{false, true}})
 	if err == nil || len(legs) != 2 || !strings.Contains(err.Error(), "not started") {
 		t.Fatalf("legs %+v, err %v", legs, err)
+	}
+	if legs[0].AppArmorNodes || !legs[1].AppArmorNodes {
+		t.Errorf("AppArmor nodes per leg: %v, %v; want false, true", legs[0].AppArmorNodes, legs[1].AppArmorNodes)
 	}
 	if legs[1].Name != "m-1-37" || !strings.HasSuffix(legs[1].Dir, "/m-1-37") {
 		t.Errorf("leg 2: %+v", legs[1])
@@ -53,14 +56,14 @@ func TestRunMatrixRuntimes(t *testing.T) {
 // of its own window, on the leg's runtime; without, none.
 func TestLegUpAppArmorNodes(t *testing.T) {
 	crun := clusters.NodeRuntime{CRI: "containerd2", OCI: "crun"}
-	o := MatrixOptions{Base: Options{Up: clusters.UpOptions{UMLKernel: "/k"}}, AppArmorNodes: true}
-	leg := Leg{Cluster: skew.Cluster{Apiserver: "1.36.3", Kubelets: []string{"1.33.13", "1.36.3"}}, Runtime: crun}
+	o := MatrixOptions{Base: Options{Up: clusters.UpOptions{UMLKernel: "/k"}}}
+	leg := Leg{Cluster: skew.Cluster{Apiserver: "1.36.3", Kubelets: []string{"1.33.13", "1.36.3"}}, Runtime: crun, AppArmorNodes: true}
 	up := o.legUp(leg)
 	want := []clusters.Worker{{Kubelet: "1.33.13", Runtime: crun}, {Kubelet: "1.36.3", Runtime: crun}}
 	if !slices.Equal(up.AppArmorNodes, want) || up.APIServer != "1.36.3" || len(up.Runtimes) != 2 || up.UMLKernel != "/k" {
 		t.Errorf("leg cluster %+v, want AppArmor nodes %v", up, want)
 	}
-	o.AppArmorNodes = false
+	leg.AppArmorNodes = false
 	if up := o.legUp(leg); up.AppArmorNodes != nil {
 		t.Errorf("without AppArmorNodes: %v", up.AppArmorNodes)
 	}

@@ -14,6 +14,9 @@ type Cluster struct {
 	Kubelets  []string `json:"kubelets"`
 	// Missing lists allowed kubelet minors with no served release.
 	Missing []string `json:"missingKubeletMinors,omitempty"`
+	// Suites, when set, are the suites the cluster runs (a preset's legs
+	// run only the suites whose rules were read at their versions).
+	Suites []string `json:"suites,omitempty"`
 }
 
 // ParseMinorRange parses "1.34..1.37" (or a single "1.34").

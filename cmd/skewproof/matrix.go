@@ -1,19 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/reports"
-	"github.com/skewproof/skewproof/skew"
-	"github.com/skewproof/skewproof/skew/served"
 )
 
 func newMatrixCmd() *cobra.Command {
 	var rangeFlag, format string
 	c := &cobra.Command{
 		Use:   "matrix --apiserver 1.34..1.37 [--format text|json|github]",
-		Short: "print the clusters to run for a range of kube-apiserver minors (text, json or a GitHub Actions matrix)",
+		Short: "print the clusters to run for a range of kube-apiserver minors or the history preset (text, json or a GitHub Actions matrix)",
 		Args:  noArgs("; give the range with --apiserver, e.g. --apiserver 1.34..1.37"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := reports.ParseFormat(format, reports.MatrixFormats...)
@@ -23,22 +22,14 @@ func newMatrixCmd() *cobra.Command {
 			if rangeFlag == "" {
 				return cli.Usagef("--apiserver is required, e.g. skewproof matrix --apiserver 1.34..1.37")
 			}
-			from, to, err := skew.ParseMinorRange(rangeFlag)
+			clusters, err := planMatrix(cmd.Context(), rangeFlag)
 			if err != nil {
-				return cli.Usagef("--apiserver: %v", err)
-			}
-			list, err := served.Versions(cmd.Context())
-			if err != nil {
-				return err
-			}
-			clusters, err := skew.Matrix(list, from, to)
-			if err != nil {
-				return cli.Usagef("--apiserver: %v", err)
+				return fmt.Errorf("--apiserver: %w", err)
 			}
 			return reports.WriteMatrix(oracleOut, f, clusters)
 		},
 	}
-	c.Flags().StringVar(&rangeFlag, "apiserver", "", "kube-apiserver minors, e.g. 1.34..1.37 or 1.36")
+	c.Flags().StringVar(&rangeFlag, "apiserver", "", "kube-apiserver minors, e.g. 1.34..1.37 or 1.36, or the preset history (the annotation eras: skewproof run --matrix history)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|github")
 	return c
 }

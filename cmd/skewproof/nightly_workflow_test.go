@@ -8,6 +8,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/skewproof/skewproof/skew"
 	"io"
 	"os"
 	"os/exec"
@@ -114,8 +115,9 @@ func TestWorkflowsActionlintCatchesBreakage(t *testing.T) {
 func matrixKeys(wf string) []string {
 	var keys []string
 	for _, expr := range regexp.MustCompile(`\$\{\{(.*?)\}\}`).FindAllStringSubmatch(wf, -1) {
-		for _, m := range regexp.MustCompile(`(?:^|[^.\w-])matrix\.([A-Za-z_][A-Za-z0-9_-]*)`).FindAllStringSubmatch(expr[1], -1) {
-			if !slices.Contains(keys, m[1]) {
+		for _, m := range regexp.MustCompile(`(?:^|[^.\w-])matrix\.([A-Za-z_][A-Za-z0-9_-]*)(\s*\|\|)?`).FindAllStringSubmatch(expr[1], -1) {
+			// matrix.K || 'default': optional, the workflow has a fallback.
+			if m[2] == "" && !slices.Contains(keys, m[1]) {
 				keys = append(keys, m[1])
 			}
 		}
@@ -181,7 +183,7 @@ func TestNightlyMatrixContract(t *testing.T) {
 	// The default range: the dispatch input's default and the fallback of
 	// a scheduled run must agree.
 	def := regexp.MustCompile(`(?m)^\s+default: "([^"]+)"`).FindStringSubmatch(wf)
-	fallback := regexp.MustCompile(`inputs\.apiserver \|\| '([^']+)'`).FindStringSubmatch(wf)
+	fallback := regexp.MustCompile(`inputs\.apiserver \|\|.*\|\| '([^']+)' \}\}`).FindStringSubmatch(wf)
 	if def == nil || fallback == nil {
 		t.Fatalf("no default range in %s (input default %v, schedule fallback %v)", nightlyWorkflow, def, fallback)
 	}
@@ -202,6 +204,21 @@ func TestNightlyMatrixContract(t *testing.T) {
 	}
 	for _, p := range matrixContract(wf, out.String()) {
 		t.Error(p)
+	}
+	// The weekly schedule runs the history preset; its legs name their suites.
+	weekly := regexp.MustCompile(`github\.event\.schedule == '([^']+)' && '` + skew.HistoryPreset + `'`).FindStringSubmatch(wf)
+	if weekly == nil || !strings.Contains(wf, `- cron: "`+weekly[1]+`"`) {
+		t.Fatalf("no schedule of %s runs the %s preset (%v)", nightlyWorkflow, skew.HistoryPreset, weekly)
+	}
+	out.Reset()
+	if code := run([]string{"matrix", "--apiserver", skew.HistoryPreset, "--format", "github"}); code != 0 {
+		t.Fatalf("matrix --apiserver %s --format github: exit %d", skew.HistoryPreset, code)
+	}
+	for _, p := range matrixContract(wf, out.String()) {
+		t.Error(p)
+	}
+	if !strings.Contains(wf, "${{ matrix.suites ||") || !strings.Contains(out.String(), `"suites":"seccomp"`) {
+		t.Errorf("the history legs' suites do not reach the workflow: %s", out.String())
 	}
 
 	broken := strings.Replace(wf, "${{ matrix.kubelets }}", "${{ matrix.kubelet }}", 1)

@@ -37,7 +37,7 @@ type runOptions struct {
 	matrixParallel                       int
 	plan                                 []skew.Cluster
 	appArmorNodes                        []clusters.Worker // --apparmor-node, resolved
-	matrixAppArmorNodes                  bool              // --matrix: every leg has an AppArmor node per worker
+	matrixAppArmorNodes                  []bool            // --matrix: per leg, an AppArmor node per worker
 	imageArgs, gateArgs                  []string
 	images                               map[string]string
 	gates                                map[string]bool
@@ -94,7 +94,7 @@ func (o runOptions) run(ctx context.Context) error {
 		if err := dockerReady(ctx); err != nil {
 			return err
 		}
-		if err := appArmorHostReady(len(o.appArmorNodes) > 0 || o.matrixAppArmorNodes, o.umlKernel); err != nil {
+		if err := appArmorHostReady(len(o.appArmorNodes) > 0 || slices.Contains(o.matrixAppArmorNodes, true), o.umlKernel); err != nil {
 			return err
 		}
 		if err := o.checkDisk(ctx); err != nil {

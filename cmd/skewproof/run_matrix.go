@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/capacity"
@@ -30,19 +31,13 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 	if err := validName(o.Name); err != nil {
 		return err
 	}
-	from, to, err := skew.ParseMinorRange(o.matrix)
-	if err != nil {
-		return cli.Usagef("--matrix: %v", err)
-	}
-	list, err := served.Versions(ctx)
-	if err != nil {
-		return err
-	}
-	if o.plan, err = skew.Matrix(list, from, to); err != nil {
-		return cli.Usagef("--matrix: %v", err)
+	var err error
+	if o.plan, err = planMatrix(ctx, o.matrix); err != nil {
+		return fmt.Errorf("--matrix: %w", err)
 	}
 	workers := 0
-	for _, c := range o.plan {
+	o.matrixAppArmorNodes = make([]bool, len(o.plan))
+	for i, c := range o.plan {
 		if err := checkPair(ctx, c.Apiserver, c.Kubelets, true); err != nil {
 			return err
 		}
@@ -51,19 +46,32 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 		}
 		// Every leg's AppArmor nodes are its workers' (all); a runtime of
 		// --matrix-runtimes changes their runtime, not their number.
-		aa, err := resolveAppArmorNodes(o.appArmorNode, workersOf(c.Kubelets, nil), autoAddsAppArmorNodes(o.suites), nil)
+		suites := o.suites
+		if len(c.Suites) > 0 {
+			// A preset's leg runs the asked suites its versions were read for.
+			if suites != nil {
+				suites = slices.DeleteFunc(slices.Clone(c.Suites), func(s string) bool { return !slices.Contains(o.suites, s) })
+				if len(suites) == 0 {
+					return cli.Usagef("--matrix %s: the cluster of kube-apiserver %s runs only %s (the suites whose rules were read at its versions), --suites asks for %s", o.matrix, c.Apiserver, strings.Join(c.Suites, ","), strings.Join(o.suites, ","))
+				}
+			} else {
+				suites = c.Suites
+			}
+			o.plan[i].Suites = suites
+		}
+		aa, err := resolveAppArmorNodes(o.appArmorNode, workersOf(c.Kubelets, nil), autoAddsAppArmorNodes(suites), nil)
 		if err != nil {
 			return err
 		}
-		if len(aa) > 0 {
-			o.matrixAppArmorNodes = true
+		if len(aa) > 0 && (suites == nil || slices.Contains(suites, "apparmor")) {
+			o.matrixAppArmorNodes[i] = true
 			if err := checkAppArmorNodes(ctx, c.Apiserver, aa); err != nil {
 				return err
 			}
 		}
 		workers = max(workers, len(c.Kubelets)+len(aa)*umlNodeWorkers)
 	}
-	if o.umlKernel != "" && !o.matrixAppArmorNodes {
+	if o.umlKernel != "" && !slices.Contains(o.matrixAppArmorNodes, true) {
 		return cli.Usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
 	}
 	if err := capacity.CheckClusterFits(workers); err != nil {
@@ -74,6 +82,32 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 			o.matrixParallel, o.matrixParallel, workers, o.matrixParallel*capacity.ClusterMemoryMiB(workers), avail, fit)
 	}
 	return nil
+}
+
+// planMatrix plans the clusters of a --matrix: a range of kube-apiserver
+// minors (skew.Matrix) or the preset "history" (skew.History).
+func planMatrix(ctx context.Context, spec string) ([]skew.Cluster, error) {
+	var from, to skew.Minor
+	if spec != skew.HistoryPreset {
+		var err error
+		if from, to, err = skew.ParseMinorRange(spec); err != nil {
+			return nil, cli.Usagef("%v (or the preset %q)", err, skew.HistoryPreset)
+		}
+	}
+	list, err := served.Versions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var plan []skew.Cluster
+	if spec == skew.HistoryPreset {
+		plan, err = skew.History(list)
+	} else {
+		plan, err = skew.Matrix(list, from, to)
+	}
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	return plan, nil
 }
 
 // runMatrix runs every cluster of the plan, then merges their results into

@@ -1,0 +1,145 @@
+package skew
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/go-version"
+)
+
+// HistoryPreset is the name of the preset matrix of the annotation eras
+// (`skewproof run --matrix history`).
+const HistoryPreset = "history"
+
+// historyLeg is one cluster of the history preset, by minors.
+type historyLeg struct {
+	apiserver string
+	kubelets  []string
+}
+
+// historyLegs are the clusters of the annotation eras: seccomp's (the API
+// server copied field and annotation v1.19 to v1.26, kubelets read the
+// annotations until v1.24) and AppArmor's (the v1.30 API server copies the
+// fields to the annotations that the kubelets before v1.30 read). Together
+// they put a cluster on both sides of every minor where an upstream window
+// of a rule changes, up to the end of each era (HistoryChanges;
+// TestHistoryCoversEveryChange). Each leg stays within its era's skew
+// policy, and a kubelet older than its API server is there because a
+// change at that kubelet minor needs it; the others run the API server's
+// own kubelet, which costs no build of its own.
+var historyLegs = []historyLeg{
+	{"1.20", []string{"1.19", "1.20"}}, // kubelet 1.19|1.20: an updated annotation applied on restart
+	{"1.21", []string{"1.21"}},         // API server 1.20|1.21: batch/v1 CronJob
+	{"1.22", []string{"1.22"}},         // API server 1.21|1.22: the annotation warnings begin
+	{"1.23", []string{"1.22", "1.23"}}, // 1.22|1.23 both: ephemeral containers on by default, warning text
+	{"1.24", []string{"1.24"}},         // API server 1.24|1.25: the field-to-annotation copy stops
+	{"1.25", []string{"1.25"}},
+	// KEP-135's promise: fields enforced on a kubelet that reads only annotations.
+	{"1.26", []string{"1.24", "1.26"}}, // API server 1.26|1.27: the annotation-to-field copy stops
+	{"1.27", []string{"1.25", "1.27"}},
+	{"1.29", []string{"1.29"}}, // API server 1.29|1.30: the appArmorProfile fields
+	// KEP-24's promise: the v1.30 API server copies fields to the
+	// annotations that a v1.29 kubelet reads.
+	{"1.30", []string{"1.29", "1.30"}}, // API server and kubelet 1.29|1.30: the appArmorProfile fields
+	{"1.31", []string{"1.30", "1.31"}}, // API server and kubelet 1.30|1.31: GA, admission rejects
+}
+
+// historyEraEnds are the minors from which a family's migration is over:
+// seccomp's annotations stopped working in v1.27 (KEP-135 §Version Skew
+// Strategy), AppArmor's fields are GA and the annotations deprecated from
+// v1.31 (KEP-24 §Removing annotation support, Phase 2). Changes at or before
+// the end are the preset's; later ones are the default matrix's.
+var historyEraEnds = map[string]Minor{"seccomp": {1, 27}, "apparmor": {1, 31}}
+
+// History plans the clusters of the history preset, each version at the
+// newest served patch of its minor. Each cluster lists the suites whose
+// rules were read at every one of its versions (Cluster.Suites): the
+// oracle answers only where the sources were read, and a suite outside
+// them would judge nothing.
+func History(served []*version.Version) ([]Cluster, error) {
+	var out []Cluster
+	newest := func(s string) (string, error) {
+		v := NewestServed(served, mustMinor(s))
+		if v == nil {
+			return "", fmt.Errorf("history: no served release of kubernetes v%s; served releases: %s", s, joinVersions(served))
+		}
+		return v.String(), nil
+	}
+	for _, l := range historyLegs {
+		a, err := newest(l.apiserver)
+		if err != nil {
+			return nil, err
+		}
+		c := Cluster{Apiserver: a}
+		for _, k := range l.kubelets {
+			v, err := newest(k)
+			if err != nil {
+				return nil, err
+			}
+			c.Kubelets = append(c.Kubelets, v)
+		}
+		c.Suites = FamiliesRead(append([]string{l.apiserver}, l.kubelets...))
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// FamiliesRead lists the rule families ("seccomp", "apparmor") whose
+// rules' sources were read at every one of the minors.
+func FamiliesRead(minors []string) []string {
+	var out []string
+	for _, r := range Rules() {
+		f := Family(r.ID)
+		if slices.Contains(out, f) {
+			continue
+		}
+		read := r.Read.Window()
+		if !slices.ContainsFunc(minors, func(m string) bool { return !read.ContainsMinor(mustMinor(m)) }) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Family is the family of a rule id: its first path element.
+func Family(id string) string {
+	f, _, _ := strings.Cut(id, "/")
+	return f
+}
+
+// WindowChange is a minor where an upstream window of a rule changes, at the
+// component whose version selects the rule's upstream phase.
+type WindowChange struct {
+	ID        string
+	Component Component
+	At        Minor
+}
+
+// HistoryChanges lists the changes of the rules' upstream windows within
+// the releases read for them, up to the end of their family's era
+// (historyEraEnds), whose minor before is read too: the places the history
+// preset must observe on both sides.
+func HistoryChanges() []WindowChange {
+	var out []WindowChange
+	for _, r := range Rules() {
+		end, ok := historyEraEnds[Family(r.ID)]
+		if !ok || r.SameAs != "" {
+			continue
+		}
+		c := r.Component
+		if r.UpstreamAt != "" {
+			c = r.UpstreamAt
+		}
+		read := r.Read.Window()
+		for _, p := range r.Upstream {
+			m := p.Window.From
+			before := Minor{m.Major, m.Minor - 1}
+			if p.Window.openStart() || end.Less(m) || !read.ContainsMinor(m) || !read.ContainsMinor(before) {
+				continue
+			}
+			out = append(out, WindowChange{ID: r.ID, Component: c, At: m})
+		}
+	}
+	return out
+}

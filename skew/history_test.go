@@ -1,0 +1,82 @@
+package skew
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/hashicorp/go-version"
+)
+
+func historyServed(t *testing.T) []*version.Version {
+	t.Helper()
+	var served []*version.Version
+	for m := 19; m <= 37; m++ {
+		served = append(served, version.Must(version.NewVersion(fmt.Sprintf("1.%d.3", m))))
+	}
+	return served
+}
+
+// TestHistoryCoversEveryChange: for every change of an upstream window in
+// the eras, a leg runs the rule's suite with the component at the minor
+// before the change and a leg at the minor of the change.
+func TestHistoryCoversEveryChange(t *testing.T) {
+	legs, err := History(historyServed(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(c WindowChange, m Minor) bool {
+		for _, l := range legs {
+			if !slices.Contains(l.Suites, Family(c.ID)) {
+				continue
+			}
+			vs := l.Kubelets
+			if c.Component == Apiserver {
+				vs = []string{l.Apiserver}
+			}
+			for _, v := range vs {
+				if MinorOf(MustParseVersion(v)) == m {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	changes := HistoryChanges()
+	if len(changes) < 10 {
+		t.Fatalf("only %d changes found in the eras: %v", len(changes), changes)
+	}
+	for _, c := range changes {
+		before := Minor{c.At.Major, c.At.Minor - 1}
+		if !at(c, before) || !at(c, c.At) {
+			t.Errorf("%s changes at %s %s: no leg runs it at %s and at %s (legs %+v)", c.ID, c.Component, c.At, before, c.At, legs)
+		}
+	}
+}
+
+// TestHistoryLegsWithinPolicy: every leg's kubelets are ones its API
+// server's skew policy allows, and every leg runs the seccomp suite.
+func TestHistoryLegsWithinPolicy(t *testing.T) {
+	legs, err := History(historyServed(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range legs {
+		allowed := KubeletMinors(MustParseVersion(l.Apiserver))
+		for _, k := range l.Kubelets {
+			if !slices.Contains(allowed, MinorOf(MustParseVersion(k))) {
+				t.Errorf("leg %s: kubelet %s is outside the skew policy (%v)", l.Apiserver, k, allowed)
+			}
+		}
+		if !slices.Contains(l.Suites, "seccomp") {
+			t.Errorf("leg %s runs %v, not the seccomp suite", l.Apiserver, l.Suites)
+		}
+		wantAA := !MinorOf(MustParseVersion(l.Apiserver)).Less(Minor{1, 29}) && !slices.ContainsFunc(l.Kubelets, func(k string) bool { return MinorOf(MustParseVersion(k)).Less(Minor{1, 29}) })
+		if slices.Contains(l.Suites, "apparmor") != wantAA {
+			t.Errorf("leg %s %v: suites %v, want apparmor %v (AppArmor's sources were read from v1.29)", l.Apiserver, l.Kubelets, l.Suites, wantAA)
+		}
+	}
+	if _, err := History(historyServed(t)[5:]); err == nil {
+		t.Error("History with v1.20 not served: no error")
+	}
+}
