@@ -157,6 +157,24 @@ type simulateRecord struct {
 	// RuntimeNotResearched and RuntimeSource: see skew.Expectation.
 	RuntimeNotResearched string `json:"runtimeNotResearched,omitempty"`
 	RuntimeSource        string `json:"runtimeSource,omitempty"`
+	// Observed: see skew.Expectation.
+	Observed []skew.ObservedVerdict `json:"observed,omitempty"`
+}
+
+// observedText says on which clusters a real run gave the rule's verdict at
+// these minors ("" when none did).
+func observedText(e skew.Expectation) string {
+	var out []string
+	for _, o := range e.Observed {
+		s := string(o.Verdict) + " on " + o.Cluster()
+		if o.Runtime != "" {
+			s += " (" + o.Runtime + ")"
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // WriteSimulation renders expectations as text, json or markdown. command
@@ -167,7 +185,7 @@ func WriteSimulation(w io.Writer, format Format, es []skew.Expectation, command 
 		recs := make([]simulateRecord, len(es))
 		for i, e := range es {
 			recs[i] = simulateRecord{e.ID, e.Title, e.KEPRef, e.Component, e.Apiserver, e.Kubelet, e.Version,
-				e.Expected, e.KEPPlanned, e.KEPPhase, e.Phase, e.Deviation, e.Reason, e.Source, e.Skip, e.RuntimeNotResearched, e.RuntimeSource}
+				e.Expected, e.KEPPlanned, e.KEPPhase, e.Phase, e.Deviation, e.Reason, e.Source, e.Skip, e.RuntimeNotResearched, e.RuntimeSource, e.Observed}
 		}
 		return WriteJSON(w, recs)
 	case Markdown:
@@ -184,9 +202,19 @@ func WriteSimulation(w io.Writer, format Format, es []skew.Expectation, command 
 		if command != "" {
 			fmt.Fprintf(w, "Reproduce with `%s`.\n\n", command)
 		}
-		fmt.Fprintf(w, "%d scenarios, %d where upstream deviates from the KEP plan. Apiserver rules are evaluated at the apiserver version, kubelet rules at the kubelet version. \"Expected\" is what the upstream release does (what the suites assert); \"KEP plan\" is what the KEPs plan for that version.\n\n", len(es), dev)
-		fmt.Fprintln(w, "| id | component | expected (upstream) | KEP plan | deviation | skip on this host |")
-		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+		fmt.Fprintf(w, "%d scenarios, %d where upstream deviates from the KEP plan. Apiserver rules are evaluated at the apiserver version, kubelet rules at the kubelet version. \"Expected\" is what the upstream release does (what the suites assert); \"KEP plan\" is what the KEPs plan for that version.", len(es), dev)
+		observed := slices.ContainsFunc(es, func(e skew.Expectation) bool { return len(e.Observed) > 0 })
+		if observed {
+			fmt.Fprint(w, " \"Observed\" lists the real clusters of these minors that judged the rule (docs/oracle/observed.md); the others were read, not observed.")
+		}
+		fmt.Fprint(w, "\n\n")
+		if observed {
+			fmt.Fprintln(w, "| id | component | expected (upstream) | KEP plan | deviation | skip on this host | observed |")
+			fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
+		} else {
+			fmt.Fprintln(w, "| id | component | expected (upstream) | KEP plan | deviation | skip on this host |")
+			fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+		}
 		for _, e := range es {
 			plan := "same"
 			// Not researched upstream: nothing is the same, show the plan.
@@ -201,7 +229,11 @@ func WriteSimulation(w io.Writer, format Format, es []skew.Expectation, command 
 			if skipSaysAll(e) {
 				exp = e.Phase + " (see skip)"
 			}
-			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s |\n", e.ID, e.Component, mdCell(exp), mdCell(plan), d, mdCell(e.Skip))
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s |", e.ID, e.Component, mdCell(exp), mdCell(plan), d, mdCell(e.Skip))
+			if observed {
+				fmt.Fprintf(w, " %s |", mdCell(observedText(e)))
+			}
+			fmt.Fprintln(w)
 		}
 		if dev > 0 {
 			fmt.Fprint(w, "\n## Deviations\n\n")
@@ -216,7 +248,11 @@ func WriteSimulation(w io.Writer, format Format, es []skew.Expectation, command 
 	case Text, "":
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCOMPONENT\tDEVIATION\tEXPECTED")
+		observed := 0
 		for _, e := range es {
+			if len(e.Observed) > 0 {
+				observed++
+			}
 			d := "-"
 			if e.Deviation {
 				d = "yes"
@@ -231,10 +267,16 @@ func WriteSimulation(w io.Writer, format Format, es []skew.Expectation, command 
 			case e.Skip != "":
 				exp = "[skip: " + e.Skip + "] " + exp
 			}
+			if o := observedText(e); o != "" {
+				exp += " [observed: " + o + "]"
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Component, d, exp)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if observed > 0 {
+			fmt.Fprintf(w, "observed on real clusters of these minors: %d of %d answers (docs/oracle/observed.md); the rest were read, not observed\n", observed, len(es))
 		}
 		for _, e := range es {
 			if e.Deviation {

@@ -129,6 +129,9 @@ type Expectation struct {
 	// RuntimeSource cites the runtime's code the expectation was read in,
 	// for a rule whose outcome depends on the runtime.
 	RuntimeSource string `json:"runtimeSource,omitempty"`
+	// Observed lists the verdicts real clusters gave for the rule at these
+	// minors (ObservedAt; Simulate fills it).
+	Observed []ObservedVerdict `json:"observed,omitempty"`
 }
 
 // Verdict classifies an observation against an expectation.

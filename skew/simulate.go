@@ -15,7 +15,9 @@ func Simulate(apiserver, kubelet *version.Version, host HostFacts) ([]Expectatio
 	}
 	out := make([]Expectation, 0, len(ruleTable))
 	for i := range ruleTable {
-		out = append(out, ruleTable[i].expect(apiserver, kubelet, host))
+		e := ruleTable[i].expect(apiserver, kubelet, host)
+		e.Observed = ObservedAt(e.ID, MinorOf(apiserver), MinorOf(kubelet))
+		out = append(out, e)
 	}
 	return out, nil
 }
