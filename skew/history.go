@@ -85,6 +85,19 @@ func History(served []*version.Version) ([]Cluster, error) {
 	return out, nil
 }
 
+// HistoryMinors lists the minors of every version of the history preset.
+func HistoryMinors() []Minor {
+	var out []Minor
+	for _, l := range historyLegs {
+		for _, s := range append([]string{l.apiserver}, l.kubelets...) {
+			if m := mustMinor(s); !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
 // FamiliesRead lists the rule families ("seccomp", "apparmor") whose
 // rules' sources were read at every one of the minors.
 func FamiliesRead(minors []string) []string {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/go-version"
+
 	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/reports"
@@ -94,7 +96,14 @@ func planMatrix(ctx context.Context, spec string) ([]skew.Cluster, error) {
 			return nil, cli.Usagef("%v (or the preset %q)", err, skew.HistoryPreset)
 		}
 	}
-	list, err := served.Versions(ctx)
+	var list []*version.Version
+	var err error
+	if spec == skew.HistoryPreset {
+		// Its releases are old: the proxy's list omits many of their patches.
+		list, err = served.ProbeNewer(ctx, skew.HistoryMinors())
+	} else {
+		list, err = served.Versions(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}

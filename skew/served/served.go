@@ -159,6 +159,43 @@ func Check(ctx context.Context, v *version.Version) error {
 	return addToCache(v)
 }
 
+// ProbeNewer asks the proxy, for each minor, for the patches after the
+// newest one its list holds, one by one until four in a row are refused
+// (it refuses v1.29.11 to v1.29.13 and serves v1.29.14), at most 30, and
+// adds those it serves to the cached list: the list leaves out releases
+// the proxy serves by exact version (v1.29.7 to v1.29.15 among them), so
+// a plan that takes the newest patch of a minor asks first.
+// It returns the list with them.
+func ProbeNewer(ctx context.Context, minors []skew.Minor) ([]*version.Version, error) {
+	list, err := Versions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range minors {
+		newest := skew.NewestServed(list, m)
+		if newest == nil {
+			continue
+		}
+		refused := 0
+		for p := newest.Segments()[2] + 1; p <= newest.Segments()[2]+30 && refused < 4; p++ {
+			v := version.Must(version.NewVersion(fmt.Sprintf("%d.%d.%d", m.Major, m.Minor, p)))
+			ok, err := prober(ctx, "v"+v.String())
+			if err != nil {
+				break
+			}
+			if !ok {
+				refused++
+				continue
+			}
+			refused = 0
+			if err := addToCache(v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return Versions(ctx)
+}
+
 // prober asks the proxy whether it serves one version of k8s.io/kubernetes.
 // Tests replace it.
 var prober = func(ctx context.Context, v string) (bool, error) { return ModuleServed(ctx, KubernetesModule, v) }

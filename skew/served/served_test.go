@@ -151,6 +151,24 @@ func TestCheckProbesVersionsMissingFromTheList(t *testing.T) {
 	}
 }
 
+// ProbeNewer finds the patches the list leaves out, across a gap of
+// refused ones, and stops after four refused in a row.
+func TestProbeNewer(t *testing.T) {
+	t.Setenv(cachedir.Env, t.TempDir())
+	fakeLister(t, []string{"v1.29.6", "v1.37.2"}, nil)
+	asked := fakeProber(t, map[string]bool{"v1.29.7": true, "v1.29.10": true, "v1.29.14": true, "v1.29.15": true})
+	vs, err := ProbeNewer(context.Background(), []skew.Minor{{Major: 1, Minor: 29}, {Major: 1, Minor: 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := skew.NewestServed(vs, skew.Minor{Major: 1, Minor: 29}); n == nil || n.String() != "1.29.15" {
+		t.Errorf("newest 1.29 after the probes: %v (list %v)", n, vs)
+	}
+	if got := strings.Join(*asked, " "); got != "v1.29.7 v1.29.8 v1.29.9 v1.29.10 v1.29.11 v1.29.12 v1.29.13 v1.29.14 v1.29.15 v1.29.16 v1.29.17 v1.29.18 v1.29.19" {
+		t.Errorf("probed %s", got)
+	}
+}
+
 func TestGoSetting(t *testing.T) {
 	dir := t.TempDir()
 	env := filepath.Join(dir, "env")
