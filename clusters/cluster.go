@@ -25,6 +25,7 @@ import (
 	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
 	"github.com/skewproof/skewproof/internal/kubeclient"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // UpOptions describes a cluster: one control-plane node at the apiserver
@@ -214,7 +215,7 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string, host
 	cfg.Name = o.Name
 	cfg.Networking.APIServerAddress = "127.0.0.1"
 	cfg.Networking.DisableDefaultCNI = true
-	cpVersion := "v" + skew.BareVersion(o.APIServer)
+	cpVersion := "v" + release.BareVersion(o.APIServer)
 	cfg.Nodes = []v1alpha4.Node{{
 		Role:   v1alpha4.ControlPlaneRole,
 		Image:  images[Worker{}],
@@ -224,7 +225,7 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string, host
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{
 			Role:   v1alpha4.WorkerRole,
 			Image:  images[w],
-			Labels: runtimeLabels(ctx, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + skew.BareVersion(w.Kubelet)}),
+			Labels: runtimeLabels(ctx, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + release.BareVersion(w.Kubelet)}),
 		})
 	}
 	if len(o.FeatureGates) > 0 {
@@ -300,7 +301,7 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	if err != nil {
 		return nil, err
 	}
-	cpVersion := "v" + skew.BareVersion(o.APIServer)
+	cpVersion := "v" + release.BareVersion(o.APIServer)
 	if err := os.MkdirAll(filepath.Dir(o.Kubeconfig), 0o700); err != nil {
 		return nil, err
 	}

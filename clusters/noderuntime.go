@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // NodeRuntime is the container runtime of a worker: the CRI runtime its
@@ -30,7 +30,7 @@ type Worker struct {
 // String is the worker in the --kubelets grammar: "1.37.2", "1.37.2+crun",
 // "1.37.2@containerd+runc".
 func (w Worker) String() string {
-	s := skew.BareVersion(w.Kubelet)
+	s := release.BareVersion(w.Kubelet)
 	if w.Runtime.CRI != "" && w.Runtime.CRI != nodeimage.CRIContainerd {
 		s += "@" + w.Runtime.CRI
 	}

@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 var (
@@ -26,14 +26,14 @@ var (
 	// v1beta3 API, the first with InitConfiguration's skipPhases and
 	// patches (kind passes --skip-phases=preflight on the command line
 	// before it, which leaves no way to skip the CoreDNS add-on).
-	kubeadmV1Beta3 = skew.Minor{Major: 1, Minor: 23}
+	kubeadmV1Beta3 = release.Minor{Major: 1, Minor: 23}
 	// kindSystemdCgroups is the first release kind configures the kubelet
 	// with the systemd cgroup driver; before it kind writes cgroupfs.
-	kindSystemdCgroups = skew.Minor{Major: 1, Minor: 24}
+	kindSystemdCgroups = release.Minor{Major: 1, Minor: 24}
 	// kubeletFailCgroupV1 is the first release whose KubeletConfiguration
 	// has failCgroupV1 (kubelets from v1.35 on refuse cgroup v1 unless it
 	// is false).
-	kubeletFailCgroupV1 = skew.Minor{Major: 1, Minor: 31}
+	kubeletFailCgroupV1 = release.Minor{Major: 1, Minor: 31}
 	// rootCAPublisherDefault is the first release whose
 	// kube-controller-manager publishes the kube-root-ca.crt ConfigMap in
 	// every namespace by default (RootCAConfigMap, beta). v1.19 starts the
@@ -43,16 +43,16 @@ var (
 	// with waits for that ConfigMap in each test namespace
 	// (test/e2e/framework, WaitForKubeRootCAInNamespace): two minutes, then
 	// the spec fails.
-	rootCAPublisherDefault = skew.Minor{Major: 1, Minor: 20}
+	rootCAPublisherDefault = release.Minor{Major: 1, Minor: 20}
 )
 
 // minorOf is the minor release of a version such as 1.19.16 or v1.37.2.
-func minorOf(v string) (skew.Minor, error) {
-	pv, err := skew.ParseVersion(v)
+func minorOf(v string) (release.Minor, error) {
+	pv, err := release.ParseVersion(v)
 	if err != nil {
-		return skew.Minor{}, err
+		return release.Minor{}, err
 	}
-	return skew.MinorOf(pv), nil
+	return release.MinorOf(pv), nil
 }
 
 // kubeadmPatches are kind's kubeadm configuration patches of a cluster

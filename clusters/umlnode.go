@@ -18,7 +18,7 @@ import (
 	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -135,7 +135,7 @@ func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions
 	for i, w := range o.AppArmorNodes {
 		cfgs = append(cfgs, uml.Config{
 			Name: AppArmorNodeName(o.Name, i), Cluster: o.Name, Disk: built[slices.Index(distinct, images[w])], Kernel: kernel, Index: i, CPUs: cpus,
-			Labels: runtimeLabels(ctx, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + skew.BareVersion(w.Kubelet), nodefacts.AppArmorKernelLabel: "true"}),
+			Labels: runtimeLabels(ctx, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + release.BareVersion(w.Kubelet), nodefacts.AppArmorKernelLabel: "true"}),
 		})
 	}
 	return cfgs, nil

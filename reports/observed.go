@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // WriteObserved renders docs/oracle/observed.md: for every minor where a
@@ -37,7 +38,7 @@ the clusters (kube-apiserver/kubelet) that judged the rule there, with the verdi
 	both := 0
 	changes := skew.HistoryChanges()
 	for _, c := range changes {
-		before := skew.Minor{Major: c.At.Major, Minor: c.At.Minor - 1}
+		before := release.Minor{Major: c.At.Major, Minor: c.At.Minor - 1}
 		b, a := observedOn(ledger, c, before), observedOn(ledger, c, c.At)
 		if b != "" && a != "" {
 			both++
@@ -80,14 +81,14 @@ the clusters (kube-apiserver/kubelet) that judged the rule there, with the verdi
 
 // observedOn lists the clusters of the ledger that judged the change's
 // rule with its component at minor m.
-func observedOn(ledger []skew.ObservedVerdict, c skew.WindowChange, m skew.Minor) string {
+func observedOn(ledger []skew.ObservedVerdict, c skew.WindowChange, m release.Minor) string {
 	var out []string
 	for _, o := range ledger {
 		v := o.Apiserver
 		if c.Component == skew.Kubelet {
 			v = o.Kubelet
 		}
-		if o.ID != c.ID || skew.MinorOf(skew.MustParseVersion(v)) != m {
+		if o.ID != c.ID || release.MinorOf(release.MustParseVersion(v)) != m {
 			continue
 		}
 		s := string(o.Verdict) + " on " + o.Cluster()
@@ -109,8 +110,8 @@ func observedOn(ledger []skew.ObservedVerdict, c skew.WindowChange, m skew.Minor
 }
 
 // notApplicable is why rule id does not apply at minor m, if it does not.
-func notApplicable(id string, m skew.Minor) string {
-	v := skew.MustParseVersion(fmt.Sprintf("%d.%d.0", m.Major, m.Minor))
+func notApplicable(id string, m release.Minor) string {
+	v := release.MustParseVersion(fmt.Sprintf("%d.%d.0", m.Major, m.Minor))
 	e, err := skew.Expect(id, v, v, skew.DefaultHost)
 	if err != nil {
 		return ""

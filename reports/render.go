@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // WriteJSON writes v to w as JSON indented by two spaces, with a final
@@ -359,7 +360,7 @@ func WriteUpgrade(w io.Writer, format Format, from, to string, cs []skew.Change,
 
 // WriteMatrix renders a cluster plan as text, json or a GitHub Actions
 // strategy matrix.
-func WriteMatrix(w io.Writer, format Format, cs []skew.Cluster) error {
+func WriteMatrix(w io.Writer, format Format, cs []release.Cluster) error {
 	switch format {
 	case JSON:
 		return WriteJSON(w, cs)
@@ -380,7 +381,7 @@ func WriteMatrix(w io.Writer, format Format, cs []skew.Cluster) error {
 		return json.NewEncoder(w).Encode(m)
 	case Text, "":
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		suites := slices.ContainsFunc(cs, func(c skew.Cluster) bool { return len(c.Suites) > 0 })
+		suites := slices.ContainsFunc(cs, func(c release.Cluster) bool { return len(c.Suites) > 0 })
 		head := "APISERVER\tKUBELETS"
 		if suites {
 			head += "\tSUITES"
@@ -403,7 +404,7 @@ func WriteMatrix(w io.Writer, format Format, cs []skew.Cluster) error {
 
 // WriteDeviations renders the deviations between the KEP plans and upstream
 // releases for a range of minors as a Markdown section.
-func WriteDeviations(w io.Writer, format Format, from, to skew.Minor, ds []skew.DeviationEntry, command string) error {
+func WriteDeviations(w io.Writer, format Format, from, to release.Minor, ds []skew.DeviationEntry, command string) error {
 	switch format {
 	case JSON:
 		if ds == nil {

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 	"github.com/skewproof/skewproof/skew/served/servedtest"
 )
 
-func minor(t *testing.T, s string) skew.Minor {
+func minor(t *testing.T, s string) release.Minor {
 	t.Helper()
-	m, err := skew.ParseMinor(s)
+	m, err := release.ParseMinor(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +21,7 @@ func minor(t *testing.T, s string) skew.Minor {
 }
 
 func TestWriteMatrixGitHub(t *testing.T) {
-	cs, err := skew.Matrix(servedtest.Sorted(), minor(t, "1.34"), minor(t, "1.37"))
+	cs, err := release.Matrix(servedtest.Sorted(), minor(t, "1.34"), minor(t, "1.37"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestWriteMatrixGitHub(t *testing.T) {
 }
 
 func TestWriteSimulationFormats(t *testing.T) {
-	es, err := skew.Simulate(skew.MustParseVersion("1.37.2"), skew.MustParseVersion("1.34.4"), skew.DefaultHost)
+	es, err := skew.Simulate(release.MustParseVersion("1.37.2"), release.MustParseVersion("1.34.4"), skew.DefaultHost)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,16 +8,17 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // UpgradeNote says whether the control plane can run ahead of the kubelets
 // for the whole of an upgrade from one version to another (the note of
 // WriteUpgrade).
 func UpgradeNote(from, to *version.Version) string {
-	if err := skew.CheckSkew(to, from); err != nil {
-		last := skew.Minor{Major: skew.MinorOf(from).Major, Minor: skew.MinorOf(from).Minor + skew.MaxKubeletSkew(to)}
+	if err := release.CheckSkew(to, from); err != nil {
+		last := release.Minor{Major: release.MinorOf(from).Major, Minor: release.MinorOf(from).Minor + release.MaxKubeletSkew(to)}
 		return fmt.Sprintf("Kubelets at v%s cannot stay behind a v%s control plane (the skew policy allows %d minors): upgrade in steps, and upgrade the kubelets before the control plane goes past v%s.",
-			from, to, skew.MaxKubeletSkew(to), last)
+			from, to, release.MaxKubeletSkew(to), last)
 	}
 	return fmt.Sprintf("Kubelets at v%s may stay behind a v%s control plane while it is upgraded; run 'skewproof simulate --apiserver %s --kubelet %s' for that state.", from, to, to, from)
 }

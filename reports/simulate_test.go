@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 func TestHostFlagsRuntime(t *testing.T) {
@@ -33,7 +34,7 @@ func TestHostFlagsRuntime(t *testing.T) {
 // every format says which rules are judged against the KEP alone; on the
 // default host none is listed.
 func TestSimulationListsRuntimeNotResearched(t *testing.T) {
-	v := skew.MustParseVersion("1.37.2")
+	v := release.MustParseVersion("1.37.2")
 	simulate := func(rt string, format Format) string {
 		h, err := skew.ParseRuntime(rt)
 		if err != nil {

@@ -13,18 +13,18 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/internal/progress"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // MatrixOptions configure a run of every cluster of a version matrix
-// (skew.Matrix): one new cluster per kube-apiserver minor, each with the
+// (release.Matrix): one new cluster per kube-apiserver minor, each with the
 // kubelets its skew window allows.
 type MatrixOptions struct {
 	// Base is every cluster's run; Name is the prefix of the cluster names
 	// and JUnitDir the results directory that gets one directory per
 	// cluster. Base.Up carries the host facts; its versions are the leg's.
 	Base     Options
-	Clusters []skew.Cluster
+	Clusters []release.Cluster
 	// Runtimes, when given, fan every cluster out over these container
 	// runtimes: one cluster per runtime, every worker on it.
 	Runtimes []clusters.NodeRuntime
@@ -42,7 +42,7 @@ type MatrixOptions struct {
 
 // Leg is one cluster of the matrix and what its run gave.
 type Leg struct {
-	Cluster skew.Cluster
+	Cluster release.Cluster
 	// AppArmorNodes: the cluster has an AppArmor node per worker
 	// (MatrixOptions.AppArmorNodes).
 	AppArmorNodes bool
@@ -57,7 +57,7 @@ type Leg struct {
 
 // LegName is the name of a matrix cluster: the prefix and the API server's
 // minor, e.g. skewproof-run-1-37.
-func LegName(prefix string, c skew.Cluster) string {
+func LegName(prefix string, c release.Cluster) string {
 	v := c.Apiserver
 	if i := strings.LastIndex(v, "."); strings.Count(v, ".") == 2 {
 		v = v[:i]

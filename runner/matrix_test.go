@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/clusters"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 func TestLegName(t *testing.T) {
 	for in, want := range map[string]string{"1.37.2": "skewproof-1-37", "1.36": "skewproof-1-36"} {
-		if got := LegName("skewproof", skew.Cluster{Apiserver: in}); got != want {
+		if got := LegName("skewproof", release.Cluster{Apiserver: in}); got != want {
 			t.Errorf("LegName(%s) = %s, want %s", in, got, want)
 		}
 	}
@@ -23,7 +23,7 @@ func TestRunMatrixInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	legs, err := RunMatrix(ctx, MatrixOptions{Base: Options{Name: "m", JUnitDir: t.TempDir()},
-		Clusters: []skew.Cluster{{Apiserver: "1.36.3"}, {Apiserver: "1.37.2"}}, AppArmorNodes: []bool{false, true}})
+		Clusters: []release.Cluster{{Apiserver: "1.36.3"}, {Apiserver: "1.37.2"}}, AppArmorNodes: []bool{false, true}})
 	if err == nil || len(legs) != 2 || !strings.Contains(err.Error(), "not started") {
 		t.Fatalf("legs %+v, err %v", legs, err)
 	}
@@ -41,7 +41,7 @@ func TestRunMatrixRuntimes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	legs, _ := RunMatrix(ctx, MatrixOptions{Base: Options{Name: "m", JUnitDir: t.TempDir()},
-		Clusters: []skew.Cluster{{Apiserver: "1.36.3"}, {Apiserver: "1.37.2"}},
+		Clusters: []release.Cluster{{Apiserver: "1.36.3"}, {Apiserver: "1.37.2"}},
 		Runtimes: []clusters.NodeRuntime{{}, {CRI: "containerd2", OCI: "crun"}}})
 	var names []string
 	for _, l := range legs {
@@ -57,7 +57,7 @@ func TestRunMatrixRuntimes(t *testing.T) {
 func TestLegUpAppArmorNodes(t *testing.T) {
 	crun := clusters.NodeRuntime{CRI: "containerd2", OCI: "crun"}
 	o := MatrixOptions{Base: Options{Up: clusters.UpOptions{UMLKernel: "/k"}}}
-	leg := Leg{Cluster: skew.Cluster{Apiserver: "1.36.3", Kubelets: []string{"1.33.13", "1.36.3"}}, Runtime: crun, AppArmorNodes: true}
+	leg := Leg{Cluster: release.Cluster{Apiserver: "1.36.3", Kubelets: []string{"1.33.13", "1.36.3"}}, Runtime: crun, AppArmorNodes: true}
 	up := o.legUp(leg)
 	want := []clusters.Worker{{Kubelet: "1.33.13", Runtime: crun}, {Kubelet: "1.36.3", Runtime: crun}}
 	if !slices.Equal(up.AppArmorNodes, want) || up.APIServer != "1.36.3" || len(up.Runtimes) != 2 || up.UMLKernel != "/k" {

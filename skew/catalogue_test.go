@@ -2,6 +2,7 @@ package skew
 
 import (
 	"bufio"
+	"github.com/skewproof/skewproof/skew/release"
 	"os"
 	"strings"
 	"testing"
@@ -85,7 +86,7 @@ func TestRulesAreComplete(t *testing.T) {
 		// Every minor from long before the served range to past it has
 		// exactly one phase, in plan and upstream.
 		for m := 10; m <= 45; m++ {
-			v := MustParseVersion("1." + itoa(m) + ".0")
+			v := release.MustParseVersion("1." + itoa(m) + ".0")
 			for name, ps := range map[string][]Phase{"KEP": r.KEP, "upstream": r.Upstream} {
 				n := 0
 				for _, p := range ps {

@@ -1,6 +1,7 @@
 package skew
 
 import (
+	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 	"testing"
 )
@@ -25,8 +26,8 @@ func TestConfinedOutcomesNameAnEffect(t *testing.T) {
 	for _, r := range Rules() {
 		for _, a := range versions {
 			for _, k := range versions {
-				av, kv := MustParseVersion(a), MustParseVersion(k)
-				if CheckSkew(av, kv) != nil {
+				av, kv := release.MustParseVersion(a), release.MustParseVersion(k)
+				if release.CheckSkew(av, kv) != nil {
 					continue
 				}
 				for _, h := range hosts {
@@ -58,7 +59,7 @@ func TestInheritRulesUseAProfileUnlikeTheDefault(t *testing.T) {
 		{"seccomp/kubelet/precedence", "1.37.2", "1.34.4"},
 		{"seccomp/update/annotation-ignored", "1.37.2", "1.37.2"},
 	} {
-		e, err := Expect(c.id, MustParseVersion(c.apiserver), MustParseVersion(c.kubelet), DefaultHost)
+		e, err := Expect(c.id, release.MustParseVersion(c.apiserver), release.MustParseVersion(c.kubelet), DefaultHost)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func TestInheritRulesUseAProfileUnlikeTheDefault(t *testing.T) {
 // what makes the container unconfined, and it is asserted.
 func TestPrecedenceAssertsTheStoredField(t *testing.T) {
 	for _, a := range []string{"1.23.17", "1.24.17", "1.25.16", "1.26.15"} {
-		e, err := Expect("seccomp/kubelet/precedence", MustParseVersion(a), MustParseVersion(a), DefaultHost)
+		e, err := Expect("seccomp/kubelet/precedence", release.MustParseVersion(a), release.MustParseVersion(a), DefaultHost)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +84,7 @@ func TestPrecedenceAssertsTheStoredField(t *testing.T) {
 			t.Errorf("at v%s: want the stored container field Unconfined and Seccomp: 0, got %+v", a, e.Expected)
 		}
 	}
-	e, _ := Expect("seccomp/kubelet/precedence", MustParseVersion("1.27.16"), MustParseVersion("1.27.16"), DefaultHost)
+	e, _ := Expect("seccomp/kubelet/precedence", release.MustParseVersion("1.27.16"), release.MustParseVersion("1.27.16"), DefaultHost)
 	if _, ok := e.Expected.Fields[ContainerSeccompType]; ok {
 		t.Errorf("at v1.27: no copy, no field asserted: %+v", e.Expected)
 	}
@@ -96,7 +97,7 @@ func TestPrecedenceAssertsTheStoredField(t *testing.T) {
 // was not researched.
 func TestUnreadRuntimeStillConfines(t *testing.T) {
 	unread := host(t, "cri-o/1.33.0+youki")
-	e, err := Expect("apparmor/static-pod/annotation-copy", MustParseVersion("1.37.2"), MustParseVersion("1.37.2"), unread)
+	e, err := Expect("apparmor/static-pod/annotation-copy", release.MustParseVersion("1.37.2"), release.MustParseVersion("1.37.2"), unread)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestUnreadRuntimeStillConfines(t *testing.T) {
 	if !strings.Contains(e.RuntimeNotResearched, "not researched") {
 		t.Errorf("the KEP phase names the runtime default: want RuntimeNotResearched, got %q", e.RuntimeNotResearched)
 	}
-	e, _ = Expect("apparmor/create/empty-annotation", MustParseVersion("1.37.2"), MustParseVersion("1.37.2"), unread)
+	e, _ = Expect("apparmor/create/empty-annotation", release.MustParseVersion("1.37.2"), release.MustParseVersion("1.37.2"), unread)
 	if c := e.Expected.Container; c == nil || c.AppArmorProfile != RuntimeDefaultMarker {
 		t.Errorf("empty-annotation on an unread runtime: want the runtime default asserted, got %+v", c)
 	}

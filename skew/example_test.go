@@ -4,14 +4,15 @@ import (
 	"fmt"
 
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // A spec asks the oracle what to expect for the cluster it runs against,
 // asserts the observation against Expected, and classifies the result with
 // Verdict.
 func ExampleExpect() {
-	apiserver, _ := skew.ParseVersion("v1.37.2")
-	kubelet, _ := skew.ParseVersion("1.34.4")
+	apiserver, _ := release.ParseVersion("v1.37.2")
+	kubelet, _ := release.ParseVersion("1.34.4")
 	host := skew.HostFacts{AppArmor: false, Seccomp: true, Runtime: "containerd"}
 
 	e, err := skew.Expect("apparmor/failure/row-5", apiserver, kubelet, host)

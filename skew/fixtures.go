@@ -1,5 +1,7 @@
 package skew
 
+import "github.com/skewproof/skewproof/skew/release"
+
 import "fmt"
 
 // Names the scenarios use, so specs and oracle agree on what is sent.
@@ -73,13 +75,18 @@ var (
 
 // always is a phase that holds for every version.
 func always(name string, o Observation) []Phase {
-	return []Phase{{Name: name, Window: Window{}, Obs: o}}
+	return []Phase{{Name: name, Window: release.Window{}, Obs: o}}
 }
 
-func phase(name string, w Window, o Observation) Phase { return Phase{Name: name, Window: w, Obs: o} }
+func phase(name string, w release.Window, o Observation) Phase {
+	return Phase{Name: name, Window: w, Obs: o}
+}
 
-func unresearched(name string, w Window, o Observation) Phase {
+func unresearched(name string, w release.Window, o Observation) Phase {
 	return Phase{Name: name, Window: w, Obs: o, Unresearched: true}
 }
 
 func na(summary string) Observation { return Observation{Summary: summary, NotApplicable: summary} }
+
+// win builds a rule's window from "1.30" style minors; "" leaves that end open.
+var win = release.MustWindow

@@ -2,6 +2,7 @@ package skew
 
 import (
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"strconv"
 	"strings"
 
@@ -10,15 +11,15 @@ import (
 
 // gateLife is the lifecycle of a feature gate the KEPs name: from which
 // minor it is locked to its default (true), and in which it is removed.
-type gateLife struct{ locked, removed Minor }
+type gateLife struct{ locked, removed release.Minor }
 
 // knownGates, read from pkg/features/kube_features.go and
 // versioned_kube_features.go of k8s.io/kubernetes v1.30.14…v1.33.13:
 // AppArmor and AppArmorFields are GA with LockToDefault from v1.31 and
 // gone in v1.33.
 var knownGates = map[string]gateLife{
-	"AppArmor":       {locked: Minor{1, 31}, removed: Minor{1, 33}},
-	"AppArmorFields": {locked: Minor{1, 31}, removed: Minor{1, 33}},
+	"AppArmor":       {locked: release.Minor{Major: 1, Minor: 31}, removed: release.Minor{Major: 1, Minor: 33}},
+	"AppArmorFields": {locked: release.Minor{Major: 1, Minor: 31}, removed: release.Minor{Major: 1, Minor: 33}},
 }
 
 // FeatureMetricSince is the first minor whose kube-apiserver reports its
@@ -27,7 +28,7 @@ var knownGates = map[string]gateLife{
 // utilfeature.DefaultMutableFeatureGate.AddMetrics(), v1.25.16 has no such
 // call and k8s.io/component-base v0.25.16 no such metric. Before it an API
 // server does not say whether a gate is enabled.
-var FeatureMetricSince = Minor{1, 26}
+var FeatureMetricSince = release.Minor{Major: 1, Minor: 26}
 
 // CheckFeatureGate says whether a component at version v accepts gate=value
 // (a gate it does not know, or a locked gate set against its default, stops
@@ -37,7 +38,7 @@ func CheckFeatureGate(gate string, value bool, v *version.Version) error {
 	if !ok {
 		return nil
 	}
-	m := MinorOf(v)
+	m := release.MinorOf(v)
 	switch {
 	case !m.Less(l.removed):
 		return fmt.Errorf("feature gate %s no longer exists in v%s (removed in v%s); use a version before v%s", gate, v, l.removed, l.removed)

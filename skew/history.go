@@ -2,6 +2,7 @@ package skew
 
 import (
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"slices"
 	"strings"
 
@@ -50,19 +51,19 @@ var historyLegs = []historyLeg{
 // Strategy), AppArmor's fields are GA and the annotations deprecated from
 // v1.31 (KEP-24 §Removing annotation support, Phase 2). Changes at or before
 // the end are the preset's; later ones are the default matrix's.
-var historyEraEnds = map[string]Minor{"seccomp": {1, 27}, "apparmor": {1, 31}}
+var historyEraEnds = map[string]release.Minor{"seccomp": {Major: 1, Minor: 27}, "apparmor": {Major: 1, Minor: 31}}
 
 // History plans the clusters of the history preset, each version at the
 // newest served patch of its minor. Each cluster lists the suites whose
 // rules were read at every one of its versions (Cluster.Suites): the
 // oracle answers only where the sources were read, and a suite outside
 // them would judge nothing.
-func History(served []*version.Version) ([]Cluster, error) {
-	var out []Cluster
+func History(served []*version.Version) ([]release.Cluster, error) {
+	var out []release.Cluster
 	newest := func(s string) (string, error) {
-		v := NewestServed(served, mustMinor(s))
+		v := release.NewestServed(served, release.MustParseMinor(s))
 		if v == nil {
-			return "", fmt.Errorf("history: no served release of kubernetes v%s; served releases: %s", s, joinVersions(served))
+			return "", fmt.Errorf("history: no served release of kubernetes v%s; served releases: %s", s, release.JoinVersions(served))
 		}
 		return v.String(), nil
 	}
@@ -71,7 +72,7 @@ func History(served []*version.Version) ([]Cluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := Cluster{Apiserver: a}
+		c := release.Cluster{Apiserver: a}
 		for _, k := range l.kubelets {
 			v, err := newest(k)
 			if err != nil {
@@ -86,11 +87,11 @@ func History(served []*version.Version) ([]Cluster, error) {
 }
 
 // HistoryMinors lists the minors of every version of the history preset.
-func HistoryMinors() []Minor {
-	var out []Minor
+func HistoryMinors() []release.Minor {
+	var out []release.Minor
 	for _, l := range historyLegs {
 		for _, s := range append([]string{l.apiserver}, l.kubelets...) {
-			if m := mustMinor(s); !slices.Contains(out, m) {
+			if m := release.MustParseMinor(s); !slices.Contains(out, m) {
 				out = append(out, m)
 			}
 		}
@@ -108,7 +109,7 @@ func FamiliesRead(minors []string) []string {
 			continue
 		}
 		read := r.Read.Window()
-		if !slices.ContainsFunc(minors, func(m string) bool { return !read.ContainsMinor(mustMinor(m)) }) {
+		if !slices.ContainsFunc(minors, func(m string) bool { return !read.ContainsMinor(release.MustParseMinor(m)) }) {
 			out = append(out, f)
 		}
 	}
@@ -126,7 +127,7 @@ func Family(id string) string {
 type WindowChange struct {
 	ID        string
 	Component Component
-	At        Minor
+	At        release.Minor
 }
 
 // HistoryChanges lists the changes of the rules' upstream windows within
@@ -147,8 +148,8 @@ func HistoryChanges() []WindowChange {
 		read := r.Read.Window()
 		for _, p := range r.Upstream {
 			m := p.Window.From
-			before := Minor{m.Major, m.Minor - 1}
-			if p.Window.openStart() || end.Less(m) || !read.ContainsMinor(m) || !read.ContainsMinor(before) {
+			before := release.Minor{Major: m.Major, Minor: m.Minor - 1}
+			if p.Window.OpenStart() || end.Less(m) || !read.ContainsMinor(m) || !read.ContainsMinor(before) {
 				continue
 			}
 			out = append(out, WindowChange{ID: r.ID, Component: c, At: m})

@@ -2,6 +2,7 @@ package skew
 
 import (
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"slices"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestHistoryCoversEveryChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := func(c WindowChange, m Minor) bool {
+	at := func(c WindowChange, m release.Minor) bool {
 		for _, l := range legs {
 			if !slices.Contains(l.Suites, Family(c.ID)) {
 				continue
@@ -35,7 +36,7 @@ func TestHistoryCoversEveryChange(t *testing.T) {
 				vs = []string{l.Apiserver}
 			}
 			for _, v := range vs {
-				if MinorOf(MustParseVersion(v)) == m {
+				if release.MinorOf(release.MustParseVersion(v)) == m {
 					return true
 				}
 			}
@@ -47,7 +48,7 @@ func TestHistoryCoversEveryChange(t *testing.T) {
 		t.Fatalf("only %d changes found in the eras: %v", len(changes), changes)
 	}
 	for _, c := range changes {
-		before := Minor{c.At.Major, c.At.Minor - 1}
+		before := release.Minor{Major: c.At.Major, Minor: c.At.Minor - 1}
 		if !at(c, before) || !at(c, c.At) {
 			t.Errorf("%s changes at %s %s: no leg runs it at %s and at %s (legs %+v)", c.ID, c.Component, c.At, before, c.At, legs)
 		}
@@ -62,16 +63,18 @@ func TestHistoryLegsWithinPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range legs {
-		allowed := KubeletMinors(MustParseVersion(l.Apiserver))
+		allowed := release.KubeletMinors(release.MustParseVersion(l.Apiserver))
 		for _, k := range l.Kubelets {
-			if !slices.Contains(allowed, MinorOf(MustParseVersion(k))) {
+			if !slices.Contains(allowed, release.MinorOf(release.MustParseVersion(k))) {
 				t.Errorf("leg %s: kubelet %s is outside the skew policy (%v)", l.Apiserver, k, allowed)
 			}
 		}
 		if !slices.Contains(l.Suites, "seccomp") {
 			t.Errorf("leg %s runs %v, not the seccomp suite", l.Apiserver, l.Suites)
 		}
-		wantAA := !MinorOf(MustParseVersion(l.Apiserver)).Less(Minor{1, 29}) && !slices.ContainsFunc(l.Kubelets, func(k string) bool { return MinorOf(MustParseVersion(k)).Less(Minor{1, 29}) })
+		wantAA := !release.MinorOf(release.MustParseVersion(l.Apiserver)).Less(release.Minor{Major: 1, Minor: 29}) && !slices.ContainsFunc(l.Kubelets, func(k string) bool {
+			return release.MinorOf(release.MustParseVersion(k)).Less(release.Minor{Major: 1, Minor: 29})
+		})
 		if slices.Contains(l.Suites, "apparmor") != wantAA {
 			t.Errorf("leg %s %v: suites %v, want apparmor %v (AppArmor's sources were read from v1.29)", l.Apiserver, l.Kubelets, l.Suites, wantAA)
 		}

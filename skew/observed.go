@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"slices"
 	"strings"
 )
@@ -64,17 +65,17 @@ func ObservedVerdicts() []ObservedVerdict { return slices.Clone(observed) }
 // ObservedAt returns the ledger's verdicts of rule id at the minors of
 // the pair: the API server's alone for an API server rule, both for a
 // kubelet rule.
-func ObservedAt(id string, apiserver, kubelet Minor) []ObservedVerdict {
+func ObservedAt(id string, apiserver, kubelet release.Minor) []ObservedVerdict {
 	r, ok := RuleByID(id)
 	if !ok {
 		return nil
 	}
 	var out []ObservedVerdict
 	for _, o := range observed {
-		if o.ID != id || MinorOf(MustParseVersion(o.Apiserver)) != apiserver {
+		if o.ID != id || release.MinorOf(release.MustParseVersion(o.Apiserver)) != apiserver {
 			continue
 		}
-		if r.Component == Kubelet && MinorOf(MustParseVersion(o.Kubelet)) != kubelet {
+		if r.Component == Kubelet && release.MinorOf(release.MustParseVersion(o.Kubelet)) != kubelet {
 			continue
 		}
 		out = append(out, o)
@@ -88,10 +89,10 @@ func SortObserved(os []ObservedVerdict) {
 		if c := strings.Compare(a.ID, b.ID); c != 0 {
 			return c
 		}
-		if c := MustParseVersion(a.Apiserver).Compare(MustParseVersion(b.Apiserver)); c != 0 {
+		if c := release.MustParseVersion(a.Apiserver).Compare(release.MustParseVersion(b.Apiserver)); c != 0 {
 			return c
 		}
-		if c := MustParseVersion(a.Kubelet).Compare(MustParseVersion(b.Kubelet)); c != 0 {
+		if c := release.MustParseVersion(a.Kubelet).Compare(release.MustParseVersion(b.Kubelet)); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Runtime, b.Runtime)

@@ -2,6 +2,7 @@ package skew
 
 import (
 	"encoding/json"
+	"github.com/skewproof/skewproof/skew/release"
 	"testing"
 )
 
@@ -20,7 +21,7 @@ func checkObserved(t testing.TB, ledger []ObservedVerdict) {
 			t.Errorf("%s at %s: runtime: %v", o.ID, o.Cluster(), err)
 			continue
 		}
-		e, err := Expect(o.ID, MustParseVersion(o.Apiserver), MustParseVersion(o.Kubelet), h)
+		e, err := Expect(o.ID, release.MustParseVersion(o.Apiserver), release.MustParseVersion(o.Kubelet), h)
 		if err != nil {
 			t.Errorf("%s at %s: %v", o.ID, o.Cluster(), err)
 			continue

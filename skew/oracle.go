@@ -3,6 +3,7 @@ package skew
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,9 +13,9 @@ import (
 
 // Phase is an observation that holds for a window of versions.
 type Phase struct {
-	Name   string      `json:"name"`
-	Window Window      `json:"window"`
-	Obs    Observation `json:"observation"`
+	Name   string         `json:"name"`
+	Window release.Window `json:"window"`
+	Obs    Observation    `json:"observation"`
 	// WithoutAppArmor, when set, replaces Obs on a host without AppArmor.
 	WithoutAppArmor *Observation `json:"withoutAppArmor,omitempty"`
 	// Unresearched marks an upstream phase whose sources were not read, so
@@ -43,9 +44,9 @@ type Rule struct {
 	Component Component `json:"component"`
 	// KEPWindow is where the rule's statement holds as the KEP plans it;
 	// UpstreamWindow is where it holds in upstream releases.
-	KEPWindow      Window        `json:"kepWindow"`
-	UpstreamWindow Window        `json:"upstreamWindow"`
-	Host           HostCondition `json:"host"`
+	KEPWindow      release.Window `json:"kepWindow"`
+	UpstreamWindow release.Window `json:"upstreamWindow"`
+	Host           HostCondition  `json:"host"`
 	// Source cites the upstream code (file and function) the upstream
 	// phases were read from.
 	Source string `json:"source"`
@@ -196,7 +197,7 @@ func Expect(id string, apiserver, kubelet *version.Version, host HostFacts) (Exp
 	if !ok {
 		return Expectation{}, fmt.Errorf("unknown scenario id %q; see 'skewproof simulate' for the list of ids", id)
 	}
-	if err := CheckSkew(apiserver, kubelet); err != nil {
+	if err := release.CheckSkew(apiserver, kubelet); err != nil {
 		return Expectation{}, err
 	}
 	return r.expect(apiserver, kubelet, host), nil
@@ -220,7 +221,7 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 	kepAlone, ownRuntimePhases := false, false
 	switch {
 	case unread != "":
-		up = unresearched("not researched", Window{}, na(unread))
+		up = unresearched("not researched", release.Window{}, na(unread))
 	case len(r.Runtimes) > 0:
 		var p Phase
 		p, rtSource, rtUnread = r.runtimePhase(host, upV)

@@ -1,12 +1,13 @@
 package skew
 
 import (
+	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 	"testing"
 )
 
 func TestExpectBadInput(t *testing.T) {
-	v := MustParseVersion
+	v := release.MustParseVersion
 	cases := []struct {
 		id, apiserver, kubelet, errFrag string
 	}{
@@ -26,14 +27,14 @@ func TestExpectBadInput(t *testing.T) {
 func TestExpectEvaluatesTheRightComponent(t *testing.T) {
 	// Apiserver 1.37 with kubelet 1.34: the apiserver rule follows 1.37,
 	// the kubelet rule follows 1.34.
-	e, err := Expect("apparmor/failure/row-5", MustParseVersion("1.37.2"), MustParseVersion("1.34.4"), HostFacts{Seccomp: true})
+	e, err := Expect("apparmor/failure/row-5", release.MustParseVersion("1.37.2"), release.MustParseVersion("1.34.4"), HostFacts{Seccomp: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e.Version != "1.34.4" || e.Component != Kubelet {
 		t.Errorf("kubelet rule evaluated at %s (%s)", e.Version, e.Component)
 	}
-	e, err = Expect("apparmor/create/field-to-annotation", MustParseVersion("1.34.4"), MustParseVersion("1.31.14"), DefaultHost)
+	e, err = Expect("apparmor/create/field-to-annotation", release.MustParseVersion("1.34.4"), release.MustParseVersion("1.31.14"), DefaultHost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestVerdict(t *testing.T) {
 }
 
 func TestHostConditions(t *testing.T) {
-	v := MustParseVersion("1.37.2")
+	v := release.MustParseVersion("1.37.2")
 	cases := []struct {
 		id   string
 		host HostFacts
@@ -92,20 +93,20 @@ func TestHostConditions(t *testing.T) {
 }
 
 func TestSimulate(t *testing.T) {
-	es, err := Simulate(MustParseVersion("1.37.2"), MustParseVersion("1.34.4"), DefaultHost)
+	es, err := Simulate(release.MustParseVersion("1.37.2"), release.MustParseVersion("1.34.4"), DefaultHost)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(es) != len(Rules()) {
 		t.Fatalf("%d expectations for %d rules", len(es), len(Rules()))
 	}
-	if _, err := Simulate(MustParseVersion("1.37.2"), MustParseVersion("1.32.13"), DefaultHost); err == nil {
+	if _, err := Simulate(release.MustParseVersion("1.37.2"), release.MustParseVersion("1.32.13"), DefaultHost); err == nil {
 		t.Error("skew beyond policy accepted")
 	}
 }
 
 func TestUpgrade(t *testing.T) {
-	cs, err := Upgrade(MustParseVersion("1.33.13"), MustParseVersion("1.37.2"), DefaultHost)
+	cs, err := Upgrade(release.MustParseVersion("1.33.13"), release.MustParseVersion("1.37.2"), DefaultHost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,17 +125,17 @@ func TestUpgrade(t *testing.T) {
 			t.Errorf("%s changes across 1.33→1.37, but seccomp behaves the same in both", id)
 		}
 	}
-	none, err := Upgrade(MustParseVersion("1.34.0"), MustParseVersion("1.34.4"), DefaultHost)
+	none, err := Upgrade(release.MustParseVersion("1.34.0"), release.MustParseVersion("1.34.4"), DefaultHost)
 	if err != nil || len(none) != 0 {
 		t.Errorf("patch upgrade: %d changes, %v", len(none), err)
 	}
-	if _, err := Upgrade(MustParseVersion("1.37.2"), MustParseVersion("1.33.13"), DefaultHost); err == nil || !strings.Contains(err.Error(), "backwards") {
+	if _, err := Upgrade(release.MustParseVersion("1.37.2"), release.MustParseVersion("1.33.13"), DefaultHost); err == nil || !strings.Contains(err.Error(), "backwards") {
 		t.Errorf("reversed upgrade: %v", err)
 	}
 }
 
 func TestDeviations(t *testing.T) {
-	ds := Deviations(Minor{1, 29}, Minor{1, 37})
+	ds := Deviations(release.Minor{Major: 1, Minor: 29}, release.Minor{Major: 1, Minor: 37})
 	want := map[string]string{
 		"apparmor/create/annotation-to-field":  "1.36,1.37",
 		"apparmor/static-pod/annotation-copy":  "1.36,1.37",
@@ -171,7 +172,7 @@ func TestSeccompDeviations(t *testing.T) {
 		"seccomp/update/annotation-ignored":  "1.19",
 	}
 	got := map[string][]string{}
-	for _, d := range Deviations(Minor{1, 10}, Minor{1, 45}) {
+	for _, d := range Deviations(release.Minor{Major: 1, Minor: 10}, release.Minor{Major: 1, Minor: 45}) {
 		if strings.HasPrefix(d.ID, "seccomp/") {
 			got[d.ID] = append(got[d.ID], d.Minors...)
 		}
@@ -210,7 +211,7 @@ func TestSatisfies(t *testing.T) {
 // simulate reports no deviation, as the suite's verdict (pass) does.
 func TestSeccompWarningIsNoDeviation(t *testing.T) {
 	for _, id := range []string{"seccomp/create/warning", "seccomp/template/no-sync"} {
-		e, err := Expect(id, MustParseVersion("1.37.2"), MustParseVersion("1.37.2"), DefaultHost)
+		e, err := Expect(id, release.MustParseVersion("1.37.2"), release.MustParseVersion("1.37.2"), DefaultHost)
 		if err != nil {
 			t.Fatal(err)
 		}

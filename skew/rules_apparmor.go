@@ -2,6 +2,7 @@ package skew
 
 import (
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 )
 
@@ -310,7 +311,7 @@ var appArmorRules = []Rule{
 		Component: Kubelet,
 		Source: "pkg/security/apparmor/helpers.go: isRequired (an AppArmor annotation other than \"unconfined\", \"\" included, requires AppArmor), GetProfile " +
 			"(\"\" gives no profile, so the runtime default applies); pkg/kubelet/kubelet.go: AppArmor admit handler soft to v1.30, hard from v1.31",
-		KEP: []Phase{{Name: "\"\" means the runtime default", Window: Window{}, Obs: aaEmptyRuns, WithoutAppArmor: &aaRow5Blocked}},
+		KEP: []Phase{{Name: "\"\" means the runtime default", Window: release.Window{}, Obs: aaEmptyRuns, WithoutAppArmor: &aaRow5Blocked}},
 		Upstream: []Phase{
 			{Name: "runtime default; without AppArmor blocked (soft admission)", Window: win("", "1.31"), Obs: aaEmptyRuns, WithoutAppArmor: &aaRow5Blocked},
 			{Name: "runtime default; without AppArmor rejected (hard admission)", Window: win("1.31", ""), Obs: aaEmptyRuns, WithoutAppArmor: &aaRow5Rejected},
@@ -388,7 +389,7 @@ var appArmorRules = []Rule{
 	{
 		ID: "apparmor/static-pod/annotation-copy", Title: "kubelet honours a static pod's annotations as fields (Phases 1-2), not in Phase 3",
 		KEPRef: appArmorKEP + " §Version Skew Strategy › Kubelet fallback; §Removing annotation support (Phase 3); §Failure and Fallback Strategy, rows 5-6 (host without AppArmor)", Component: Kubelet,
-		KEPWindow: win("", "1.36"), UpstreamWindow: Window{},
+		KEPWindow: win("", "1.36"), UpstreamWindow: release.Window{},
 		Source: "pkg/security/apparmor/helpers.go: GetProfile falls back to getProfileFromPodAnnotations and isRequired counts annotations (v1.30.14…v1.37.2); " +
 			"pkg/kubelet/config/common.go: applyDefaults has no AppArmor copy; the mirror pod's field comes from pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew",
 		KEP: []Phase{
@@ -474,7 +475,7 @@ func buildRuleTable(groups ...ruleGroup) []Rule {
 		for _, r := range g.rules {
 			if r.Upstream == nil {
 				r.Upstream = r.KEP
-				if r.UpstreamWindow == (Window{}) {
+				if r.UpstreamWindow == (release.Window{}) {
 					r.UpstreamWindow = r.KEPWindow
 				}
 			}

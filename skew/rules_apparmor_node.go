@@ -1,5 +1,7 @@
 package skew
 
+import "github.com/skewproof/skewproof/skew/release"
+
 // AppArmor rules observed on nodes: the kubelet's enforcement and every
 // row of KEP-24's Failure and Fallback Strategy table. They follow
 // appArmorRules in catalogue order.
@@ -57,7 +59,7 @@ var appArmorNodeRules = []Rule{
 	{
 		ID: "apparmor/failure/row-5", Title: "host without AppArmor, explicit localhost or runtime/default: kubelet blocks the pod",
 		KEPRef: appArmorKEP + " §Failure and Fallback Strategy, row 5", Component: Kubelet, Host: needNoAppArmor,
-		KEPWindow: Window{}, UpstreamWindow: win("", "1.31"),
+		KEPWindow: release.Window{}, UpstreamWindow: win("", "1.31"),
 		Source: "pkg/kubelet/kubelet.go: NewMainKubelet (AppArmor admit handler soft in v1.29.6/v1.30.14, hard from v1.31.14); pkg/kubelet/lifecycle/handlers.go: appArmorAdmitHandler.Admit",
 		KEP:    always("kubelet blocks the pod", aaRow5Blocked),
 		Upstream: []Phase{

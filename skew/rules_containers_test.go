@@ -1,6 +1,7 @@
 package skew
 
 import (
+	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,7 @@ func caseOutcome(t *testing.T, o Observation, name string) ContainerOutcome {
 
 func expectAt(t *testing.T, id, apiserver, kubelet string, host HostFacts) Expectation {
 	t.Helper()
-	e, err := Expect(id, MustParseVersion(apiserver), MustParseVersion(kubelet), host)
+	e, err := Expect(id, release.MustParseVersion(apiserver), release.MustParseVersion(kubelet), host)
 	if err != nil {
 		t.Fatalf("Expect(%s, %s, %s): %v", id, apiserver, kubelet, err)
 	}

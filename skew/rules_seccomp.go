@@ -1,5 +1,7 @@
 package skew
 
+import "github.com/skewproof/skewproof/skew/release"
+
 import "fmt"
 
 // Seccomp rules: KEP-135 (KEP-135 "Seccomp to GA").
@@ -127,7 +129,7 @@ func seccompKubeletRule(id, title, ref, source string, host HostCondition, o Obs
 // after the copy was removed.
 type seccompCopy struct {
 	name, removed string
-	window, after Window
+	window, after release.Window
 }
 
 var (
@@ -217,7 +219,7 @@ var seccompRules = []Rule{
 	{
 		ID: "seccomp/api/runtime-profile-invalid", Title: "annotation runtime/default-audit rejected",
 		KEPRef: seccompKEP + " §Failure and Fallback Strategy, row 5; §Version Skew Strategy › Runtime Profiles", Component: Apiserver,
-		KEPWindow: Window{}, UpstreamWindow: Window{},
+		KEPWindow: release.Window{}, UpstreamWindow: release.Window{},
 		Source: "pkg/apis/core/validation/validation.go: ValidateSeccompPodAnnotations → ValidateSeccompProfile (v1.19.16…v1.37.2; to v1.26.15 " +
 			"pkg/registry/core/pod/strategy.go applySeccompVersionSkew copies no field for an unknown value)",
 		KEP: always("runtime profiles other than runtime/default rejected", Observation{Summary: "pod not created", Admission: Rejected,

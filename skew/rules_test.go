@@ -3,12 +3,13 @@ package skew
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"slices"
 	"strings"
 	"testing"
 )
 
-func at(m Minor) string { return fmt.Sprintf("%d.%d.0", m.Major, m.Minor) }
+func at(m release.Minor) string { return fmt.Sprintf("%d.%d.0", m.Major, m.Minor) }
 
 // windowCase is one generated case: at version v the rule holds (or not)
 // in the plan or upstream.
@@ -20,9 +21,9 @@ type windowCase struct {
 // readPart is the part of w whose sources were read for r: the oracle
 // answers only there, so the window cases stay inside it. ok is false when
 // no minor of w was read.
-func readPart(r Rule, w Window) (first, last Minor, ok bool) {
+func readPart(r Rule, w release.Window) (first, last release.Minor, ok bool) {
 	c := w.Intersect(r.Read.Window())
-	last = Minor{c.Until.Major, c.Until.Minor - 1}
+	last = release.Minor{Major: c.Until.Major, Minor: c.Until.Minor - 1}
 	return c.From, last, !last.Less(c.From)
 }
 
@@ -44,10 +45,10 @@ func windowCases() []windowCase {
 				continue
 			}
 			out = append(out, windowCase{r.ID, side, at(first), true}, windowCase{r.ID, side, at(last), true})
-			if !w.openEnd() && read.ContainsMinor(w.Until) {
+			if !w.OpenEnd() && read.ContainsMinor(w.Until) {
 				out = append(out, windowCase{r.ID, side, at(w.Until), false})
 			}
-			if before := (Minor{w.From.Major, w.From.Minor - 1}); !w.openStart() && read.ContainsMinor(before) {
+			if before := (release.Minor{Major: w.From.Major, Minor: w.From.Minor - 1}); !w.OpenStart() && read.ContainsMinor(before) {
 				out = append(out, windowCase{r.ID, side, at(before), false})
 			}
 		}
@@ -57,7 +58,7 @@ func windowCases() []windowCase {
 
 func observationAt(t *testing.T, id, side, v string) Observation {
 	t.Helper()
-	ver := MustParseVersion(v)
+	ver := release.MustParseVersion(v)
 	e, err := Expect(id, ver, ver, DefaultHost)
 	if err != nil {
 		t.Fatalf("Expect(%s, %s): %v", id, v, err)
@@ -200,7 +201,7 @@ func TestResearchedFacts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s@%s/%s", c.id, c.apiserver, c.kubelet), func(t *testing.T) {
-			e, err := Expect(c.id, MustParseVersion(c.apiserver), MustParseVersion(c.kubelet), c.host)
+			e, err := Expect(c.id, release.MustParseVersion(c.apiserver), release.MustParseVersion(c.kubelet), c.host)
 			if err != nil {
 				t.Fatal(err)
 			}

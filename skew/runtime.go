@@ -2,6 +2,7 @@ package skew
 
 import (
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -58,10 +59,10 @@ var RuntimesRead = map[string][]string{
 // the OCI runtime does not matter. Windows are minors ("1.7" is every
 // 1.7.x), the same type as the Kubernetes windows.
 type RuntimeWindow struct {
-	Runtime     string `json:"runtime"`
-	Versions    Window `json:"versions"`
-	OCIRuntime  string `json:"ociRuntime,omitempty"`
-	OCIVersions Window `json:"ociVersions,omitempty"`
+	Runtime     string         `json:"runtime"`
+	Versions    release.Window `json:"versions"`
+	OCIRuntime  string         `json:"ociRuntime,omitempty"`
+	OCIVersions release.Window `json:"ociVersions,omitempty"`
 }
 
 // RuntimeVariant is the upstream behaviour of a rule on the runtimes of
@@ -106,14 +107,14 @@ var runtimeVersionRE = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.\d+)?([-+~].*)?$`)
 
 // runtimeMinor is the minor of a runtime version such as "1.7.24",
 // "1.7.24~ds1", "2.4.2+unknown", "v1.5.2" or "1.21".
-func runtimeMinor(s string) (Minor, bool) {
+func runtimeMinor(s string) (release.Minor, bool) {
 	m := runtimeVersionRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return Minor{}, false
+		return release.Minor{}, false
 	}
 	major, _ := strconv.Atoi(m[1])
 	minor, _ := strconv.Atoi(m[2])
-	return Minor{major, minor}, true
+	return release.Minor{Major: major, Minor: minor}, true
 }
 
 // versionStated says whether a runtime version is given: the kubelet
@@ -188,12 +189,12 @@ func describeRuntime(h HostFacts) string {
 	}
 	s := h.Runtime
 	if h.RuntimeVersion != "" {
-		s += " v" + BareVersion(h.RuntimeVersion)
+		s += " v" + release.BareVersion(h.RuntimeVersion)
 	}
 	if h.OCIRuntime != "" {
 		s += " with " + h.OCIRuntime
 		if h.OCIRuntimeVersion != "" {
-			s += " v" + BareVersion(h.OCIRuntimeVersion)
+			s += " v" + release.BareVersion(h.OCIRuntimeVersion)
 		}
 	}
 	return s
@@ -209,7 +210,7 @@ func (w RuntimeWindow) matches(h HostFacts) bool {
 
 // runtimeMatches says whether a runtime the host names (name, version; ""
 // for unstated) may be want at a minor within versions.
-func runtimeMatches(name, version, want string, versions Window) bool {
+func runtimeMatches(name, version, want string, versions release.Window) bool {
 	if name != "" && NormalizeRuntime(name) != want {
 		return false
 	}

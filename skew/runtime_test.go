@@ -1,6 +1,7 @@
 package skew
 
 import (
+	"github.com/skewproof/skewproof/skew/release"
 	"reflect"
 	"strings"
 	"testing"
@@ -168,7 +169,7 @@ func TestRuntimeVariants(t *testing.T) {
 		}
 	}
 	sameAsDefault := func(e Expectation) string {
-		d, _ := Expect(e.ID, MustParseVersion(e.Apiserver), MustParseVersion(e.Kubelet), DefaultHost)
+		d, _ := Expect(e.ID, release.MustParseVersion(e.Apiserver), release.MustParseVersion(e.Kubelet), DefaultHost)
 		if !sameObservation(d.Expected, e.Expected) || d.Expected.Summary != e.Expected.Summary || d.Deviation != e.Deviation {
 			return "differs from containerd 1.7 + runc: " + describe(e.Expected)
 		}
@@ -218,7 +219,7 @@ func TestRuntimeVariants(t *testing.T) {
 			return ""
 		}}},
 	} {
-		e, err := Expect(c.id, MustParseVersion("1.37.2"), MustParseVersion("1.37.2"), host(t, c.runtime))
+		e, err := Expect(c.id, release.MustParseVersion("1.37.2"), release.MustParseVersion("1.37.2"), host(t, c.runtime))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,10 +237,10 @@ func TestRuntimeVariants(t *testing.T) {
 func TestContainerdRuncUnchanged(t *testing.T) {
 	stated := host(t, "containerd/1.7.24~ds1+runc/1.1.15+ds1")
 	for _, a := range seccompRead {
-		av := MustParseVersion(a)
+		av := release.MustParseVersion(a)
 		for _, k := range seccompRead {
-			kv := MustParseVersion(k)
-			if CheckSkew(av, kv) != nil {
+			kv := release.MustParseVersion(k)
+			if release.CheckSkew(av, kv) != nil {
 				continue
 			}
 			for _, r := range Rules() {
@@ -260,8 +261,8 @@ func TestContainerdRuncUnchanged(t *testing.T) {
 // read (RuntimesRead), one read release's minor at a time, and cites the
 // runtime's module and version.
 func TestRuntimeVariantsAreRead(t *testing.T) {
-	inRead := func(name string, w Window) bool {
-		if w.openStart() || w.openEnd() || w.Until != (Minor{w.From.Major, w.From.Minor + 1}) {
+	inRead := func(name string, w release.Window) bool {
+		if w.OpenStart() || w.OpenEnd() || w.Until != (release.Minor{Major: w.From.Major, Minor: w.From.Minor + 1}) {
 			return false
 		}
 		for _, rel := range RuntimesRead[name] {
@@ -340,7 +341,7 @@ func TestSatisfiesNarrowedReason(t *testing.T) {
 // observation that only an upstream runtime would explain fails; no
 // deviation can excuse it.
 func TestVerdictWhenRuntimeNotResearched(t *testing.T) {
-	e, err := Expect("apparmor/failure/row-3", MustParseVersion("1.37.2"), MustParseVersion("1.37.2"), host(t, "cri-o/1.34.0+youki"))
+	e, err := Expect("apparmor/failure/row-3", release.MustParseVersion("1.37.2"), release.MustParseVersion("1.37.2"), host(t, "cri-o/1.34.0+youki"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +366,7 @@ func TestDeviationsOnRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	from, to := Minor{1, 36}, Minor{1, 37}
+	from, to := release.Minor{Major: 1, Minor: 36}, release.Minor{Major: 1, Minor: 37}
 	if !has(DeviationsOn(from, to, crio), "apparmor/failure/row-3") {
 		t.Error("CRI-O 1.34: apparmor/failure/row-3 is not listed as a deviation")
 	}

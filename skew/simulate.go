@@ -2,6 +2,7 @@ package skew
 
 import (
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"reflect"
 	"sort"
 
@@ -10,13 +11,13 @@ import (
 
 // Simulate evaluates every rule for one version pair.
 func Simulate(apiserver, kubelet *version.Version, host HostFacts) ([]Expectation, error) {
-	if err := CheckSkew(apiserver, kubelet); err != nil {
+	if err := release.CheckSkew(apiserver, kubelet); err != nil {
 		return nil, err
 	}
 	out := make([]Expectation, 0, len(ruleTable))
 	for i := range ruleTable {
 		e := ruleTable[i].expect(apiserver, kubelet, host)
-		e.Observed = ObservedAt(e.ID, MinorOf(apiserver), MinorOf(kubelet))
+		e.Observed = ObservedAt(e.ID, release.MinorOf(apiserver), release.MinorOf(kubelet))
 		out = append(out, e)
 	}
 	return out, nil
@@ -40,7 +41,7 @@ type Change struct {
 // workloads: first those whose upstream behaviour changes, then those where
 // only the KEP plan changes (a deviation appears or disappears).
 func Upgrade(from, to *version.Version, host HostFacts) ([]Change, error) {
-	if MinorOf(to).Less(MinorOf(from)) || (MinorOf(to) == MinorOf(from) && to.LessThan(from)) {
+	if release.MinorOf(to).Less(release.MinorOf(from)) || (release.MinorOf(to) == release.MinorOf(from) && to.LessThan(from)) {
 		return nil, fmt.Errorf("upgrade from v%s to v%s goes backwards; give the older version first", from, to)
 	}
 	var out []Change
@@ -72,24 +73,24 @@ type DeviationEntry struct {
 // Deviations evaluates every rule at every minor in [from, to] whose
 // sources were read for it (Rule.Read) and groups the minors where plan and
 // upstream differ.
-func Deviations(from, to Minor) []DeviationEntry { return DeviationsOn(from, to, DefaultHost) }
+func Deviations(from, to release.Minor) []DeviationEntry { return DeviationsOn(from, to, DefaultHost) }
 
 // DeviationsOn is Deviations on the host's container runtime: where a rule
 // has runtime variants, the upstream behaviour is the runtime's
 // (Rule.Runtimes); a rule the runtime was not read for lists none (it is
 // judged against the KEP alone there, so no deviation can be claimed).
-func DeviationsOn(from, to Minor, host HostFacts) []DeviationEntry {
+func DeviationsOn(from, to release.Minor, host HostFacts) []DeviationEntry {
 	var out []DeviationEntry
 	for i := range ruleTable {
 		r := &ruleTable[i]
 		groups := map[string]*DeviationEntry{}
 		var order []string
 		read := r.Read.Window()
-		for m := from; !to.Less(m); m = (Minor{m.Major, m.Minor + 1}) {
+		for m := from; !to.Less(m); m = (release.Minor{Major: m.Major, Minor: m.Minor + 1}) {
 			if !read.ContainsMinor(m) {
 				continue // not researched: no deviation can be claimed
 			}
-			v := MustParseVersion(fmt.Sprintf("%d.%d.0", m.Major, m.Minor))
+			v := release.MustParseVersion(fmt.Sprintf("%d.%d.0", m.Major, m.Minor))
 			kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, v)
 			source := r.Source
 			if len(r.Runtimes) > 0 {

@@ -2,6 +2,7 @@ package skew
 
 import (
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 
 	"github.com/hashicorp/go-version"
@@ -18,13 +19,13 @@ import (
 type SourcesRead []string
 
 // Window is the minors the releases cover, [first, last+1).
-func (s SourcesRead) Window() Window {
+func (s SourcesRead) Window() release.Window {
 	if len(s) == 0 {
 		// Nothing read: an empty window (From == Until) contains no minor.
-		return Window{From: Minor{1, 0}, Until: Minor{1, 0}}
+		return release.Window{From: release.Minor{Major: 1, Minor: 0}, Until: release.Minor{Major: 1, Minor: 0}}
 	}
-	first, last := MinorOf(MustParseVersion(s[0])), MinorOf(MustParseVersion(s[len(s)-1]))
-	return Window{From: first, Until: Minor{last.Major, last.Minor + 1}}
+	first, last := release.MinorOf(release.MustParseVersion(s[0])), release.MinorOf(release.MustParseVersion(s[len(s)-1]))
+	return release.Window{From: first, Until: release.Minor{Major: last.Major, Minor: last.Minor + 1}}
 }
 
 // String renders the range, e.g. "v1.19.16 … v1.37.2".

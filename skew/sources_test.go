@@ -2,6 +2,7 @@ package skew
 
 import (
 	"fmt"
+	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 	"testing"
 )
@@ -16,19 +17,19 @@ func TestSourcesRead(t *testing.T) {
 			continue
 		}
 		for i, s := range r.Read {
-			v, err := ParseVersion(s)
+			v, err := release.ParseVersion(s)
 			if err != nil {
 				t.Errorf("%s: read release %q: %v", r.ID, s, err)
 				continue
 			}
 			if i > 0 {
-				prev := MinorOf(MustParseVersion(r.Read[i-1]))
-				if want := (Minor{prev.Major, prev.Minor + 1}); MinorOf(v) != want {
+				prev := release.MinorOf(release.MustParseVersion(r.Read[i-1]))
+				if want := (release.Minor{Major: prev.Major, Minor: prev.Minor + 1}); release.MinorOf(v) != want {
 					t.Errorf("%s: read v%s after v%s; want one release of every minor (v%s next)", r.ID, s, r.Read[i-1], want)
 				}
 			}
 		}
-		if w := r.Read.Window(); !w.ContainsMinor(Minor{1, 29}) || !w.ContainsMinor(Minor{1, 37}) {
+		if w := r.Read.Window(); !w.ContainsMinor(release.Minor{Major: 1, Minor: 29}) || !w.ContainsMinor(release.Minor{Major: 1, Minor: 37}) {
 			t.Errorf("%s: sources read %s do not cover the served releases v1.29 … v1.37", r.ID, r.Read)
 		}
 	}
@@ -88,7 +89,7 @@ func TestNotResearchedSkips(t *testing.T) {
 	for _, c := range cases {
 		for _, r := range Rules() {
 			t.Run(fmt.Sprintf("%s/%s/%s", c.apiserver, c.kubelet, r.ID), func(t *testing.T) {
-				e, err := Expect(r.ID, MustParseVersion(c.apiserver), MustParseVersion(c.kubelet), DefaultHost)
+				e, err := Expect(r.ID, release.MustParseVersion(c.apiserver), release.MustParseVersion(c.kubelet), DefaultHost)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -130,10 +131,10 @@ func TestServedPairsAreResearched(t *testing.T) {
 	served := []string{"1.29.6", "1.30.14", "1.31.14", "1.32.13", "1.33.13", "1.34.4", "1.35.4", "1.36.3", "1.37.2"}
 	for _, a := range served {
 		for _, k := range served {
-			if CheckSkew(MustParseVersion(a), MustParseVersion(k)) != nil {
+			if release.CheckSkew(release.MustParseVersion(a), release.MustParseVersion(k)) != nil {
 				continue
 			}
-			es, err := Simulate(MustParseVersion(a), MustParseVersion(k), DefaultHost)
+			es, err := Simulate(release.MustParseVersion(a), release.MustParseVersion(k), DefaultHost)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,10 +150,10 @@ func TestServedPairsAreResearched(t *testing.T) {
 // TestDeviationsStayInsideTheReading: no deviation is claimed for a minor
 // whose sources were not read, however wide the range asked.
 func TestDeviationsStayInsideTheReading(t *testing.T) {
-	for _, d := range Deviations(Minor{1, 10}, Minor{1, 45}) {
+	for _, d := range Deviations(release.Minor{Major: 1, Minor: 10}, release.Minor{Major: 1, Minor: 45}) {
 		r, _ := RuleByID(d.ID)
 		for _, m := range d.Minors {
-			if !r.Read.Window().ContainsMinor(mustMinor(m)) {
+			if !r.Read.Window().ContainsMinor(release.MustParseMinor(m)) {
 				t.Errorf("%s: deviation claimed at v%s, outside the sources read (%s)", d.ID, m, r.Read)
 			}
 		}
@@ -161,14 +162,14 @@ func TestDeviationsStayInsideTheReading(t *testing.T) {
 
 func TestWindowIntersect(t *testing.T) {
 	cases := []struct {
-		a, b Window
+		a, b release.Window
 		want string
 	}{
-		{Window{}, win("1.19", "1.38"), "v1.19 to v1.37"},
+		{release.Window{}, win("1.19", "1.38"), "v1.19 to v1.37"},
 		{win("1.27", ""), win("1.19", "1.38"), "v1.27 to v1.37"},
 		{win("", "1.31"), win("1.29", "1.38"), "v1.29 to v1.30"},
 		{win("1.30", "1.34"), win("1.29", "1.38"), "v1.30 to v1.33"},
-		{win("1.30", ""), Window{}, "v1.30 onwards"},
+		{win("1.30", ""), release.Window{}, "v1.30 onwards"},
 	}
 	for _, c := range cases {
 		if got := c.a.Intersect(c.b).String(); got != c.want {

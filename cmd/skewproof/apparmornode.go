@@ -10,7 +10,7 @@ import (
 	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/nodefacts"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // The words --apparmor-node takes besides a list of workers.
@@ -41,7 +41,7 @@ var umlNodeWorkers = 2048/capacity.WorkerMemoryMiB + 1
 func workersOf(kubelets []string, runtimes []clusters.NodeRuntime) []clusters.Worker {
 	ws := make([]clusters.Worker, len(kubelets))
 	for i, k := range kubelets {
-		ws[i].Kubelet = skew.BareVersion(k)
+		ws[i].Kubelet = release.BareVersion(k)
 		if i < len(runtimes) {
 			ws[i].Runtime = runtimes[i]
 		}
@@ -88,7 +88,7 @@ func resolveAppArmorNodes(spec string, workers []clusters.Worker, auto bool, ven
 		if err != nil {
 			return nil, cli.Usagef("--apparmor-node %v", err)
 		}
-		w.Kubelet = skew.BareVersion(w.Kubelet)
+		w.Kubelet = release.BareVersion(w.Kubelet)
 		if slices.Contains(out, w) {
 			return nil, cli.Usagef("--apparmor-node %q names %s twice", spec, w)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/progress"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 func newClusterUpCmd() *cobra.Command {
@@ -24,7 +24,7 @@ func newClusterUpCmd() *cobra.Command {
 		Short: "create a kind cluster: control plane at --apiserver, one worker per --kubelets version",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			apiserver = skew.BareVersion(apiserver)
+			apiserver = release.BareVersion(apiserver)
 			gates, err := featureGates(gateArgs)
 			if err != nil {
 				return err

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skewproof/skewproof/clusters"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 func newImagesCmd() *cobra.Command {
@@ -42,9 +42,9 @@ func newImagesBuildCmd() *cobra.Command {
 		Short: "build a node image offline (--kubernetes X.Y.Z [--kubelet A.B.C])",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			kl := skew.BareVersion(kubelet)
+			kl := release.BareVersion(kubelet)
 			if kl == "" {
-				kl = skew.BareVersion(k8s)
+				kl = release.BareVersion(k8s)
 			}
 			if err := checkPair(ctx, k8s, []string{kl}, true); err != nil {
 				return err
@@ -58,7 +58,7 @@ func newImagesBuildCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if kl == skew.BareVersion(k8s) {
+			if kl == release.BareVersion(k8s) {
 				b, err = prov.PlanBuilds(ctx, k8s, nil, nil)
 				if err != nil {
 					return err
@@ -68,7 +68,7 @@ func newImagesBuildCmd() *cobra.Command {
 			if err := capacity.CheckDiskFits(ctx, b); err != nil {
 				return cli.Usagef("%v", err)
 			}
-			ref, err := clusters.NewProvider(progress.New(os.Stderr)).BuildNodeImage(ctx, skew.BareVersion(k8s), clusters.Worker{Kubelet: kl})
+			ref, err := clusters.NewProvider(progress.New(os.Stderr)).BuildNodeImage(ctx, release.BareVersion(k8s), clusters.Worker{Kubelet: kl})
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,7 @@ import (
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/runner"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 type runOptions struct {
@@ -35,7 +35,7 @@ type runOptions struct {
 	suites, kubelets                     []string
 	keep, parallel, buildSuites          bool
 	matrixParallel                       int
-	plan                                 []skew.Cluster
+	plan                                 []release.Cluster
 	appArmorNodes                        []clusters.Worker // --apparmor-node, resolved
 	matrixAppArmorNodes                  []bool            // --matrix: per leg, an AppArmor node per worker
 	imageArgs, gateArgs                  []string
@@ -173,7 +173,7 @@ func missingDirs(dir string) []string {
 func (o runOptions) checkDisk(ctx context.Context) error {
 	plan := o.plan
 	if len(plan) == 0 {
-		plan = []skew.Cluster{{Apiserver: o.apiserver, Kubelets: o.kubelets}}
+		plan = []release.Cluster{{Apiserver: o.apiserver, Kubelets: o.kubelets}}
 	}
 	var all capacity.Builds
 	for _, c := range plan {

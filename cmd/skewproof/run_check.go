@@ -14,7 +14,7 @@ import (
 	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/internal/kubeclient"
 	"github.com/skewproof/skewproof/runner"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // check validates and completes the options of 'skewproof run' before
@@ -112,7 +112,7 @@ func checkKubeconfig(path string) error {
 
 // checkNewCluster checks the versions, name and gates of a new cluster.
 func (o *runOptions) checkNewCluster(ctx context.Context) error {
-	o.apiserver = skew.BareVersion(o.apiserver)
+	o.apiserver = release.BareVersion(o.apiserver)
 	if len(o.kubelets) == 0 {
 		o.kubelets = []string{o.apiserver}
 	}

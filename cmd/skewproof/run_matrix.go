@@ -16,6 +16,7 @@ import (
 	rmatrix "github.com/skewproof/skewproof/reports/matrix"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 	"github.com/skewproof/skewproof/skew/served"
 )
 
@@ -87,12 +88,12 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 }
 
 // planMatrix plans the clusters of a --matrix: a range of kube-apiserver
-// minors (skew.Matrix) or the preset "history" (skew.History).
-func planMatrix(ctx context.Context, spec string) ([]skew.Cluster, error) {
-	var from, to skew.Minor
+// minors (release.Matrix) or the preset "history" (skew.History).
+func planMatrix(ctx context.Context, spec string) ([]release.Cluster, error) {
+	var from, to release.Minor
 	if spec != skew.HistoryPreset {
 		var err error
-		if from, to, err = skew.ParseMinorRange(spec); err != nil {
+		if from, to, err = release.ParseMinorRange(spec); err != nil {
 			return nil, cli.Usagef("%v (or the preset %q)", err, skew.HistoryPreset)
 		}
 	}
@@ -107,11 +108,11 @@ func planMatrix(ctx context.Context, spec string) ([]skew.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	var plan []skew.Cluster
+	var plan []release.Cluster
 	if spec == skew.HistoryPreset {
 		plan, err = skew.History(list)
 	} else {
-		plan, err = skew.Matrix(list, from, to)
+		plan, err = release.Matrix(list, from, to)
 	}
 	if err != nil {
 		return nil, cli.Usagef("%v", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 	"github.com/skewproof/skewproof/skew/served"
 )
 
@@ -14,16 +15,16 @@ import (
 // anything is built or started: syntax, skew policy, served sources.
 // needSources is false when prebuilt node images are used.
 func checkPair(ctx context.Context, apiserver string, kubelets []string, needSources bool) error {
-	a, err := skew.ParseVersion(apiserver)
+	a, err := release.ParseVersion(apiserver)
 	if err != nil {
 		return cli.Usagef("--apiserver: %v", err)
 	}
 	for _, k := range kubelets {
-		kv, err := skew.ParseVersion(k)
+		kv, err := release.ParseVersion(k)
 		if err != nil {
 			return cli.Usagef("--kubelets: %v", err)
 		}
-		if err := skew.CheckSkew(a, kv); err != nil {
+		if err := release.CheckSkew(a, kv); err != nil {
 			return cli.Usagef("%v", err)
 		}
 	}
@@ -31,7 +32,7 @@ func checkPair(ctx context.Context, apiserver string, kubelets []string, needSou
 		return nil
 	}
 	for _, v := range append([]string{apiserver}, kubelets...) {
-		pv, _ := skew.ParseVersion(v)
+		pv, _ := release.ParseVersion(v)
 		if err := served.Check(ctx, pv); err != nil {
 			return cli.Usagef("%v", err)
 		}
@@ -45,7 +46,7 @@ func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, skew.BareVersion(f))
+			out = append(out, release.BareVersion(f))
 		}
 	}
 	return out
@@ -67,7 +68,7 @@ func featureGates(values []string) (map[string]bool, error) {
 // kubelets) accepts the gates.
 func checkGates(gates map[string]bool, apiserver string, kubelets []string) error {
 	for _, v := range append([]string{apiserver}, kubelets...) {
-		ver, err := skew.ParseVersion(skew.BareVersion(v))
+		ver, err := release.ParseVersion(release.BareVersion(v))
 		if err != nil {
 			continue // reported by the version checks
 		}
@@ -88,7 +89,7 @@ func nodeImages(values []string) map[string]string {
 	m := map[string]string{}
 	for _, s := range values {
 		if k, v, ok := strings.Cut(s, "="); ok && !strings.Contains(k, "/") && !strings.Contains(k, ":") {
-			m[skew.BareVersion(k)] = v
+			m[release.BareVersion(k)] = v
 		} else {
 			m[""] = s
 		}
@@ -153,7 +154,7 @@ func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (w
 		if err != nil {
 			return w, cli.Usagef("--kubelets %v", err)
 		}
-		w.kubelets = append(w.kubelets, skew.BareVersion(wk.Kubelet))
+		w.kubelets = append(w.kubelets, release.BareVersion(wk.Kubelet))
 		w.runtimes = append(w.runtimes, wk.Runtime)
 		used[wk.Runtime.OCI] = true
 		custom = custom || !wk.Runtime.IsDefault()

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/reports"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // Names of the files of a bundle.
@@ -337,5 +337,5 @@ func vprefix(s string) string {
 	if s == "" {
 		return "unknown"
 	}
-	return "v" + skew.BareVersion(s)
+	return "v" + release.BareVersion(s)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // kubeletGroup is the worker nodes of one kubelet version whose hosts have
@@ -43,7 +44,7 @@ func kubeletGroups(rec reports.Record) []*kubeletGroup {
 	byKey := map[string]*kubeletGroup{}
 	for _, n := range nodes {
 		g := kubeletGroup{kubelet: n.Kubelet, host: skew.HostFacts{Seccomp: true, Runtime: "containerd"}}
-		g.version, _ = skew.ParseReleaseVersion(n.Kubelet)
+		g.version, _ = release.ParseReleaseVersion(n.Kubelet)
 		if rt, _, _ := strings.Cut(n.ContainerRuntime, "://"); rt != "" {
 			g.host.Runtime = rt
 		}
@@ -112,7 +113,7 @@ func writeOracle(w io.Writer, rec reports.Record) error {
 	fmt.Fprintln(w, "and host. A verdict in junit_01.xml compares what a spec observed with these expectations")
 	fmt.Fprintln(w, "(`pass`: as the KEP plans; `deviation`: as the upstream release does where it differs from the plan).")
 	fmt.Fprintln(w)
-	apiserver, aerr := skew.ParseReleaseVersion(rec.APIServer)
+	apiserver, aerr := release.ParseReleaseVersion(rec.APIServer)
 	groups := kubeletGroups(rec)
 	if aerr != nil {
 		fmt.Fprintf(w, "No rule evaluated: the kube-apiserver version of %s is not a release version: %v.\n\n", RecordFile, aerr)

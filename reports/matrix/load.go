@@ -16,7 +16,7 @@ import (
 	"github.com/onsi/ginkgo/v2/reporters"
 
 	"github.com/skewproof/skewproof/reports"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // PropRun names the run a test suite of a merged JUnit file came from; a
@@ -194,11 +194,11 @@ func uniqueNames(runs []Run) {
 func (r Run) apiserverOf() string {
 	for _, res := range r.Results {
 		if res.APIServer != "" {
-			return skew.BareVersion(res.APIServer)
+			return release.BareVersion(res.APIServer)
 		}
 	}
 	if r.Record != nil {
-		return skew.BareVersion(r.Record.APIServer)
+		return release.BareVersion(r.Record.APIServer)
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // Verdicts lists every verdict, worst first: the order of filters, counts
@@ -153,17 +154,17 @@ func Build(runs []Run) Report {
 		var kubelets []node
 		seen := map[node]bool{}
 		for _, r := range run.Results {
-			if k := (node{skew.BareVersion(r.Kubelet), runtimeOf(r)}); k.kubelet != "" && !seen[k] {
+			if k := (node{release.BareVersion(r.Kubelet), runtimeOf(r)}); k.kubelet != "" && !seen[k] {
 				seen[k] = true
 				kubelets = append(kubelets, k)
 			}
 		}
 		for _, r := range run.Results {
-			rapi := skew.BareVersion(r.APIServer)
+			rapi := release.BareVersion(r.APIServer)
 			if rapi == "" {
 				rapi = api
 			}
-			scope, ks := "kubelet", []node{{skew.BareVersion(r.Kubelet), runtimeOf(r)}}
+			scope, ks := "kubelet", []node{{release.BareVersion(r.Kubelet), runtimeOf(r)}}
 			if ks[0].kubelet == "" {
 				scope, ks = "apiserver", kubelets
 				if len(ks) == 0 {
@@ -227,14 +228,14 @@ func oracle(c *Cell, runs []Run) {
 		return
 	}
 	c.KEPRef, c.Source = rule.KEPRef, rule.Source
-	api, err := skew.ParseVersion(c.Pair.APIServer)
+	api, err := release.ParseVersion(c.Pair.APIServer)
 	if err != nil {
 		c.OracleReason = "no oracle answer: " + err.Error()
 		return
 	}
 	kub := api
 	if c.Pair.Kubelet != "" {
-		if kub, err = skew.ParseVersion(c.Pair.Kubelet); err != nil {
+		if kub, err = release.ParseVersion(c.Pair.Kubelet); err != nil {
 			c.OracleReason = "no oracle answer: " + err.Error()
 			return
 		}

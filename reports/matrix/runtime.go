@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // RuntimeMatches says whether a pair's runtime ("containerd/1.7.24+runc/1.1.15")
@@ -29,7 +29,7 @@ func part(have, sel string) bool {
 	if sname == "" || !strings.EqualFold(name, sname) {
 		return false
 	}
-	sver = skew.BareVersion(sver)
+	sver = release.BareVersion(sver)
 	return sver == "" || ver == sver || strings.HasPrefix(ver, sver+".")
 }
 

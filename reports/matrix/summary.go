@@ -6,6 +6,7 @@ import (
 
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // SummaryFile is the machine-readable summary of a report.
@@ -66,7 +67,7 @@ func Summarize(rep Report) Summary {
 		}
 		seen := map[string]bool{}
 		for _, res := range r.Results {
-			if k := skew.BareVersion(res.Kubelet); k != "" && !seen[k] {
+			if k := release.BareVersion(res.Kubelet); k != "" && !seen[k] {
 				seen[k] = true
 				rs.Kubelets = append(rs.Kubelets, k)
 			}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // KubernetesModule is the module whose served versions bound what skewproof
@@ -111,7 +111,7 @@ func WriteCache(path string, versions []string, source string) error {
 func parseVersionList(list []string, source string) ([]*version.Version, error) {
 	var out []*version.Version
 	for _, s := range list {
-		v, err := skew.ParseVersion(s)
+		v, err := release.ParseVersion(s)
 		if err != nil {
 			continue // pre-releases and odd tags are never served releases
 		}
@@ -145,7 +145,7 @@ func Check(ctx context.Context, v *version.Version) error {
 	if err != nil {
 		return err
 	}
-	listErr := skew.CheckServedIn(served, v)
+	listErr := release.CheckServedIn(served, v)
 	if listErr == nil {
 		return nil
 	}
@@ -166,13 +166,13 @@ func Check(ctx context.Context, v *version.Version) error {
 // the proxy serves by exact version (v1.29.7 to v1.29.15 among them), so
 // a plan that takes the newest patch of a minor asks first.
 // It returns the list with them.
-func ProbeNewer(ctx context.Context, minors []skew.Minor) ([]*version.Version, error) {
+func ProbeNewer(ctx context.Context, minors []release.Minor) ([]*version.Version, error) {
 	list, err := Versions(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range minors {
-		newest := skew.NewestServed(list, m)
+		newest := release.NewestServed(list, m)
 		if newest == nil {
 			continue
 		}
@@ -279,7 +279,7 @@ func listFromProxy(ctx context.Context) ([]string, string, error) {
 	seen := map[string]bool{}
 	var served []string
 	for _, v := range mod.Versions {
-		if _, err := skew.ParseVersion(v); err != nil {
+		if _, err := release.ParseVersion(v); err != nil {
 			continue
 		}
 		if base != "" {
@@ -298,7 +298,7 @@ func listFromProxy(ctx context.Context) ([]string, string, error) {
 		zips, _ := filepath.Glob(filepath.Join(modcache, "cache", "download", KubernetesModule, "@v", "v*.zip"))
 		for _, z := range zips {
 			v := strings.TrimSuffix(filepath.Base(z), ".zip")
-			if _, err := skew.ParseVersion(v); err == nil && !seen[v] {
+			if _, err := release.ParseVersion(v); err == nil && !seen[v] {
 				seen[v] = true
 				served = append(served, v)
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew/served/servedtest"
 
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // fakeLister replaces the proxy lister for the duration of a test.
@@ -84,14 +84,14 @@ func TestCheck(t *testing.T) {
 	fakeLister(t, servedtest.Versions, nil)
 	fakeProber(t, nil)
 	ctx := context.Background()
-	if err := Check(ctx, skew.MustParseVersion("1.34.4")); err != nil {
+	if err := Check(ctx, release.MustParseVersion("1.34.4")); err != nil {
 		t.Errorf("1.34.4: %v", err)
 	}
-	err := Check(ctx, skew.MustParseVersion("1.36.2"))
+	err := Check(ctx, release.MustParseVersion("1.36.2"))
 	if err == nil || !strings.Contains(err.Error(), "served v1.36 releases: 1.36.1, 1.36.3") {
 		t.Errorf("1.36.2: %v", err)
 	}
-	err = Check(ctx, skew.MustParseVersion("1.28.3"))
+	err = Check(ctx, release.MustParseVersion("1.28.3"))
 	if err == nil || !strings.Contains(err.Error(), "no v1.28 release is") || !strings.Contains(err.Error(), "1.29.6") {
 		t.Errorf("1.28.3: %v", err)
 	}
@@ -131,10 +131,10 @@ func TestCheckProbesVersionsMissingFromTheList(t *testing.T) {
 	fakeLister(t, []string{"v1.30.14", "v1.37.2"}, nil)
 	asked := fakeProber(t, map[string]bool{"v1.24.17": true})
 
-	if err := Check(context.Background(), skew.MustParseVersion("1.37.2")); err != nil || len(*asked) != 0 {
+	if err := Check(context.Background(), release.MustParseVersion("1.37.2")); err != nil || len(*asked) != 0 {
 		t.Fatalf("listed version: err %v, probed %v; want nil and no probe", err, *asked)
 	}
-	if err := Check(context.Background(), skew.MustParseVersion("1.24.17")); err != nil {
+	if err := Check(context.Background(), release.MustParseVersion("1.24.17")); err != nil {
 		t.Fatalf("version served by exact version: %v", err)
 	}
 	vs, err := Versions(context.Background())
@@ -142,10 +142,10 @@ func TestCheckProbesVersionsMissingFromTheList(t *testing.T) {
 		t.Fatalf("after the probe the cached list is %v (%v); want 1.24.17 first of 3", vs, err)
 	}
 	// the cache answers now: no second probe
-	if err := Check(context.Background(), skew.MustParseVersion("1.24.17")); err != nil || len(*asked) != 1 {
+	if err := Check(context.Background(), release.MustParseVersion("1.24.17")); err != nil || len(*asked) != 1 {
 		t.Fatalf("second check: err %v, probes %v", err, *asked)
 	}
-	err = Check(context.Background(), skew.MustParseVersion("1.26.15"))
+	err = Check(context.Background(), release.MustParseVersion("1.26.15"))
 	if err == nil || !strings.Contains(err.Error(), "not served by the Go module proxy (no v1.26 release is)") {
 		t.Fatalf("unserved version: %v", err)
 	}
@@ -157,11 +157,11 @@ func TestProbeNewer(t *testing.T) {
 	t.Setenv(cachedir.Env, t.TempDir())
 	fakeLister(t, []string{"v1.29.6", "v1.37.2"}, nil)
 	asked := fakeProber(t, map[string]bool{"v1.29.7": true, "v1.29.10": true, "v1.29.14": true, "v1.29.15": true})
-	vs, err := ProbeNewer(context.Background(), []skew.Minor{{Major: 1, Minor: 29}, {Major: 1, Minor: 20}})
+	vs, err := ProbeNewer(context.Background(), []release.Minor{{Major: 1, Minor: 29}, {Major: 1, Minor: 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := skew.NewestServed(vs, skew.Minor{Major: 1, Minor: 29}); n == nil || n.String() != "1.29.15" {
+	if n := release.NewestServed(vs, release.Minor{Major: 1, Minor: 29}); n == nil || n.String() != "1.29.15" {
 		t.Errorf("newest 1.29 after the probes: %v (list %v)", n, vs)
 	}
 	if got := strings.Join(*asked, " "); got != "v1.29.7 v1.29.8 v1.29.9 v1.29.10 v1.29.11 v1.29.12 v1.29.13 v1.29.14 v1.29.15 v1.29.16 v1.29.17 v1.29.18 v1.29.19" {

@@ -14,6 +14,7 @@ import (
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -48,7 +49,7 @@ type gateState struct {
 
 // readGate asks the API server, of version v, whether gate is enabled.
 func readGate(ctx context.Context, c kubernetes.Interface, v *version.Version, gate string) gateState {
-	if skew.MinorOf(v).Less(skew.FeatureMetricSince) {
+	if release.MinorOf(v).Less(skew.FeatureMetricSince) {
 		return gateState{release: true, unknown: fmt.Sprintf("kube-apiserver v%s reports no feature gates: kubernetes_feature_enabled is in its /metrics from v%s (cmd/kube-apiserver/app/server.go, AddMetrics)",
 			v, skew.FeatureMetricSince)}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // The AppArmor gate's state is never guessed: where the API server does not
@@ -42,7 +42,7 @@ func TestGateFrom(t *testing.T) {
 // Before v1.26 the API server reports no gates: a fact of the release,
 // asked of no API server.
 func TestReadGateBeforeTheMetric(t *testing.T) {
-	v, err := skew.ParseVersion("1.25.16")
+	v, err := release.ParseVersion("1.25.16")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // Plan is the run plan: what the runner found out once, before any suite
@@ -143,7 +144,7 @@ func NodesOf(nodes []corev1.Node, host skew.HostFacts, from string) ([]PlanNode,
 		if l := n.Labels[nodefacts.KubeletVersionLabel]; l != "" && kv == "" {
 			kv = l
 		}
-		if _, err := skew.ParseReleaseVersion(kv); err != nil {
+		if _, err := release.ParseReleaseVersion(kv); err != nil {
 			return nil, fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
 		}
 		f := host

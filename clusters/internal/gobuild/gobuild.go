@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 	"github.com/skewproof/skewproof/skew/served"
 
 	"github.com/hashicorp/go-version"
@@ -314,7 +314,7 @@ func stagingDirectives(gomod []byte, v string) (replaces, requires map[string]st
 	if err != nil {
 		return nil, nil, err
 	}
-	staging := "v0." + strings.SplitN(skew.BareVersion(v), ".", 2)[1]
+	staging := "v0." + strings.SplitN(release.BareVersion(v), ".", 2)[1]
 	replaces, requires = map[string]string{}, map[string]string{}
 	for _, r := range f.Replace {
 		if strings.HasPrefix(r.New.Path, "./staging/") {
@@ -397,12 +397,12 @@ func ModuleDir(ctx context.Context, module, version string) (string, error) {
 // kubernetesLDFlags stamps the version into the binaries as the upstream
 // release build does; without it they report a placeholder version.
 func kubernetesLDFlags(v string) string {
-	parts := strings.SplitN(skew.BareVersion(v), ".", 3)
+	parts := strings.SplitN(release.BareVersion(v), ".", 3)
 	var b strings.Builder
 	b.WriteString("-s -w")
 	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
 		fmt.Fprintf(&b, " -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean -X %s.buildDate=1970-01-01T00:00:00Z",
-			pkg, "v"+skew.BareVersion(v), pkg, parts[0], pkg, parts[1], pkg, pkg)
+			pkg, "v"+release.BareVersion(v), pkg, parts[0], pkg, parts[1], pkg, pkg)
 	}
 	return b.String()
 }
@@ -410,28 +410,28 @@ func kubernetesLDFlags(v string) string {
 // KubernetesBinaries builds the named commands (kubelet, kubeadm, ...) of
 // k8s.io/kubernetes at version v and returns the directory holding them.
 func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...string) (string, error) {
-	raw, kdir, err := kubernetesGoMod(ctx, "v"+skew.BareVersion(v))
+	raw, kdir, err := kubernetesGoMod(ctx, "v"+release.BareVersion(v))
 	if err != nil {
 		return "", err
 	}
-	reps, reqs, err := kubernetesStaging(raw, "v"+skew.BareVersion(v))
+	reps, reqs, err := kubernetesStaging(raw, "v"+release.BareVersion(v))
 	if err != nil {
 		return "", err
 	}
 	fixes, err := dependencyFixes(raw)
 	if err != nil {
-		return "", fmt.Errorf("k8s.io/kubernetes v%s: %w", skew.BareVersion(v), err)
+		return "", fmt.Errorf("k8s.io/kubernetes v%s: %w", release.BareVersion(v), err)
 	}
 	for _, f := range fixes {
 		reps[f.Module] = f.replace()
-		p.Step("%s", f.describe("v"+skew.BareVersion(v)))
+		p.Step("%s", f.describe("v"+release.BareVersion(v)))
 	}
 	subs, err := nearestServedStaging(ctx, reps, reqs)
 	if err != nil {
-		return "", fmt.Errorf("k8s.io/kubernetes v%s: %w", skew.BareVersion(v), err)
+		return "", fmt.Errorf("k8s.io/kubernetes v%s: %w", release.BareVersion(v), err)
 	}
 	for _, l := range subs {
-		p.Step("k8s.io/kubernetes v%s: %s", skew.BareVersion(v), l)
+		p.Step("k8s.io/kubernetes v%s: %s", release.BareVersion(v), l)
 	}
 	progs := map[string]string{}
 	for _, n := range names {
@@ -439,7 +439,7 @@ func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...stri
 	}
 	return Build(ctx, p, ProgramSet{
 		Module:   "k8s.io/kubernetes",
-		Version:  "v" + skew.BareVersion(v),
+		Version:  "v" + release.BareVersion(v),
 		Replaces: reps,
 		Requires: reqs,
 		Programs: progs,

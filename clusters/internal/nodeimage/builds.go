@@ -11,7 +11,7 @@ import (
 	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/internal/cache"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // Plan says what Up would build for a cluster of one control plane at
@@ -27,7 +27,7 @@ func Plan(ctx context.Context, apiserver string, kubelets []string, prebuilt map
 	}
 	seen := map[string]bool{}
 	version := func(v string, controlPlane bool) {
-		v = skew.BareVersion(v)
+		v = release.BareVersion(v)
 		if seen[v] {
 			return
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
@@ -45,7 +45,7 @@ func parseImageRef(s string) imageRef {
 
 // kubeadmImages asks kubeadm which images a cluster of its version needs.
 func kubeadmImages(ctx context.Context, kubeadm, version string) ([]imageRef, error) {
-	out, err := exec.CommandContext(ctx, kubeadm, "config", "images", "list", "--kubernetes-version", "v"+skew.BareVersion(version)).Output()
+	out, err := exec.CommandContext(ctx, kubeadm, "config", "images", "list", "--kubernetes-version", "v"+release.BareVersion(version)).Output()
 	if err != nil {
 		return nil, fmt.Errorf("kubeadm config images list: %w", err)
 	}
@@ -67,7 +67,7 @@ var busyboxTagRe = regexp.MustCompile(`configs\[BusyBox\]\s*=\s*Config\{[^,]+,\s
 // e2eBusyBoxRef is the busybox image name the e2e framework of version v asks
 // for (test/utils/image/manifest.go).
 func e2eBusyBoxRef(ctx context.Context, v string) (string, error) {
-	dir, err := gobuild.ModuleDir(ctx, "k8s.io/kubernetes", "v"+skew.BareVersion(v))
+	dir, err := gobuild.ModuleDir(ctx, "k8s.io/kubernetes", "v"+release.BareVersion(v))
 	if err != nil {
 		return "", err
 	}
@@ -153,7 +153,7 @@ func pauseBinary(ctx context.Context, p *progress.Progress) (string, error) {
 // and the busybox test image, from the binaries in cpBin and the layers of
 // the base image; pause is the sandbox image's reference.
 func componentImages(ctx context.Context, p *progress.Progress, work string, spec Spec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
-	cp := "v" + skew.BareVersion(spec.ControlPlane)
+	cp := "v" + release.BareVersion(spec.ControlPlane)
 	refs, err := kubeadmImages(ctx, filepath.Join(cpBin, "kubeadm"), cp)
 	if err != nil {
 		return nil, "", err

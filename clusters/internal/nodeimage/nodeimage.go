@@ -10,7 +10,7 @@ import (
 
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/internal/progress"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 
 	"golang.org/x/sync/errgroup"
 
@@ -51,15 +51,15 @@ func (s Spec) kubelet() string {
 // (kubelet at the control-plane version), which also holds the images of the
 // control-plane components.
 func (s Spec) isControlPlane() bool {
-	return skew.BareVersion(s.kubelet()) == skew.BareVersion(s.ControlPlane) && s.Runtime.IsDefault()
+	return release.BareVersion(s.kubelet()) == release.BareVersion(s.ControlPlane) && s.Runtime.IsDefault()
 }
 
 // tag is the human part of the image name, e.g. v1.37.2-kubelet-v1.34.4,
 // or v1.37.2-kubelet-v1.34.4-containerd2-crun with another runtime.
 func (s Spec) tag() string {
-	t := "v" + skew.BareVersion(s.ControlPlane)
+	t := "v" + release.BareVersion(s.ControlPlane)
 	if !s.isControlPlane() {
-		t += "-kubelet-v" + skew.BareVersion(s.kubelet())
+		t += "-kubelet-v" + release.BareVersion(s.kubelet())
 	}
 	if !s.Runtime.IsDefault() {
 		t += "-" + s.Runtime.cri() + "-" + s.Runtime.oci()
@@ -110,7 +110,7 @@ func Build(ctx context.Context, p *progress.Progress, spec Spec) (string, error)
 		return ref, nil
 	}
 	p.Step("building node image %s", ref)
-	cp, kl := "v"+skew.BareVersion(spec.ControlPlane), "v"+skew.BareVersion(spec.kubelet())
+	cp, kl := "v"+release.BareVersion(spec.ControlPlane), "v"+release.BareVersion(spec.kubelet())
 	cpNames := []string{"kubeadm", "kubectl", "kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"}
 	// The base image (debootstrap: mostly the network and the disk) is
 	// built while the binaries compile (the cores); the first error stops
@@ -128,7 +128,7 @@ func Build(ctx context.Context, p *progress.Progress, spec Spec) (string, error)
 			return err
 		}
 		kubeletPath = filepath.Join(cpBin, "kubelet")
-		if skew.BareVersion(spec.kubelet()) != skew.BareVersion(spec.ControlPlane) {
+		if release.BareVersion(spec.kubelet()) != release.BareVersion(spec.ControlPlane) {
 			klBin, err := gobuild.KubernetesBinaries(gctx, p, kl, "kubelet")
 			if err != nil {
 				return err
@@ -186,7 +186,7 @@ func Build(ctx context.Context, p *progress.Progress, spec Spec) (string, error)
 // nodeImageRef is the reference of spec's node image on base, with oci its
 // OCI runtime, and its key.
 func nodeImageRef(base *baseImage, spec Spec, oci ociRuntime) (ref, key string) {
-	cp, kl := "v"+skew.BareVersion(spec.ControlPlane), "v"+skew.BareVersion(spec.kubelet())
+	cp, kl := "v"+release.BareVersion(spec.ControlPlane), "v"+release.BareVersion(spec.kubelet())
 	parts := []string{"node", nodeImageRevision, base.Key, cp, kl, containerdConfig("", oci), closedRegistryHosts, defaultStorageManifest, iptablesModeWrapper}
 	for _, r := range restrictedRuntimes {
 		parts = append(parts, r.binary, r.script(oci.nodePath))

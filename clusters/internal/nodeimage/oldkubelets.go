@@ -5,7 +5,7 @@ package nodeimage
 import (
 	"github.com/hashicorp/go-version"
 
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // cgroupBindsDropIn is a kubelet.service drop-in that, before the kubelet
@@ -33,14 +33,14 @@ const cgroupBindsDropInPath = "/etc/systemd/system/kubelet.service.d/20-skewproo
 // cgroupBindsHarmless is the first release whose kubelet takes another
 // libcontainer (runc v1.0.2 from v1.21 on); whether it is misled by the
 // bind mounts too is for a v1.21-v1.23 cluster to show.
-var cgroupBindsHarmless = skew.Minor{Major: 1, Minor: 21}
+var cgroupBindsHarmless = release.Minor{Major: 1, Minor: 21}
 
 // needsCgroupBindsDropIn reports whether kubelet kl (e.g. v1.19.16) needs
 // cgroupBindsDropIn.
 func needsCgroupBindsDropIn(kl string) bool {
-	v, err := version.NewVersion(skew.BareVersion(kl))
+	v, err := version.NewVersion(release.BareVersion(kl))
 	if err != nil {
 		return false
 	}
-	return skew.MinorOf(v).Less(cgroupBindsHarmless)
+	return release.MinorOf(v).Less(cgroupBindsHarmless)
 }

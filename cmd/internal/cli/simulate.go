@@ -10,6 +10,7 @@ import (
 
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 	"github.com/skewproof/skewproof/skew/served"
 )
 
@@ -74,7 +75,7 @@ func (o simulateOptions) run(ctx context.Context, out, errOut io.Writer, name st
 		if len(positional) > 0 || o.apiserver != "" || o.kubelet != "" || o.upgrade != "" {
 			return Usagef("--deviations takes a range of minors only, e.g. --deviations 1.29..1.37")
 		}
-		from, to, err := skew.ParseMinorRange(o.deviations)
+		from, to, err := release.ParseMinorRange(o.deviations)
 		if err != nil {
 			return Usagef("--deviations: %v", err)
 		}
@@ -140,7 +141,7 @@ func onOff(name, v string) (bool, error) {
 // researched". The note is empty when the version is served or when the
 // served list cannot be had (simulate works without it).
 func ReleaseVersion(ctx context.Context, flagName, s string) (*version.Version, string, error) {
-	v, err := skew.ParseVersion(s)
+	v, err := release.ParseVersion(s)
 	if err != nil {
 		return nil, "", Usagef("%s: %v", flagName, err)
 	}
@@ -148,7 +149,7 @@ func ReleaseVersion(ctx context.Context, flagName, s string) (*version.Version, 
 	if err != nil {
 		return v, "", nil
 	}
-	if err := skew.CheckServedIn(list, v); err != nil {
+	if err := release.CheckServedIn(list, v); err != nil {
 		return v, fmt.Sprintf("%s: %v; skewproof cannot build it, the oracle answers for it all the same", flagName, err), nil
 	}
 	return v, "", nil

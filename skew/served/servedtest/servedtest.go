@@ -16,7 +16,7 @@ var Versions = []string{
 	"v1.34.0", "v1.34.1", "v1.34.2", "v1.34.3", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2",
 }
 
-// Sorted is Versions parsed as skew.ParseVersion parses them (without the
+// Sorted is Versions parsed as release.ParseVersion parses them (without the
 // "v"; this package cannot import skew, whose tests use it), oldest first.
 func Sorted() []*version.Version {
 	var vs []*version.Version

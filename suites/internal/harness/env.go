@@ -33,6 +33,7 @@ import (
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
@@ -206,7 +207,7 @@ func usePlan(p senv.Plan, kubeconfig string) error {
 	if Env.ScaleNodes, err = positive(senv.ScaleNodes, os.Getenv(senv.ScaleNodes), defaultScaleNodes); err != nil {
 		return err
 	}
-	if Env.APIServer, err = skew.ParseReleaseVersion(p.APIServer); err != nil {
+	if Env.APIServer, err = release.ParseReleaseVersion(p.APIServer); err != nil {
 		return fmt.Errorf("the API server's version: %w", err)
 	}
 	Env.Nodes = nil
@@ -265,7 +266,7 @@ func usePlan(p senv.Plan, kubeconfig string) error {
 
 // nodeOf is the harness's view of a node of the plan.
 func nodeOf(n senv.PlanNode) (Node, error) {
-	v, err := skew.ParseReleaseVersion(n.Kubelet)
+	v, err := release.ParseReleaseVersion(n.Kubelet)
 	if err != nil {
 		return Node{}, fmt.Errorf("node %s: kubelet version: %w", n.Name, err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
@@ -91,12 +92,12 @@ func TestJudgeUnmade(t *testing.T) {
 func TestOwnPass(t *testing.T) {
 	saved := Env.APIServer
 	defer func() { Env.APIServer = saved }()
-	Env.APIServer = skew.MustParseVersion("1.37.2")
+	Env.APIServer = release.MustParseVersion("1.37.2")
 	r, err := ownPass("profiles/agent/ready", nil, "agent Ready")
 	if err != nil || r != (reports.Result{ID: "profiles/agent/ready", APIServer: "1.37.2", Verdict: skew.Pass, Outcome: "agent Ready"}) {
 		t.Errorf("cluster-wide: %+v, %v", r, err)
 	}
-	r, err = ownPass("profiles/node-status/partial", &Node{Name: "w1", Kubelet: skew.MustParseVersion("1.34.4")}, "fault on w1")
+	r, err = ownPass("profiles/node-status/partial", &Node{Name: "w1", Kubelet: release.MustParseVersion("1.34.4")}, "fault on w1")
 	if err != nil || r.Node != "w1" || r.Kubelet != "1.34.4" || r.Verdict != skew.Pass {
 		t.Errorf("about a node: %+v, %v", r, err)
 	}

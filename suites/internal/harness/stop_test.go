@@ -17,6 +17,7 @@ import (
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/skew/release"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
@@ -37,7 +38,7 @@ func TestStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubelet, _ := skew.ParseVersion("1.34.4")
+	kubelet, _ := release.ParseVersion("1.34.4")
 	scenario := func() *Scenario {
 		return &Scenario{ID: "seccomp/failure/row-1", Node: &Node{Name: "w1", Kubelet: kubelet}, warn: &warnings{},
 			Exp: skew.Expectation{Reason: "the rule"}, F: &framework.Framework{ClientSet: client}}

@@ -1,4 +1,4 @@
-package skew
+package release
 
 import (
 	"fmt"

@@ -1,9 +1,9 @@
-// Package skew holds versions, the kube-apiserver/kubelet skew policy, the
-// served source versions of Kubernetes, the cluster matrix and the oracle: a
-// declarative table of every seccomp and AppArmor rule of the KEPs with the
-// version window in which it holds, as the KEPs plan it and as upstream
-// releases behave.
-package skew
+// Package release holds Kubernetes release versions apart from the oracle
+// (as k8s.io/apimachinery/pkg/util/version stands apart): parsing, minor
+// lines and windows of them, the kube-apiserver/kubelet version-skew
+// policy, which versions are served, and the cluster matrix of a range of
+// minors.
+package release
 
 import (
 	"fmt"
@@ -74,7 +74,8 @@ func ParseMinor(s string) (Minor, error) {
 	return Minor{major, minor}, nil
 }
 
-func mustMinor(s string) Minor {
+// MustParseMinor is ParseMinor for constants; it panics on error.
+func MustParseMinor(s string) Minor {
 	m, err := ParseMinor(s)
 	if err != nil {
 		panic(err)
@@ -119,18 +120,21 @@ type Window struct {
 	Until Minor `json:"until"`
 }
 
-func (w Window) openStart() bool { return w.From == Minor{} }
-func (w Window) openEnd() bool   { return w.Until == Minor{} }
+// OpenStart: the window holds since always.
+func (w Window) OpenStart() bool { return w.From == Minor{} }
+
+// OpenEnd: the window still holds in the newest release.
+func (w Window) OpenEnd() bool { return w.Until == Minor{} }
 
 // Contains reports whether the minor line of v lies in the window.
 func (w Window) Contains(v *version.Version) bool { return w.ContainsMinor(MinorOf(v)) }
 
 // ContainsMinor reports whether m lies in the window.
 func (w Window) ContainsMinor(m Minor) bool {
-	if !w.openStart() && m.Less(w.From) {
+	if !w.OpenStart() && m.Less(w.From) {
 		return false
 	}
-	if !w.openEnd() && !m.Less(w.Until) {
+	if !w.OpenEnd() && !m.Less(w.Until) {
 		return false
 	}
 	return true
@@ -140,10 +144,10 @@ func (w Window) ContainsMinor(m Minor) bool {
 // only where both windows are open there.
 func (w Window) Intersect(o Window) Window {
 	out := w
-	if w.openStart() || (!o.openStart() && w.From.Less(o.From)) {
+	if w.OpenStart() || (!o.OpenStart() && w.From.Less(o.From)) {
 		out.From = o.From
 	}
-	if w.openEnd() || (!o.openEnd() && o.Until.Less(w.Until)) {
+	if w.OpenEnd() || (!o.OpenEnd() && o.Until.Less(w.Until)) {
 		out.Until = o.Until
 	}
 	return out
@@ -151,11 +155,11 @@ func (w Window) Intersect(o Window) Window {
 
 func (w Window) String() string {
 	switch {
-	case w.openStart() && w.openEnd():
+	case w.OpenStart() && w.OpenEnd():
 		return "all versions"
-	case w.openStart():
+	case w.OpenStart():
 		return "before v" + w.Until.String()
-	case w.openEnd():
+	case w.OpenEnd():
 		return "v" + w.From.String() + " onwards"
 	}
 	last := Minor{w.Until.Major, w.Until.Minor - 1}
@@ -173,14 +177,15 @@ func (m Minor) MarshalText() ([]byte, error) {
 	return []byte(m.String()), nil
 }
 
-// win builds a window from "1.30" style strings; "" means open.
-func win(from, until string) Window {
+// MustWindow builds a window from "1.30" style minors; "" leaves that end
+// open. It panics on a malformed minor (for constants).
+func MustWindow(from, until string) Window {
 	var w Window
 	if from != "" {
-		w.From = mustMinor(from)
+		w.From = MustParseMinor(from)
 	}
 	if until != "" {
-		w.Until = mustMinor(until)
+		w.Until = MustParseMinor(until)
 	}
 	return w
 }

@@ -1,4 +1,4 @@
-package skew
+package release
 
 import (
 	"strings"
@@ -66,15 +66,15 @@ func TestWindow(t *testing.T) {
 		want bool
 		str  string
 	}{
-		{win("1.30", "1.34"), "1.29.6", false, "v1.30 to v1.33"},
-		{win("1.30", "1.34"), "1.30.0", true, "v1.30 to v1.33"},
-		{win("1.30", "1.34"), "1.33.13", true, "v1.30 to v1.33"},
-		{win("1.30", "1.34"), "1.34.0", false, "v1.30 to v1.33"},
-		{win("1.36", ""), "1.37.2", true, "v1.36 onwards"},
-		{win("", "1.31"), "1.30.14", true, "before v1.31"},
-		{win("", "1.31"), "1.31.0", false, "before v1.31"},
+		{MustWindow("1.30", "1.34"), "1.29.6", false, "v1.30 to v1.33"},
+		{MustWindow("1.30", "1.34"), "1.30.0", true, "v1.30 to v1.33"},
+		{MustWindow("1.30", "1.34"), "1.33.13", true, "v1.30 to v1.33"},
+		{MustWindow("1.30", "1.34"), "1.34.0", false, "v1.30 to v1.33"},
+		{MustWindow("1.36", ""), "1.37.2", true, "v1.36 onwards"},
+		{MustWindow("", "1.31"), "1.30.14", true, "before v1.31"},
+		{MustWindow("", "1.31"), "1.31.0", false, "before v1.31"},
 		{Window{}, "1.2.3", true, "all versions"},
-		{win("1.30", "1.31"), "1.30.4", true, "v1.30 only"},
+		{MustWindow("1.30", "1.31"), "1.30.4", true, "v1.30 only"},
 	}
 	for _, c := range cases {
 		if got := c.w.Contains(MustParseVersion(c.v)); got != c.want {
@@ -82,27 +82,6 @@ func TestWindow(t *testing.T) {
 		}
 		if c.w.String() != c.str {
 			t.Errorf("window string = %q, want %q", c.w.String(), c.str)
-		}
-	}
-}
-
-func TestCheckFeatureGate(t *testing.T) {
-	for _, c := range []struct {
-		gate  string
-		value bool
-		v     string
-		ok    bool
-	}{
-		{"AppArmor", false, "1.30.14", true},
-		{"AppArmor", false, "1.31.14", false},
-		{"AppArmor", true, "1.32.13", true},
-		{"AppArmor", true, "1.33.13", false},
-		{"AppArmorFields", false, "1.30.14", true},
-		{"SomethingElse", false, "1.37.2", true},
-	} {
-		err := CheckFeatureGate(c.gate, c.value, MustParseVersion(c.v))
-		if (err == nil) != c.ok {
-			t.Errorf("%s=%v at %s: %v", c.gate, c.value, c.v, err)
 		}
 	}
 }

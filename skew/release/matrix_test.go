@@ -1,4 +1,4 @@
-package skew
+package release
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 
 func TestMatrix(t *testing.T) {
 	served := servedtest.Sorted()
-	cs, err := Matrix(served, mustMinor("1.34"), mustMinor("1.37"))
+	cs, err := Matrix(served, MustParseMinor("1.34"), MustParseMinor("1.37"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestMatrix(t *testing.T) {
 	}
 
 	// 1.29's window reaches 1.26, which is not served.
-	cs, err = Matrix(served, mustMinor("1.29"), mustMinor("1.29"))
+	cs, err = Matrix(served, MustParseMinor("1.29"), MustParseMinor("1.29"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,10 +39,10 @@ func TestMatrix(t *testing.T) {
 
 func TestMatrixErrors(t *testing.T) {
 	served := servedtest.Sorted()
-	if _, err := Matrix(served, mustMinor("1.37"), mustMinor("1.34")); err == nil || !strings.Contains(err.Error(), "reversed") {
+	if _, err := Matrix(served, MustParseMinor("1.37"), MustParseMinor("1.34")); err == nil || !strings.Contains(err.Error(), "reversed") {
 		t.Errorf("reversed range: %v", err)
 	}
-	if _, err := Matrix(served, mustMinor("1.37"), mustMinor("1.38")); err == nil || !strings.Contains(err.Error(), "no served release of kubernetes v1.38") {
+	if _, err := Matrix(served, MustParseMinor("1.37"), MustParseMinor("1.38")); err == nil || !strings.Contains(err.Error(), "no served release of kubernetes v1.38") {
 		t.Errorf("unserved minor: %v", err)
 	}
 }

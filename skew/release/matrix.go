@@ -1,4 +1,4 @@
-package skew
+package release
 
 import (
 	"fmt"
@@ -55,7 +55,7 @@ func Matrix(served []*version.Version, from, to Minor) ([]Cluster, error) {
 	for m := from; !to.Less(m); m = (Minor{m.Major, m.Minor + 1}) {
 		a := NewestServed(served, m)
 		if a == nil {
-			return nil, fmt.Errorf("no served release of kubernetes v%s; served releases: %s", m, joinVersions(served))
+			return nil, fmt.Errorf("no served release of kubernetes v%s; served releases: %s", m, JoinVersions(served))
 		}
 		c := Cluster{Apiserver: a.String()}
 		for _, km := range KubeletMinors(a) {
@@ -70,7 +70,8 @@ func Matrix(served []*version.Version, from, to Minor) ([]Cluster, error) {
 	return out, nil
 }
 
-func joinVersions(vs []*version.Version) string {
+// JoinVersions lists versions for a message: "1.36.3, 1.37.2".
+func JoinVersions(vs []*version.Version) string {
 	s := make([]string, len(vs))
 	for i, v := range vs {
 		s[i] = v.String()
