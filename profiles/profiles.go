@@ -31,7 +31,7 @@ const Dir = api.SeccompDir + "/" + FixturesNamespace
 // Names of the seccomp profiles, as a pod's localhostProfile.
 const (
 	// DenyMkdir makes mkdir and mkdirat fail with EPERM; everything else is
-	// allowed (skew.SeccompLocalhostProfile names the same file).
+	// allowed (names.SeccompLocalhostProfile names the same file).
 	DenyMkdir = Dir + "/deny-mkdir.json"
 	// DenyExecve makes execve and execveat fail with EPERM, so a container
 	// cannot start its process.

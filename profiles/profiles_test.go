@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/profiles/status"
-	"github.com/skewproof/skewproof/skew"
 )
 
 func TestSeccompProfilesAreValidJSON(t *testing.T) {
@@ -35,11 +35,11 @@ func TestSeccompProfilesAreValidJSON(t *testing.T) {
 			t.Errorf("profile %s missing", n)
 		}
 	}
-	if DenyMkdir != skew.SeccompLocalhostProfile {
-		t.Errorf("DenyMkdir = %q, oracle scenarios use %q", DenyMkdir, skew.SeccompLocalhostProfile)
+	if DenyMkdir != names.SeccompLocalhostProfile {
+		t.Errorf("DenyMkdir = %q, oracle scenarios use %q", DenyMkdir, names.SeccompLocalhostProfile)
 	}
-	if !strings.HasPrefix(skew.SeccompMissingProfilePrefix, Dir+"/") {
-		t.Errorf("the oracle's missing profile %q is not under %s", skew.SeccompMissingProfilePrefix, Dir)
+	if !strings.HasPrefix(names.SeccompMissingProfilePrefix, Dir+"/") {
+		t.Errorf("the oracle's missing profile %q is not under %s", names.SeccompMissingProfilePrefix, Dir)
 	}
 }
 
@@ -69,7 +69,7 @@ func TestAppArmorFixturesDeclareTheirName(t *testing.T) {
 		if !strings.Contains(m.Content, "\nprofile "+m.Name+" ") {
 			t.Errorf("fixture %s does not declare 'profile %s'", m.Name, m.Name)
 		}
-		if m.Name == skew.AppArmorLocalhostProfile {
+		if m.Name == names.AppArmorLocalhostProfile {
 			found = true
 			if !strings.Contains(m.Content, "deny /** w,") {
 				t.Errorf("%s must deny writes", m.Name)
@@ -77,7 +77,7 @@ func TestAppArmorFixturesDeclareTheirName(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("no fixture named %s (skew.AppArmorLocalhostProfile)", skew.AppArmorLocalhostProfile)
+		t.Errorf("no fixture named %s (names.AppArmorLocalhostProfile)", names.AppArmorLocalhostProfile)
 	}
 }
 

@@ -1,30 +1,13 @@
 package skew
 
-import "github.com/skewproof/skewproof/skew/release"
+import (
+	"fmt"
 
-import "fmt"
+	"github.com/skewproof/skewproof/skew/release"
+)
 
 // Names the scenarios use, so specs and oracle agree on what is sent.
 const (
-	// ContainerName is the name of the scenario pod's (first) container.
-	ContainerName = "app"
-	// EphemeralContainerName is the name of the ephemeral container.
-	EphemeralContainerName = "debugger"
-	// SeccompLocalhostProfile is the localhostProfile of seccomp scenarios,
-	// relative to <kubelet root-dir>/seccomp; it denies mkdir. The node
-	// agent of namespace skewproof-fixtures writes it there.
-	SeccompLocalhostProfile = "skewproof-profiles/skewproof-fixtures/deny-mkdir.json"
-	// SeccompMissingProfilePrefix starts the localhostProfile of failure
-	// row 4, a profile no node has; the suite appends the node's name and
-	// ".json" (one name per node, so no removal has to be waited for).
-	SeccompMissingProfilePrefix = "skewproof-profiles/skewproof-fixtures/missing-on-"
-	// AppArmorLocalhostProfile is the loaded AppArmor profile name of
-	// AppArmor scenarios; it denies writes.
-	AppArmorLocalhostProfile = "skewproof-deny-write"
-	// AppArmorNotLoadedProfile is an AppArmor profile name no node has
-	// loaded (failure row 3).
-	AppArmorNotLoadedProfile = "skewproof-not-loaded"
-
 	SeccompPodAnnotation             = "seccomp.security.alpha.kubernetes.io/pod"
 	SeccompContainerAnnotationPrefix = "container.seccomp.security.alpha.kubernetes.io/"
 	AppArmorAnnotationPrefix         = "container.apparmor.security.beta.kubernetes.io/"

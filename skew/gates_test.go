@@ -1,8 +1,10 @@
 package skew
 
-import "github.com/skewproof/skewproof/skew/release"
+import (
+	"testing"
 
-import "testing"
+	"github.com/skewproof/skewproof/skew/release"
+)
 
 func TestParseFeatureGates(t *testing.T) {
 	f := map[string]bool{}

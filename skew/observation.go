@@ -1,6 +1,10 @@
 package skew
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/skewproof/skewproof/fixtures/names"
+)
 
 // What a spec observes: admission, stored fields and annotations, warnings,
 // and the container's outcome on the node.
@@ -84,16 +88,16 @@ const (
 	// mkdirat, everything else allowed): mkdir fails with EPERM and other
 	// syscalls (a write, a read, a directory listing) work. The errno is
 	// the profile's own (errnoRet), not the runtime's.
-	EffectSeccompDenyMkdir = "seccomp localhost/" + SeccompLocalhostProfile
+	EffectSeccompDenyMkdir = "seccomp localhost/" + names.SeccompLocalhostProfile
 	// EffectAppArmorDenyWrite: the Localhost profile
 	// AppArmorLocalhostProfile (deny /** w) in enforce mode: a write fails
 	// with EACCES, a read works.
-	EffectAppArmorDenyWrite = "apparmor localhost/" + AppArmorLocalhostProfile
+	EffectAppArmorDenyWrite = "apparmor localhost/" + names.AppArmorLocalhostProfile
 	// EffectAppArmorComplainDenyWrite: AppArmorLocalhostProfile in
 	// complain mode: the write it does not allow succeeds and the kernel
 	// logs it (an audit line apparmor="ALLOWED" naming the profile), read
 	// from the node's kernel log.
-	EffectAppArmorComplainDenyWrite = "apparmor complain localhost/" + AppArmorLocalhostProfile
+	EffectAppArmorComplainDenyWrite = "apparmor complain localhost/" + names.AppArmorLocalhostProfile
 )
 
 // Observation is what a spec observes, concrete enough to assert.

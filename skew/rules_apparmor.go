@@ -2,6 +2,7 @@ package skew
 
 import (
 	"fmt"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 )
@@ -52,9 +53,9 @@ var (
 	aaPhase23      = win("1.34", "")
 	aaNoField      = na("the appArmorProfile fields do not exist before v1.30")
 
-	aaAnnKey        = AppArmorAnnotationPrefix + ContainerName
-	aaLocalhostAnn  = "localhost/" + AppArmorLocalhostProfile
-	aaEnforcedLocal = AppArmorLocalhostProfile + " (enforce)"
+	aaAnnKey        = AppArmorAnnotationPrefix + names.ContainerName
+	aaLocalhostAnn  = "localhost/" + names.AppArmorLocalhostProfile
+	aaEnforcedLocal = names.AppArmorLocalhostProfile + " (enforce)"
 	aaNotEnabledMsg = "Cannot enforce AppArmor: AppArmor is not enabled on the host"
 )
 
@@ -178,7 +179,7 @@ var aaNoWarningPhase = phase("before AppArmor fields: no warning", aaBeforeField
 
 // aaWarned: an annotation-only pod accepted with the annotation warning.
 func aaWarned(summary string) Observation {
-	return Observation{Summary: summary, Admission: Accepted, Warnings: []string{AppArmorAnnotationWarning("", ContainerName)}}
+	return Observation{Summary: summary, Admission: Accepted, Warnings: []string{AppArmorAnnotationWarning("", names.ContainerName)}}
 }
 
 // With the AppArmor gate disabled the API server drops the annotations
@@ -217,7 +218,7 @@ func aaTemplate(warns bool, what string) Observation {
 	o := Observation{Summary: "Deployment with pod-level Localhost <p> field and container annotation localhost/<p>: stored as sent, " + what, Admission: Accepted,
 		Annotations: map[string]string{aaAnnKey: aaLocalhostAnn}, Fields: map[string]string{PodAppArmorType: "Localhost"}, AbsentFields: []string{ContainerAppArmorType}}
 	if warns {
-		o.Warnings = []string{AppArmorAnnotationWarning("spec.template.", ContainerName)}
+		o.Warnings = []string{AppArmorAnnotationWarning("spec.template.", names.ContainerName)}
 	} else {
 		o.NoWarnings = true
 	}
@@ -384,7 +385,7 @@ var appArmorRules = []Rule{
 		appArmorKEP+" §Version Skew Strategy › Pod Update (\"Ephemeral container's will never sync with an AppArmor annotation\")", Apiserver, HostCondition{},
 		"pkg/registry/core/pod/strategy.go: applyAppArmorVersionSkew runs from PrepareForCreate only", true,
 		Observation{Summary: "ephemeral container added with a field; no annotation for it", Admission: Accepted,
-			AbsentAnnotations: []string{AppArmorAnnotation(EphemeralContainerName)}, Fields: map[string]string{EphemeralAppArmorType: "Unconfined"}}),
+			AbsentAnnotations: []string{AppArmorAnnotation(names.EphemeralContainerName)}, Fields: map[string]string{EphemeralAppArmorType: "Unconfined"}}),
 
 	{
 		ID: "apparmor/static-pod/annotation-copy", Title: "kubelet honours a static pod's annotations as fields (Phases 1-2), not in Phase 3",

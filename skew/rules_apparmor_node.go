@@ -1,6 +1,10 @@
 package skew
 
-import "github.com/skewproof/skewproof/skew/release"
+import (
+	"github.com/skewproof/skewproof/skew/release"
+
+	"github.com/skewproof/skewproof/fixtures/names"
+)
 
 // AppArmor rules observed on nodes: the kubelet's enforcement and every
 // row of KEP-24's Failure and Fallback Strategy table. They follow
@@ -41,7 +45,7 @@ var appArmorNodeRules = []Rule{
 				// through and the kernel logs it (security/apparmor: an
 				// AUDIT_APPARMOR_ALLOWED record, apparmor="ALLOWED"); the
 				// label alone shows neither, so the effect names the log line.
-				{State: Running, AppArmorProfile: AppArmorLocalhostProfile + " (complain)", Effect: EffectAppArmorComplainDenyWrite,
+				{State: Running, AppArmorProfile: names.AppArmorLocalhostProfile + " (complain)", Effect: EffectAppArmorComplainDenyWrite,
 					Note: "the write allowed and its violation read from the kernel log"},
 			}}),
 
@@ -51,7 +55,7 @@ var appArmorNodeRules = []Rule{
 			"/sys/kernel/security/apparmor/profiles at container create (\"apparmor profile not found <p>\", so CreateContainerError); "+
 			"CRI-O: the rule's runtime variants (docs/runtimes.md)", false,
 		Observation{Summary: "pod created; container fails to start, retried with back-off; event names the profile", Admission: Accepted,
-			Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: AppArmorNotLoadedProfile}}),
+			Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: names.AppArmorNotLoadedProfile}}),
 		func(Rule) []RuntimeVariant { return appArmorNotLoadedRuntimes() }),
 
 	runtimeProfileInvalidRule("apparmor/failure/row-4", appArmorKEP+" §Failure and Fallback Strategy, row 4", "apparmor/api/runtime-profile-invalid"),

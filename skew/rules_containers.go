@@ -1,5 +1,7 @@
 package skew
 
+import "github.com/skewproof/skewproof/fixtures/names"
+
 // Rules about every kind of container of a pod: init containers, sidecars
 // (restartable init containers) and a second regular container. KEP-135
 // and KEP-24 give the pod-level field to "the containers in this pod" and
@@ -37,32 +39,19 @@ package skew
 // server/container_create_linux.go specSetApparmorProfile (applies a
 // profile only to a non-privileged container).
 
-// Names of the containers of the scenarios with several containers, and
-// the sub-cases (Observation.Cases) they are judged by.
+// The sub-cases (Observation.Cases) of the scenarios with several
+// containers, named after the containers (fixtures/names) they judge.
 const (
-	// InitContainerName is an init container without a profile of its own.
-	InitContainerName = "init"
-	// InitOwnContainerName is an init container with its own profile.
-	InitOwnContainerName = "init-own"
-	// SidecarContainerName is a restartable init container (sidecar)
-	// without a profile of its own.
-	SidecarContainerName = "sidecar"
-	// SidecarOwnContainerName is a sidecar with its own profile.
-	SidecarOwnContainerName = "sidecar-own"
-	// SecondContainerName is a second regular container, without a profile
-	// of its own.
-	SecondContainerName = "second"
-
 	// CaseInit .. CasePrivileged name the sub-cases, after the container
 	// each one judges: a container that inherits the pod-level profile,
 	// one with its own (which overrides it), and a privileged container
 	// without a profile.
-	CaseInit       = InitContainerName
-	CaseInitOwn    = InitOwnContainerName
-	CaseSidecar    = SidecarContainerName
-	CaseSidecarOwn = SidecarOwnContainerName
-	CaseSecond     = SecondContainerName
-	CaseOwn        = ContainerName
+	CaseInit       = names.InitContainerName
+	CaseInitOwn    = names.InitOwnContainerName
+	CaseSidecar    = names.SidecarContainerName
+	CaseSidecarOwn = names.SidecarOwnContainerName
+	CaseSecond     = names.SecondContainerName
+	CaseOwn        = names.ContainerName
 	CasePrivileged = "privileged"
 )
 

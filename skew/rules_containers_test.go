@@ -1,6 +1,7 @@
 package skew
 
 import (
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func TestContainerRulesEveryContainerConfined(t *testing.T) {
 	}
 	unconfinedSeccomp := func(c ContainerOutcome) bool { return c.SeccompMode != nil && *c.SeccompMode == 0 }
 	denyWrite := func(c ContainerOutcome) bool {
-		return c.AppArmorProfile == AppArmorLocalhostProfile+" (enforce)" && strings.Contains(c.Note, "EACCES")
+		return c.AppArmorProfile == names.AppArmorLocalhostProfile+" (enforce)" && strings.Contains(c.Note, "EACCES")
 	}
 	for _, tc := range []struct {
 		id    string

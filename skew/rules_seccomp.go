@@ -1,8 +1,11 @@
 package skew
 
-import "github.com/skewproof/skewproof/skew/release"
+import (
+	"fmt"
+	"github.com/skewproof/skewproof/fixtures/names"
 
-import "fmt"
+	"github.com/skewproof/skewproof/skew/release"
+)
 
 // Seccomp rules: KEP-135 (KEP-135 "Seccomp to GA").
 //
@@ -92,7 +95,7 @@ var (
 )
 
 var seccompPodAnnKey = SeccompPodAnnotation
-var seccompCtrAnnKey = SeccompContainerAnnotationPrefix + ContainerName
+var seccompCtrAnnKey = SeccompContainerAnnotationPrefix + names.ContainerName
 
 // seccompWarning is the exact warning of upstream minor v1.22-v1.26 for a
 // seccomp annotation without a field (pkg/api/pod/warnings.go,
@@ -239,7 +242,7 @@ var seccompRules = []Rule{
 			"(v1.19.16…v1.24.17); applySeccompVersionSkew copies annotations to fields only in v1.25.16, v1.26.15; gone in v1.27.16…v1.37.2",
 		seccompUpFieldToAnnCopy,
 		Observation{Summary: "annotations added from the fields", Admission: Accepted,
-			Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}},
+			Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + names.SeccompLocalhostProfile}},
 		Observation{Summary: "fields stored as sent; no annotation added", Admission: Accepted,
 			AbsentAnnotations: []string{seccompPodAnnKey, seccompCtrAnnKey}}),
 
@@ -251,7 +254,7 @@ var seccompRules = []Rule{
 		Observation{Summary: "fields populated from the annotations (docker/default → RuntimeDefault)", Admission: Accepted,
 			Fields: map[string]string{PodSeccompType: "RuntimeDefault", ContainerSeccompType: "Localhost"}},
 		Observation{Summary: "annotations stored as sent; no field populated", Admission: Accepted,
-			Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + SeccompLocalhostProfile}, AbsentFields: []string{PodSeccompType, ContainerSeccompType}}),
+			Annotations: map[string]string{seccompPodAnnKey: "runtime/default", seccompCtrAnnKey: "localhost/" + names.SeccompLocalhostProfile}, AbsentFields: []string{PodSeccompType, ContainerSeccompType}}),
 
 	seccompFieldRule("seccomp/create/match",
 		"field and annotation both set and equal: accepted",
@@ -369,7 +372,7 @@ var seccompRules = []Rule{
 		"pkg/registry/core/pod/strategy.go: podEphemeralContainersStrategy.PrepareForUpdate (no seccomp handling; v1.23.17…v1.37.2); "+
 			"pkg/features/kube_features.go: EphemeralContainers (off by default to v1.22.17)", Apiserver, HostCondition{},
 		Observation{Summary: "ephemeral container added; no annotation for it", Admission: Accepted,
-			AbsentAnnotations: []string{SeccompContainerAnnotation(EphemeralContainerName)}, Fields: map[string]string{EphemeralSeccompType: "Unconfined"}}),
+			AbsentAnnotations: []string{SeccompContainerAnnotation(names.EphemeralContainerName)}, Fields: map[string]string{EphemeralSeccompType: "Unconfined"}}),
 
 	{
 		ID: "seccomp/kubelet/precedence", Title: "container field > container annotation > pod field > pod annotation, as the kubelet honours annotations",
@@ -455,7 +458,7 @@ var seccompRules = []Rule{
 		"pkg/kubelet/kuberuntime/helpers.go: fieldSeccompProfile passes the path (v1.19.16…v1.37.2); containerd v1.7.24 contrib/seccomp/seccomp.go "+
 			"WithProfile fails to read it (\"cannot load seccomp profile\" with the path) in pkg/cri/server/container_create.go CreateContainer", needSeccomp,
 		Observation{Summary: "pod created; container fails to start and is retried; the same pod runs on a node with the file",
-			Admission: Accepted, Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: SeccompMissingProfilePrefix}}),
+			Admission: Accepted, Container: &ContainerOutcome{State: Waiting, Reason: "CreateContainerError", MessageContains: names.SeccompMissingProfilePrefix}}),
 		func(Rule) []RuntimeVariant { return seccompMissingProfileRuntimes() }),
 }
 

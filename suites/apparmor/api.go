@@ -6,13 +6,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
 var (
-	profile = skew.AppArmorLocalhostProfile
-	ctrAnn  = skew.AppArmorAnnotation(skew.ContainerName)
+	profile = names.AppArmorLocalhostProfile
+	ctrAnn  = skew.AppArmorAnnotation(names.ContainerName)
 )
 
 // KEP-24 §Proposal › API, › Validation; failure rows 4 and 7.

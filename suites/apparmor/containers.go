@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 	"github.com/skewproof/skewproof/suites/internal/observe"
@@ -41,26 +42,26 @@ var _ = Describe("[apparmor] every kind of container", Label("apparmor", "kubele
 	h.SetUp(family)
 	h.KubeletRule("apparmor/kubelet/init-containers", func(ctx context.Context, t *h.Scenario) {
 		const pod = "init-containers"
-		t.StartOnNode(ctx, pod, podDenyWrite, fx.InitContainer(skew.InitContainerName))
+		t.StartOnNode(ctx, pod, podDenyWrite, fx.InitContainer(names.InitContainerName))
 		// The init container is observed while it runs (it runs until
 		// ended), then ended so that the pod goes on.
-		init := t.ObserveRunning(ctx, pod, skew.InitContainerName, skew.CaseInit, "init container without a profile (pod Localhost "+profile+")", nil)
-		_, _, _ = t.Exec(ctx, pod, skew.InitContainerName, "kill", "1")
+		init := t.ObserveRunning(ctx, pod, names.InitContainerName, skew.CaseInit, "init container without a profile (pod Localhost "+profile+")", nil)
+		_, _, _ = t.Exec(ctx, pod, names.InitContainerName, "kill", "1")
 		t.Judge(init)
 	})
 
 	h.KubeletRule("apparmor/kubelet/sidecar", func(ctx context.Context, t *h.Scenario) {
 		const pod = "sidecar"
-		t.StartOnNode(ctx, pod, podDenyWrite, fx.Sidecar(skew.SidecarContainerName))
-		t.Judge(t.ObserveRunning(ctx, pod, skew.SidecarContainerName, skew.CaseSidecar, "sidecar without a profile (pod Localhost "+profile+")", nil))
+		t.StartOnNode(ctx, pod, podDenyWrite, fx.Sidecar(names.SidecarContainerName))
+		t.Judge(t.ObserveRunning(ctx, pod, names.SidecarContainerName, skew.CaseSidecar, "sidecar without a profile (pod Localhost "+profile+")", nil))
 	})
 
 	h.KubeletRule("apparmor/kubelet/second-container", func(ctx context.Context, t *h.Scenario) {
 		const pod = "second-container"
-		t.StartOnNode(ctx, pod, podDenyWrite, fx.ContainerAppArmor(fx.AppArmor(unconfined, nil)), fx.Container(skew.SecondContainerName))
+		t.StartOnNode(ctx, pod, podDenyWrite, fx.ContainerAppArmor(fx.AppArmor(unconfined, nil)), fx.Container(names.SecondContainerName))
 		t.Judge(
-			t.ObserveRunning(ctx, pod, skew.ContainerName, skew.CaseOwn, "container app with its own Unconfined", writes),
-			t.ObserveRunning(ctx, pod, skew.SecondContainerName, skew.CaseSecond, "container second without a profile (pod Localhost "+profile+")", nil),
+			t.ObserveRunning(ctx, pod, names.ContainerName, skew.CaseOwn, "container app with its own Unconfined", writes),
+			t.ObserveRunning(ctx, pod, names.SecondContainerName, skew.CaseSecond, "container second without a profile (pod Localhost "+profile+")", nil),
 		)
 	})
 
@@ -68,7 +69,7 @@ var _ = Describe("[apparmor] every kind of container", Label("apparmor", "kubele
 		const pod = "privileged-default"
 		const priv, control = "privileged", "unconfined"
 		t.StartOnNode(ctx, pod, fx.Container(priv, fx.WithPrivileged()), fx.Container(control, fx.WithAppArmor(fx.AppArmor(unconfined, nil))))
-		def := observe.Observation{Container: t.ObserveContainer(ctx, pod, skew.ContainerName, false)}
+		def := observe.Observation{Container: t.ObserveContainer(ctx, pod, names.ContainerName, false)}
 		un := observe.Observation{Container: t.ObserveContainer(ctx, pod, control, false)}
 		pr := observe.Observation{Container: t.ObserveContainer(ctx, pod, priv, false)}
 		defMust, prMust, unmade := privilegedChecks(ctx, t, pod, priv, control, def.Container, un.Container, pr.Container)
@@ -96,7 +97,7 @@ func privilegedChecks(ctx context.Context, t *h.Scenario, pod, priv, control str
 			orNone(def.AppArmorProfile))
 	}
 	unOK, unDesc := t.Try(ctx, pod, control, procWrite, procWriteProbe)
-	defOK, defDesc := t.Try(ctx, pod, skew.ContainerName, procWrite, procWriteProbe)
+	defOK, defDesc := t.Try(ctx, pod, names.ContainerName, procWrite, procWriteProbe)
 	prOK, prDesc := t.Try(ctx, pod, priv, procWrite, procWriteProbe)
 	un.Behaviour, def.Behaviour, pr.Behaviour = unDesc, defDesc, prDesc
 	if !unOK {

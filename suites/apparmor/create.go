@@ -6,7 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	fx "github.com/skewproof/skewproof/fixtures"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/fixtures/names"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -62,6 +62,6 @@ var _ = Describe("[apparmor] pod creation", Label("apparmor", "create"), func() 
 
 	h.KubeletRule("apparmor/create/localhost-prefix", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(h.Sub{Name: "container annotation localhost/<p>", Obs: t.RunOnNode(ctx, "prefix", false,
-			fx.Annotation(ctrAnn, "localhost/"+skew.AppArmorLocalhostProfile))})
+			fx.Annotation(ctrAnn, "localhost/"+names.AppArmorLocalhostProfile))})
 	})
 })

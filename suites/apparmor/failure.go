@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
@@ -38,14 +39,14 @@ var _ = Describe("[apparmor] failure and fallback", Label("apparmor", "failure")
 
 	h.KubeletRule("apparmor/failure/row-3", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(h.Sub{Name: "Localhost profile not loaded on the node", Obs: t.RunOnNode(ctx, "not-loaded", true,
-			fx.ContainerAppArmor(fx.LocalhostAppArmor(skew.AppArmorNotLoadedProfile)))})
+			fx.ContainerAppArmor(fx.LocalhostAppArmor(names.AppArmorNotLoadedProfile)))})
 	})
 
 	h.KubeletRule("apparmor/failure/row-5", func(ctx context.Context, t *h.Scenario) {
 		field := t.StartOnNode(ctx, "localhost-field", fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
 		ann := t.StartOnNode(ctx, "runtime-default-annotation", fx.Annotation(ctrAnn, "runtime/default"))
-		field.Container = t.ObserveContainer(ctx, "localhost-field", skew.ContainerName, false)
-		ann.Container = t.ObserveContainer(ctx, "runtime-default-annotation", skew.ContainerName, false)
+		field.Container = t.ObserveContainer(ctx, "localhost-field", names.ContainerName, false)
+		ann.Container = t.ObserveContainer(ctx, "runtime-default-annotation", names.ContainerName, false)
 		t.Judge(
 			h.Sub{Name: "container field Localhost", Obs: field, Want: containerOnly},
 			h.Sub{Name: "container annotation runtime/default", Obs: ann, Want: containerOnly},

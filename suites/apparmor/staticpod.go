@@ -16,6 +16,7 @@ import (
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
@@ -131,14 +132,14 @@ var _ = Describe("[apparmor] static pods", Label("apparmor", "static-pod"), func
 		case viaKubelet != nil:
 			obs.Container = &observe.Container{State: skew.RejectedByKubelet, Reason: viaKubelet.Status.Reason, Message: viaKubelet.Status.Message,
 				Behaviour: "no mirror pod; status from the kubelet's pod list"}
-			if cs, ok := h.PodStatus(viaKubelet, skew.ContainerName); ok && cs.State.Waiting != nil && cs.State.Waiting.Reason == "Blocked" {
+			if cs, ok := h.PodStatus(viaKubelet, names.ContainerName); ok && cs.State.Waiting != nil && cs.State.Waiting.Reason == "Blocked" {
 				obs.Container.State = skew.Blocked
 			}
 		case rejected != nil:
 			obs.Container = &observe.Container{State: skew.RejectedByKubelet, Reason: rejected.Reason, Message: rejected.Message,
 				Behaviour: "no mirror pod: rejected by the kubelet's admission (its event)"}
 		default:
-			obs.Container = t.ObserveContainer(ctx, mirror, skew.ContainerName, false)
+			obs.Container = t.ObserveContainer(ctx, mirror, names.ContainerName, false)
 			// Which component wrote what: the manifest holds only the
 			// annotation; a container field on the mirror pod was added by
 			// the API server's create strategy (the kubelet sends the

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
@@ -26,7 +27,7 @@ var _ = Describe("[seccomp] API validation", Label("seccomp", "api"), func() {
 		t.Judge(
 			h.Sub{Name: "pod RuntimeDefault + container Localhost", Obs: t.Create(ctx, fx.Pod("types", fx.Unschedulable(),
 				fx.PodSeccomp(fx.Profile(runtimeDefault, "")),
-				fx.ContainerSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))))},
+				fx.ContainerSeccomp(fx.Profile(localhost, names.SeccompLocalhostProfile))))},
 			h.Sub{Name: "pod Unconfined", Want: h.Generic, Obs: t.Create(ctx, fx.Pod("pod-unconfined", fx.Unschedulable(),
 				fx.PodSeccomp(fx.Profile(unconfined, ""))))},
 			h.Sub{Name: "container Unconfined", Want: h.Generic, Obs: t.Create(ctx, fx.Pod("ctr-unconfined", fx.Unschedulable(),
@@ -62,7 +63,7 @@ var _ = Describe("[seccomp] API validation", Label("seccomp", "api"), func() {
 			h.Sub{Name: "pod annotation runtime/default-audit", Obs: t.Create(ctx, fx.Pod("pod-audit", fx.Unschedulable(),
 				fx.Annotation(skew.SeccompPodAnnotation, "runtime/default-audit")))},
 			h.Sub{Name: "container annotation runtime/default-audit", Obs: t.Create(ctx, fx.Pod("ctr-audit", fx.Unschedulable(),
-				fx.Annotation(skew.SeccompContainerAnnotation(skew.ContainerName), "runtime/default-audit")))},
+				fx.Annotation(skew.SeccompContainerAnnotation(names.ContainerName), "runtime/default-audit")))},
 		)
 	})
 })

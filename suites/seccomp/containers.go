@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
@@ -15,7 +16,7 @@ import (
 // mistaken for the runtime default's (which allows mkdir) or for an
 // allow-all filter, so a container shows by behaviour that it inherited
 // the pod's profile, not merely that it got some filter.
-var podDenyMkdir = fx.PodSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))
+var podDenyMkdir = fx.PodSeccomp(fx.Profile(localhost, names.SeccompLocalhostProfile))
 
 // ownUnconfined is a container's own Unconfined field.
 var ownUnconfined = fx.WithSeccomp(fx.Profile(unconfined, ""))
@@ -39,32 +40,32 @@ var _ = Describe("[seccomp] every kind of container", Label("seccomp", "kubelet"
 	h.KubeletRule("seccomp/kubelet/init-containers", func(ctx context.Context, t *h.Scenario) {
 		const pod = "init-containers"
 		t.StartOnNode(ctx, pod, podDenyMkdir,
-			fx.InitContainer(skew.InitContainerName), fx.InitContainer(skew.InitOwnContainerName, ownUnconfined))
+			fx.InitContainer(names.InitContainerName), fx.InitContainer(names.InitOwnContainerName, ownUnconfined))
 		// Init containers run one after the other: each is observed while
 		// it runs, then ended so that the next one starts.
-		inherit := t.ObserveRunning(ctx, pod, skew.InitContainerName, skew.CaseInit, "init container without a profile (pod Localhost deny-mkdir)", nil)
-		release(ctx, t, pod, skew.InitContainerName)
-		own := t.ObserveRunning(ctx, pod, skew.InitOwnContainerName, skew.CaseInitOwn, "init container with its own Unconfined", mkdirs)
-		release(ctx, t, pod, skew.InitOwnContainerName)
+		inherit := t.ObserveRunning(ctx, pod, names.InitContainerName, skew.CaseInit, "init container without a profile (pod Localhost deny-mkdir)", nil)
+		release(ctx, t, pod, names.InitContainerName)
+		own := t.ObserveRunning(ctx, pod, names.InitOwnContainerName, skew.CaseInitOwn, "init container with its own Unconfined", mkdirs)
+		release(ctx, t, pod, names.InitOwnContainerName)
 		t.Judge(inherit, own)
 	})
 
 	h.KubeletRule("seccomp/kubelet/sidecar", func(ctx context.Context, t *h.Scenario) {
 		const pod = "sidecar"
 		t.StartOnNode(ctx, pod, podDenyMkdir,
-			fx.Sidecar(skew.SidecarContainerName), fx.Sidecar(skew.SidecarOwnContainerName, ownUnconfined))
+			fx.Sidecar(names.SidecarContainerName), fx.Sidecar(names.SidecarOwnContainerName, ownUnconfined))
 		t.Judge(
-			t.ObserveRunning(ctx, pod, skew.SidecarContainerName, skew.CaseSidecar, "sidecar without a profile (pod Localhost deny-mkdir)", nil),
-			t.ObserveRunning(ctx, pod, skew.SidecarOwnContainerName, skew.CaseSidecarOwn, "sidecar with its own Unconfined", mkdirs),
+			t.ObserveRunning(ctx, pod, names.SidecarContainerName, skew.CaseSidecar, "sidecar without a profile (pod Localhost deny-mkdir)", nil),
+			t.ObserveRunning(ctx, pod, names.SidecarOwnContainerName, skew.CaseSidecarOwn, "sidecar with its own Unconfined", mkdirs),
 		)
 	})
 
 	h.KubeletRule("seccomp/kubelet/second-container", func(ctx context.Context, t *h.Scenario) {
 		const pod = "second-container"
-		t.StartOnNode(ctx, pod, podDenyMkdir, fx.ContainerSeccomp(fx.Profile(unconfined, "")), fx.Container(skew.SecondContainerName))
+		t.StartOnNode(ctx, pod, podDenyMkdir, fx.ContainerSeccomp(fx.Profile(unconfined, "")), fx.Container(names.SecondContainerName))
 		t.Judge(
-			t.ObserveRunning(ctx, pod, skew.ContainerName, skew.CaseOwn, "container app with its own Unconfined", mkdirs),
-			t.ObserveRunning(ctx, pod, skew.SecondContainerName, skew.CaseSecond, "container second without a profile (pod Localhost deny-mkdir)", nil),
+			t.ObserveRunning(ctx, pod, names.ContainerName, skew.CaseOwn, "container app with its own Unconfined", mkdirs),
+			t.ObserveRunning(ctx, pod, names.SecondContainerName, skew.CaseSecond, "container second without a profile (pod Localhost deny-mkdir)", nil),
 		)
 	})
 })

@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
@@ -14,7 +15,7 @@ import (
 var _ = Describe("[seccomp] pod creation", Label("seccomp", "create"), func() {
 	h.SetUp(family)
 	podAnn := skew.SeccompPodAnnotation
-	ctrAnn := skew.SeccompContainerAnnotation(skew.ContainerName)
+	ctrAnn := skew.SeccompContainerAnnotation(names.ContainerName)
 
 	h.APIRule("seccomp/create/none", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(h.Sub{Name: "nothing set", Obs: t.Create(ctx, fx.Pod("none", fx.Unschedulable()))})
@@ -23,13 +24,13 @@ var _ = Describe("[seccomp] pod creation", Label("seccomp", "create"), func() {
 	h.APIRule("seccomp/create/field-to-annotation", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(h.Sub{Name: "pod RuntimeDefault + container Localhost fields", Obs: t.Create(ctx, fx.Pod("fields", fx.Unschedulable(),
 			fx.PodSeccomp(fx.Profile(runtimeDefault, "")),
-			fx.ContainerSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))))})
+			fx.ContainerSeccomp(fx.Profile(localhost, names.SeccompLocalhostProfile))))})
 	})
 
 	h.APIRule("seccomp/create/annotation-to-field", func(ctx context.Context, t *h.Scenario) {
 		subs := []h.Sub{{Name: "pod runtime/default + container localhost/<p> annotations", Obs: t.Create(ctx, fx.Pod("annotations", fx.Unschedulable(),
 			fx.Annotation(podAnn, "runtime/default"),
-			fx.Annotation(ctrAnn, "localhost/"+skew.SeccompLocalhostProfile)))}}
+			fx.Annotation(ctrAnn, "localhost/"+names.SeccompLocalhostProfile)))}}
 		// The other annotation values of the catalogue: admitted like the
 		// canonical case, and no field populated where the oracle says so.
 		for _, v := range []string{"unconfined", "docker/default"} {
@@ -61,7 +62,7 @@ var _ = Describe("[seccomp] pod creation", Label("seccomp", "create"), func() {
 	h.APIRule("seccomp/create/warning", func(ctx context.Context, t *h.Scenario) {
 		t.Judge(h.Sub{Name: "pod and container annotations, no fields", Obs: t.Create(ctx, fx.Pod("warning", fx.Unschedulable(),
 			fx.Annotation(podAnn, "runtime/default"),
-			fx.Annotation(ctrAnn, "localhost/"+skew.SeccompLocalhostProfile)))})
+			fx.Annotation(ctrAnn, "localhost/"+names.SeccompLocalhostProfile)))})
 	})
 })
 

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	fx "github.com/skewproof/skewproof/fixtures"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/fixtures/names"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -32,7 +32,7 @@ var _ = Describe("[seccomp] ephemeral containers", Label("seccomp", "ephemeral")
 		// an ephemeral container that inherits it shows that by behaviour
 		// (skew.EffectSeccompDenyMkdir), not just by "Seccomp: 2".
 		h.KubeletRule(c.id, func(ctx context.Context, t *h.Scenario) {
-			obs := t.ObserveEphemeral(ctx, fx.Pod("target", fx.PodSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))), fx.EphemeralContainer(c.profile))
+			obs := t.ObserveEphemeral(ctx, fx.Pod("target", fx.PodSeccomp(fx.Profile(localhost, names.SeccompLocalhostProfile))), fx.EphemeralContainer(c.profile))
 			t.Judge(h.Sub{Name: c.what, Obs: obs})
 		})
 	}

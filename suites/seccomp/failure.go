@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/skew"
@@ -43,9 +44,9 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure", s
 
 		// The workload misbehaves: mkdir fails with EPERM (the harness
 		// probes it, skew.EffectSeccompDenyMkdir).
-		mkdir.Container = t.ObserveContainer(ctx, "deny-mkdir", skew.ContainerName, false)
+		mkdir.Container = t.ObserveContainer(ctx, "deny-mkdir", names.ContainerName, false)
 
-		logged.Container = t.ObserveContainer(ctx, "log-mkdir", skew.ContainerName, false)
+		logged.Container = t.ObserveContainer(ctx, "log-mkdir", names.ContainerName, false)
 		var logMust []string
 		var logUnmade *h.Unmade
 		if logged.Container.State == skew.Running {
@@ -55,7 +56,7 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure", s
 			// as the applet when its name starts with "busybox" (15
 			// characters: the whole name fits in comm).
 			comm := "busybox" + rand.String(8)
-			ok, desc := t.Try(ctx, "log-mkdir", skew.ContainerName, "mkdir",
+			ok, desc := t.Try(ctx, "log-mkdir", names.ContainerName, "mkdir",
 				fmt.Sprintf("cp /bin/busybox /tmp/%s && /tmp/%s mkdir /tmp/logged", comm, comm))
 			logged.Container.Behaviour = desc + " (SCMP_ACT_LOG allows the call)"
 			if !ok {
@@ -72,7 +73,7 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure", s
 				logged.Container.Behaviour += "; logged by the kernel: " + line
 			}
 		}
-		execve.Container = t.ObserveContainer(ctx, "deny-execve", skew.ContainerName, false)
+		execve.Container = t.ObserveContainer(ctx, "deny-execve", names.ContainerName, false)
 		execve.Container.Behaviour = strings.TrimSuffix("execve denied, the process cannot start; "+execve.Container.Behaviour, "; ")
 		t.Judge(
 			h.Sub{Name: "profile denies execve", Obs: execve, Want: observe.ForCase(skew.CaseDenyExecve)},
@@ -92,12 +93,12 @@ var _ = Describe("[seccomp] failure and fallback", Label("seccomp", "failure", s
 	h.KubeletRule("seccomp/failure/row-4", func(ctx context.Context, t *h.Scenario) {
 		fixtures, err := profiles.NewCluster(h.Env.Config, profiles.FixturesNamespace)
 		Expect(err).NotTo(HaveOccurred())
-		content, ok := profiles.SeccompByName(skew.SeccompLocalhostProfile)
-		Expect(ok).To(BeTrue(), "profile %s is not a fixture", skew.SeccompLocalhostProfile)
-		m := profiles.Manifest{Kind: api.KindSeccompProfile, Name: path.Base(skew.SeccompMissingProfilePrefix) + t.NodeName(),
+		content, ok := profiles.SeccompByName(names.SeccompLocalhostProfile)
+		Expect(ok).To(BeTrue(), "profile %s is not a fixture", names.SeccompLocalhostProfile)
+		m := profiles.Manifest{Kind: api.KindSeccompProfile, Name: path.Base(names.SeccompMissingProfilePrefix) + t.NodeName(),
 			Content: string(content.Content)}
 		localhostProfile := api.SeccompLocalhostProfile(profiles.FixturesNamespace, m.Name)
-		Expect(localhostProfile).To(HavePrefix(skew.SeccompMissingProfilePrefix))
+		Expect(localhostProfile).To(HavePrefix(names.SeccompMissingProfilePrefix))
 		pod := func() []fx.PodOption {
 			return []fx.PodOption{fx.ContainerSeccomp(fx.Profile(localhost, localhostProfile))}
 		}

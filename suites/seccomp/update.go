@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
@@ -39,14 +40,14 @@ var _ = Describe("[seccomp] pod update", Label("seccomp", "update", senv.LabelSl
 	h.KubeletRule("seccomp/update/annotation-ignored", func(ctx context.Context, t *h.Scenario) {
 		// The pod field's profile is Localhost deny-mkdir: after the
 		// restart its effect shows by behaviour (skew.EffectSeccompDenyMkdir).
-		t.MustCreate(ctx, fx.Pod("annotated", fx.OnNode(t.NodeName()), fx.PodSeccomp(fx.Profile(localhost, skew.SeccompLocalhostProfile))))
-		before := t.ObserveContainer(ctx, "annotated", skew.ContainerName, false)
+		t.MustCreate(ctx, fx.Pod("annotated", fx.OnNode(t.NodeName()), fx.PodSeccomp(fx.Profile(localhost, names.SeccompLocalhostProfile))))
+		before := t.ObserveContainer(ctx, "annotated", names.ContainerName, false)
 		Expect(before.State).To(Equal(skew.Running), "the pod must run before its annotations change: %s", before)
 
 		// Update the annotations to unconfined, then restart the container.
 		obs := t.Change(ctx, "annotated", func(p *corev1.Pod) {
 			fx.Annotation(skew.SeccompPodAnnotation, "unconfined")(p)
-			fx.Annotation(skew.SeccompContainerAnnotation(skew.ContainerName), "unconfined")(p)
+			fx.Annotation(skew.SeccompContainerAnnotation(names.ContainerName), "unconfined")(p)
 		})
 		if obs.Admission == skew.Accepted {
 			obs.Container = t.RestartAndObserve(ctx, "annotated")

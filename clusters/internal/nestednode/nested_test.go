@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
@@ -123,7 +124,7 @@ func TestInNestedNode(t *testing.T) {
 		}
 
 		// Localhost: the fixture the agent loaded; its effect: writes fail.
-		name := skew.AppArmorLocalhostProfile
+		name := names.AppArmorLocalhostProfile
 		loc := startContainer(ctx, t, cri, sb, "localhost", &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: name}, "localhost/"+name)
 		if got := execIn(ctx, t, cri, loc, "cat", "/proc/self/attr/current"); strings.TrimSpace(got.out) != name+" (enforce)" || got.code != 0 {
 			t.Errorf("Localhost container: /proc/self/attr/current %q (exit %d, %s), want %q", got.out, got.code, got.err, name+" (enforce)")

@@ -20,6 +20,7 @@ import (
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
@@ -168,7 +169,7 @@ func RePrefix(prefix string) func(skew.Observation) skew.Observation {
 // container.
 func (t *Scenario) RunOnNode(ctx context.Context, name string, retries bool, opts ...fx.PodOption) observe.Observation {
 	obs := t.StartOnNode(ctx, name, opts...)
-	obs.Container = t.ObserveContainer(ctx, name, skew.ContainerName, retries)
+	obs.Container = t.ObserveContainer(ctx, name, names.ContainerName, retries)
 	return obs
 }
 
@@ -197,7 +198,7 @@ func (t *Scenario) ObserveInstantiation(ctx context.Context, name string, tmpl c
 func (t *Scenario) ObserveEphemeral(ctx context.Context, target *corev1.Pod, ec corev1.EphemeralContainer) observe.Observation {
 	target.Spec.NodeName = t.NodeName()
 	t.MustCreate(ctx, target)
-	app := t.ObserveContainer(ctx, target.Name, skew.ContainerName, false)
+	app := t.ObserveContainer(ctx, target.Name, names.ContainerName, false)
 	Expect(app.State).To(Equal(skew.Running), "the target pod must run first: %s", app)
 	obs := t.AddEphemeral(ctx, target.Name, ec)
 	Expect(obs.Admission).To(Equal(skew.Accepted), "adding the ephemeral container: %v", obs.Errors)

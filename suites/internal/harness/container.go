@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	e2epod "k8s.io/kubernetes/test/e2e/framework/pod"
 
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
@@ -302,7 +303,7 @@ func (t *Scenario) Try(ctx context.Context, pod, container, label, shell string)
 func (t *Scenario) RestartCount(ctx context.Context, pod string) int32 {
 	p, err := t.Pods().Get(ctx, pod, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	s, _ := PodStatus(p, skew.ContainerName)
+	s, _ := PodStatus(p, names.ContainerName)
 	return s.RestartCount
 }
 
@@ -310,17 +311,17 @@ func (t *Scenario) RestartCount(ctx context.Context, pod string) int32 {
 // container once the kubelet has restarted it.
 func (t *Scenario) RestartAndObserve(ctx context.Context, pod string) *observe.Container {
 	restarts := t.RestartCount(ctx, pod)
-	_, _, _ = t.Exec(ctx, pod, skew.ContainerName, "kill", "1")
+	_, _, _ = t.Exec(ctx, pod, names.ContainerName, "kill", "1")
 	err := t.untilPodChanges(ctx, pod, time.Second, PodTimeout, func(ctx context.Context) (bool, error) {
 		p, err := t.Pods().Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
-		s, _ := PodStatus(p, skew.ContainerName)
+		s, _ := PodStatus(p, names.ContainerName)
 		return s.RestartCount > restarts && s.State.Running != nil, nil
 	})
 	Expect(err).NotTo(HaveOccurred(), "waiting for the container to restart after kill 1")
-	c := t.ObserveContainer(ctx, pod, skew.ContainerName, false)
+	c := t.ObserveContainer(ctx, pod, names.ContainerName, false)
 	c.Behaviour = "restarted"
 	return c
 }

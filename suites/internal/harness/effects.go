@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/suites/internal/observe"
 )
@@ -131,7 +132,7 @@ func proveAppArmorComplain(ctx context.Context, t *Scenario, c *observe.Containe
 		return e
 	}
 	reader := t.StartKernelLogReader(ctx)
-	line, unmade := reader.AppArmorLogLine(ctx, t, `apparmor="ALLOWED"`, `profile="`+skew.AppArmorLocalhostProfile+`"`, `comm="`+comm+`"`)
+	line, unmade := reader.AppArmorLogLine(ctx, t, `apparmor="ALLOWED"`, `profile="`+names.AppArmorLocalhostProfile+`"`, `comm="`+comm+`"`)
 	switch {
 	case unmade != nil:
 		e.Unmade, e.UnmadeSetUp = "no kernel log line could be read: "+unmade.Reason, unmade.SetUp
@@ -186,10 +187,10 @@ func (t *Scenario) seccompControl(ctx context.Context) ([]probeResult, *observe.
 	if o.Admission != skew.Accepted {
 		return nil, &observe.Effect{UnmadeSetUp: true, Unmade: "the Unconfined control pod was refused: " + strings.Join(o.Errors, "; ")}
 	}
-	if c := t.ObserveContainer(ctx, seccompControlPod, skew.ContainerName, false); c.State != skew.Running {
+	if c := t.ObserveContainer(ctx, seccompControlPod, names.ContainerName, false); c.State != skew.Running {
 		return nil, &observe.Effect{UnmadeSetUp: true, Unmade: "the Unconfined control pod does not run: " + c.String()}
 	}
-	t.SeccompControlFrom(ctx, seccompControlPod, skew.ContainerName)
+	t.SeccompControlFrom(ctx, seccompControlPod, names.ContainerName)
 	seccompControls.Lock()
 	defer seccompControls.Unlock()
 	return seccompControls.byNode[t.NodeName()], nil

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	fx "github.com/skewproof/skewproof/fixtures"
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew"
 )
 
@@ -71,11 +72,11 @@ func (r KernelLogReader) line(ctx context.Context, t *Scenario, auditType string
 		return "", &Unmade{SetUp: true, Reason: fmt.Sprintf("the pod that reads the kernel log of node %s (CAP_SYSLOG, seccomp Unconfined) was refused: %s",
 			node, strings.Join(r.refused, "; "))}
 	}
-	c := t.ObserveContainer(ctx, KernelLogPod, skew.ContainerName, false)
+	c := t.ObserveContainer(ctx, KernelLogPod, names.ContainerName, false)
 	if c.State != skew.Running {
 		return "", &Unmade{SetUp: true, Reason: fmt.Sprintf("the pod that reads the kernel log of node %s does not run: %s", node, c)}
 	}
-	out, _, err := t.Exec(ctx, KernelLogPod, skew.ContainerName, "sh", "-c", kernelFactsScript)
+	out, _, err := t.Exec(ctx, KernelLogPod, names.ContainerName, "sh", "-c", kernelFactsScript)
 	if err != nil {
 		return "", &Unmade{SetUp: true, Reason: fmt.Sprintf("reading the seccomp and audit settings of node %s's kernel: %v", node, err)}
 	}
@@ -87,7 +88,7 @@ func (r KernelLogReader) line(ctx context.Context, t *Scenario, auditType string
 	err = wait.PollUntilContextTimeout(ctx, time.Second, KernelLogWait, true, func(ctx context.Context) (bool, error) {
 		// pipefail: a dmesg that cannot read the log fails the command;
 		// no line of the type does not.
-		out, stderr, err := t.Exec(ctx, KernelLogPod, skew.ContainerName, "sh", "-c", "set -o pipefail; dmesg | { grep -F "+auditType+" || true; }")
+		out, stderr, err := t.Exec(ctx, KernelLogPod, names.ContainerName, "sh", "-c", "set -o pipefail; dmesg | { grep -F "+auditType+" || true; }")
 		if err != nil {
 			readErr = fmt.Errorf("%v %s", err, strings.TrimSpace(stderr))
 			return true, nil
