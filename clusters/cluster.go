@@ -14,9 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skewproof/skewproof/internal/nodefacts"
-	"github.com/skewproof/skewproof/internal/progress"
-
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
 	kindlog "sigs.k8s.io/kind/pkg/log"
@@ -24,6 +21,8 @@ import (
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
 	"github.com/skewproof/skewproof/internal/kubeclient"
+	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/skew/release"
 )
@@ -486,7 +485,7 @@ func runtimeLabels(ctx context.Context, ref string, labels map[string]string) ma
 	if json.Unmarshal([]byte(strings.TrimSpace(out)), &il) != nil {
 		return labels
 	}
-	for from, to := range map[string]string{nodeimage.CRILabel: nodefacts.CRIRuntimeLabel, nodeimage.OCILabel: skew.OCIRuntimeLabel, nodeimage.OCIVersionLabel: skew.OCIRuntimeVersionLabel} {
+	for from, to := range map[string]string{nodeimage.CRILabel: nodefacts.CRIRuntimeLabel, nodeimage.OCILabel: nodefacts.OCIRuntimeLabel, nodeimage.OCIVersionLabel: nodefacts.OCIRuntimeVersionLabel} {
 		if v := il[from]; v != "" {
 			labels[to] = v
 		}

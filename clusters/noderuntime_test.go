@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 )
 
 func TestParseWorker(t *testing.T) {
@@ -94,7 +94,7 @@ func TestCreateOCIRuntimeClasses(t *testing.T) {
 		t.Fatalf("RuntimeClasses %+v, want one (mine)", list.Items)
 	}
 	rc := list.Items[0]
-	if rc.Name != "mine" || rc.Handler != "mine" || rc.Scheduling == nil || rc.Scheduling.NodeSelector[skew.OCIRuntimeLabel] != "mine" {
+	if rc.Name != "mine" || rc.Handler != "mine" || rc.Scheduling == nil || rc.Scheduling.NodeSelector[nodefacts.OCIRuntimeLabel] != "mine" {
 		t.Errorf("RuntimeClass %+v", rc)
 	}
 }

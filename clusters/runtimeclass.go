@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 )
 
 // createOCIRuntimeClasses creates, in a new cluster, a RuntimeClass for
@@ -27,7 +27,7 @@ func createOCIRuntimeClasses(ctx context.Context, cs kubernetes.Interface, o UpO
 		_, err := cs.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Handler:    name,
-			Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{skew.OCIRuntimeLabel: name}},
+			Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{nodefacts.OCIRuntimeLabel: name}},
 		}, metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("creating the RuntimeClass of OCI runtime %s: %w", name, err)

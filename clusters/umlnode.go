@@ -14,18 +14,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skewproof/skewproof/internal/nodefacts"
-	"github.com/skewproof/skewproof/internal/progress"
-
-	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/skew/release"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/uml"
+	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // AppArmorNodeName is the Kubernetes node name of a cluster's i-th

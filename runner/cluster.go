@@ -7,17 +7,15 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/skewproof/skewproof/internal/nodeaccess"
-	"github.com/skewproof/skewproof/internal/nodefacts"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/internal/kubeclient"
+	"github.com/skewproof/skewproof/internal/nodeaccess"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/reports"
-	"github.com/skewproof/skewproof/skew"
 )
 
 // cluster is the cluster under test as the API server describes it.
@@ -68,7 +66,7 @@ func (c *cluster) records(appArmor map[string]bool, access map[string]nodeaccess
 		if on, ok := appArmor[n.Name]; ok {
 			r.AppArmor = &on
 		}
-		r.OCIRuntime = strings.TrimSpace(n.Labels[skew.OCIRuntimeLabel] + " " + n.Labels[skew.OCIRuntimeVersionLabel])
+		r.OCIRuntime = strings.TrimSpace(n.Labels[nodefacts.OCIRuntimeLabel] + " " + n.Labels[nodefacts.OCIRuntimeVersionLabel])
 		r.Access = string(nodeaccess.None)
 		if a, ok := access[n.Name]; ok {
 			r.Access = string(a)

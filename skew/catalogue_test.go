@@ -2,10 +2,11 @@ package skew
 
 import (
 	"bufio"
-	"github.com/skewproof/skewproof/skew/release"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // catalogueIDs reads testdata/catalogue-ids.txt, the seccomp and AppArmor

@@ -1,9 +1,10 @@
 package skew
 
 import (
-	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // outcomes lists every container outcome of an observation.

@@ -2,11 +2,12 @@ package skew
 
 import (
 	"fmt"
-	"github.com/skewproof/skewproof/skew/release"
 	"strconv"
 	"strings"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // gateLife is the lifecycle of a feature gate the KEPs name: from which

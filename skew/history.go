@@ -2,11 +2,12 @@ package skew
 
 import (
 	"fmt"
-	"github.com/skewproof/skewproof/skew/release"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // HistoryPreset is the name of the preset matrix of the annotation eras

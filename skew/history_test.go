@@ -2,11 +2,12 @@ package skew
 
 import (
 	"fmt"
-	"github.com/skewproof/skewproof/skew/release"
 	"slices"
 	"testing"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 func historyServed(t *testing.T) []*version.Version {

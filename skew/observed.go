@@ -4,9 +4,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"github.com/skewproof/skewproof/skew/release"
 	"slices"
 	"strings"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // ObservedVerdict is one verdict a real cluster gave: a rule judged pass or

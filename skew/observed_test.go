@@ -2,8 +2,9 @@ package skew
 
 import (
 	"encoding/json"
-	"github.com/skewproof/skewproof/skew/release"
 	"testing"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // TestObservedVerdictsAgreeWithOracle: every verdict a real cluster gave

@@ -3,12 +3,13 @@ package skew
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/skewproof/skewproof/skew/release"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // Phase is an observation that holds for a window of versions.
@@ -85,8 +86,8 @@ type HostFacts struct {
 	// node.status.nodeInfo.containerRuntimeVersion, e.g. "1.7.24".
 	RuntimeVersion string `json:"runtimeVersion,omitempty"`
 	// OCIRuntime and OCIRuntimeVersion name the OCI runtime the CRI
-	// runtime runs, e.g. "runc", "1.1.15" (node labels OCIRuntimeLabel,
-	// OCIRuntimeVersionLabel).
+	// runtime runs, e.g. "runc", "1.1.15" (node labels nodefacts.OCIRuntimeLabel,
+	// nodefacts.OCIRuntimeVersionLabel).
 	OCIRuntime        string `json:"ociRuntime,omitempty"`
 	OCIRuntimeVersion string `json:"ociRuntimeVersion,omitempty"`
 }

@@ -2,9 +2,10 @@ package skew
 
 import (
 	"fmt"
+	"strings"
+
 	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew/release"
-	"strings"
 )
 
 // AppArmor rules: KEP-24 (KEP-24 "Add AppArmor Support").

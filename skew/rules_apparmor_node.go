@@ -1,9 +1,8 @@
 package skew
 
 import (
-	"github.com/skewproof/skewproof/skew/release"
-
 	"github.com/skewproof/skewproof/fixtures/names"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // AppArmor rules observed on nodes: the kubelet's enforcement and every

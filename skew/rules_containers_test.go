@@ -1,10 +1,11 @@
 package skew
 
 import (
-	"github.com/skewproof/skewproof/fixtures/names"
-	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/fixtures/names"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // caseOutcome returns the one outcome of case name in o, failing the test

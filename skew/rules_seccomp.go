@@ -2,8 +2,8 @@ package skew
 
 import (
 	"fmt"
-	"github.com/skewproof/skewproof/fixtures/names"
 
+	"github.com/skewproof/skewproof/fixtures/names"
 	"github.com/skewproof/skewproof/skew/release"
 )
 

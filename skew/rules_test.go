@@ -3,10 +3,11 @@ package skew
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/skewproof/skewproof/skew/release"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 func at(m release.Minor) string { return fmt.Sprintf("%d.%d.0", m.Major, m.Minor) }

@@ -2,13 +2,14 @@ package skew
 
 import (
 	"fmt"
-	"github.com/skewproof/skewproof/skew/release"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // Container runtimes. The kubelet hands a pod's seccomp and AppArmor
@@ -27,14 +28,6 @@ const (
 	CRIO       = "cri-o"
 	Runc       = "runc"
 	Crun       = "crun"
-)
-
-// Node labels that name a node's OCI runtime (the CRI does not report it).
-// OCIRuntimeLabel is the name (e.g. "runc", "crun"), OCIRuntimeVersionLabel
-// its version (e.g. "1.1.15"); both optional.
-const (
-	OCIRuntimeLabel        = "skewproof.io/oci-runtime"
-	OCIRuntimeVersionLabel = "skewproof.io/oci-runtime-version"
 )
 
 // RuntimesRead lists, per runtime, the releases whose sources the runtime

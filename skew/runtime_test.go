@@ -1,10 +1,11 @@
 package skew
 
 import (
-	"github.com/skewproof/skewproof/skew/release"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 func TestParseRuntime(t *testing.T) {

@@ -2,11 +2,12 @@ package skew
 
 import (
 	"fmt"
-	"github.com/skewproof/skewproof/skew/release"
 	"reflect"
 	"sort"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // Simulate evaluates every rule for one version pair.

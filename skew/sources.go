@@ -2,10 +2,11 @@ package skew
 
 import (
 	"fmt"
-	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // SourcesRead lists the releases of k8s.io/kubernetes whose sources a rule's

@@ -2,9 +2,10 @@ package skew
 
 import (
 	"fmt"
-	"github.com/skewproof/skewproof/skew/release"
 	"strings"
 	"testing"
+
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // TestSourcesRead: every rule names the releases it was read in, one per

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
+
+	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/profiles/agentimage"
-
-	"github.com/spf13/cobra"
-
-	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/skew/release"
 )
 

@@ -6,14 +6,13 @@ import (
 	"os"
 	"strings"
 
-	"github.com/skewproof/skewproof/cmd/internal/cli"
-	"github.com/skewproof/skewproof/runner/schedule"
-
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/kubeclient"
 	"github.com/skewproof/skewproof/runner"
+	"github.com/skewproof/skewproof/runner/schedule"
 	"github.com/skewproof/skewproof/skew/release"
 )
 

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skewproof/skewproof/internal/cachedir"
-
 	"github.com/skewproof/skewproof/cmd/internal/cli"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/skew/served"
 )

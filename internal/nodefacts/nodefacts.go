@@ -22,9 +22,14 @@ const (
 	// AppArmor because skewproof made it so (the User-Mode Linux node).
 	AppArmorKernelLabel = "skewproof.io/apparmor-kernel"
 	// CRIRuntimeLabel names a node's CRI runtime as skewproof built it
-	// ("containerd"); the OCI runtime's labels are skew.OCIRuntimeLabel and
-	// skew.OCIRuntimeVersionLabel (the oracle's inputs).
+	// ("containerd").
 	CRIRuntimeLabel = "skewproof.io/cri-runtime"
+	// OCIRuntimeLabel names a node's OCI runtime (e.g. "runc", "crun"),
+	// which the CRI does not report, and OCIRuntimeVersionLabel its version
+	// (e.g. "1.1.15"); both optional. They are the oracle's runtime facts
+	// (skew.HostFacts) of the node, and a vendor may set them on its own.
+	OCIRuntimeLabel        = "skewproof.io/oci-runtime"
+	OCIRuntimeVersionLabel = "skewproof.io/oci-runtime-version"
 )
 
 // BusyBoxImage is the image every node holds for the scenarios' pods.

@@ -18,10 +18,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skewproof/skewproof/internal/cachedir"
-
 	"github.com/hashicorp/go-version"
 
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/skew/release"
 )
 

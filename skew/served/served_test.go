@@ -9,9 +9,8 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/skew/served/servedtest"
-
 	"github.com/skewproof/skewproof/skew/release"
+	"github.com/skewproof/skewproof/skew/served/servedtest"
 )
 
 // fakeLister replaces the proxy lister for the duration of a test.

@@ -3,12 +3,11 @@ package apparmor
 import (
 	"context"
 
-	"github.com/skewproof/skewproof/internal/nodefacts"
-
 	. "github.com/onsi/ginkgo/v2"
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/fixtures/names"
+	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
-
 	"github.com/hashicorp/go-version"
+	. "github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/kubernetes"
 
 	fx "github.com/skewproof/skewproof/fixtures"

@@ -56,8 +56,8 @@ type PlanNode struct {
 	Kubelet string `json:"kubelet"`
 	// Host are the facts of the node's host the oracle asks about: the CRI
 	// runtime (node.status.nodeInfo.containerRuntimeVersion), the OCI
-	// runtime (the node's labels skew.OCIRuntimeLabel and
-	// skew.OCIRuntimeVersionLabel), and the kernel's seccomp, AppArmor and
+	// runtime (the node's labels nodefacts.OCIRuntimeLabel and
+	// nodefacts.OCIRuntimeVersionLabel), and the kernel's seccomp, AppArmor and
 	// cgroup version as read on the node (HostFrom says how).
 	Host skew.HostFacts `json:"host"`
 	// HostFrom says where the kernel facts of Host were read: "node-agent"
@@ -149,8 +149,8 @@ func NodesOf(nodes []corev1.Node, host skew.HostFacts, from string) ([]PlanNode,
 		}
 		f := host
 		f.Runtime, f.RuntimeVersion = skew.ParseContainerRuntimeVersion(n.Status.NodeInfo.ContainerRuntimeVersion)
-		f.OCIRuntime = strings.TrimSpace(n.Labels[skew.OCIRuntimeLabel])
-		f.OCIRuntimeVersion = strings.TrimSpace(n.Labels[skew.OCIRuntimeVersionLabel])
+		f.OCIRuntime = strings.TrimSpace(n.Labels[nodefacts.OCIRuntimeLabel])
+		f.OCIRuntimeVersion = strings.TrimSpace(n.Labels[nodefacts.OCIRuntimeVersionLabel])
 		pn := PlanNode{Name: n.Name, ControlPlane: nodefacts.IsControlPlane(n), OS: n.Labels[corev1.LabelOSStable], Kubelet: kv, Host: f, HostFrom: from,
 			AppArmorKernel: n.Labels[nodefacts.AppArmorKernelLabel] == "true", Untestable: nodefacts.NotReady(n)}
 		out = append(out, pn)

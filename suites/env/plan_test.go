@@ -27,9 +27,9 @@ func node(name, kubelet, crv string, labels map[string]string, ready corev1.Cond
 func TestNodesOf(t *testing.T) {
 	kernel := skew.HostFacts{CgroupVersion: 2, Seccomp: true}
 	nodes := []corev1.Node{
-		node("w3", "v1.37.2", "cri-o://1.34.0", map[string]string{skew.OCIRuntimeLabel: "runc"}, corev1.ConditionFalse),
+		node("w3", "v1.37.2", "cri-o://1.34.0", map[string]string{nodefacts.OCIRuntimeLabel: "runc"}, corev1.ConditionFalse),
 		node("cp", "v1.37.2", "containerd://1.7.24", map[string]string{"node-role.kubernetes.io/control-plane": ""}, corev1.ConditionTrue),
-		node("w2", "v1.34.4", "containerd://2.4.2", map[string]string{skew.OCIRuntimeLabel: "crun", skew.OCIRuntimeVersionLabel: "1.21",
+		node("w2", "v1.34.4", "containerd://2.4.2", map[string]string{nodefacts.OCIRuntimeLabel: "crun", nodefacts.OCIRuntimeVersionLabel: "1.21",
 			nodefacts.AppArmorKernelLabel: "true"}, corev1.ConditionTrue),
 		node("w1", "", "containerd://Unknown", map[string]string{nodefacts.KubeletVersionLabel: "v1.36.1"}, corev1.ConditionTrue),
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	. "github.com/onsi/ginkgo/v2"
-
 	corev1 "k8s.io/api/core/v1"
 
 	fx "github.com/skewproof/skewproof/fixtures"

@@ -16,16 +16,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/skew/release"
-	"github.com/skewproof/skewproof/skew/served"
-
 	"github.com/hashicorp/go-version"
-
 	"golang.org/x/mod/modfile"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/cachedir"
+	"github.com/skewproof/skewproof/skew/release"
+	"github.com/skewproof/skewproof/skew/served"
 )
 
 // Progress reports the steps of a build (progress.Progress).

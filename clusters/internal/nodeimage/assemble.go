@@ -131,8 +131,8 @@ func removeDeadBuildContainers(ctx context.Context) {
 }
 
 // Labels of a node image: its CRI and OCI runtimes and the OCI runtime's
-// version (the node labels nodefacts.CRIRuntimeLabel, skew.OCIRuntimeLabel and
-// skew.OCIRuntimeVersionLabel are set from them).
+// version (the node labels nodefacts.CRIRuntimeLabel, nodefacts.OCIRuntimeLabel and
+// nodefacts.OCIRuntimeVersionLabel are set from them).
 const (
 	CRILabel        = "io.skewproof.cri-runtime"
 	OCILabel        = "io.skewproof.oci-runtime"

@@ -12,16 +12,14 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/skewproof/skewproof/internal/nodefacts"
-	"github.com/skewproof/skewproof/internal/progress"
-
-	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/skew/release"
-
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
 	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/internal/image"
+	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/progress"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 //go:embed assets/pause.go.txt

@@ -8,17 +8,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/internal/progress"
-	"github.com/skewproof/skewproof/skew/release"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
 	"github.com/skewproof/skewproof/internal/cache"
+	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/internal/image"
 	"github.com/skewproof/skewproof/internal/owner"
+	"github.com/skewproof/skewproof/internal/progress"
+	"github.com/skewproof/skewproof/skew/release"
 )
 
 // A node image is built in three steps, one file each: the component images

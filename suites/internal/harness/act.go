@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-
-	. "github.com/onsi/gomega"
-
 	"time"
 
+	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
