@@ -84,3 +84,21 @@ func TestHistoryLegsWithinPolicy(t *testing.T) {
 		t.Error("History with v1.20 not served: no error")
 	}
 }
+
+// An upgrade between two releases where a rule was read at neither end
+// lists no change for it: the end of seccomp's annotation era is five
+// seccomp changes, not the AppArmor rules' "not researched" messages.
+func TestUpgradeSkipsRulesReadAtNeitherEnd(t *testing.T) {
+	cs, err := Upgrade(release.MustParseVersion("1.26.15"), release.MustParseVersion("1.27.16"), DefaultHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+	}
+	want := []string{"seccomp/create/annotation-to-field", "seccomp/create/warning", "seccomp/template/no-sync", "seccomp/template/instantiation", "seccomp/kubelet/precedence"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("upgrade 1.26.15 → 1.27.16 changes %v, want %v", ids, want)
+	}
+}

@@ -53,6 +53,11 @@ func Upgrade(from, to *version.Version, host HostFacts) ([]Change, error) {
 		if sameObservation(b.Expected, a.Expected) && sameObservation(b.KEPPlanned, a.KEPPlanned) && b.Deviation == a.Deviation {
 			continue
 		}
+		if b.NotResearched != "" && a.NotResearched != "" {
+			// Read at neither end: nothing is known to change (the
+			// messages differ only in the version they name).
+			continue
+		}
 		out = append(out, Change{ID: r.ID, Title: r.Title, KEPRef: r.KEPRef, Component: r.Component,
 			Behaviour: !sameObservation(b.Expected, a.Expected), Before: b, After: a})
 	}

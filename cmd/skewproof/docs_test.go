@@ -27,6 +27,9 @@ func TestOracleDocsAreCurrent(t *testing.T) {
 		{"simulate-1.37.2-1.34.4.md", []string{"simulate", "--apiserver", "1.37.2", "--kubelet", "1.34.4", "--format", "markdown"}, true},
 		{"simulate-1.37.2-1.34.4-cri-o.md", []string{"simulate", "--apiserver", "1.37.2", "--kubelet", "1.34.4", "--runtime", "cri-o/1.34.0+crun/1.21", "--format", "markdown"}, true},
 		{"simulate-1.37.2-1.34.4-kata-runtime.md", []string{"simulate", "--apiserver", "1.37.2", "--kubelet", "1.34.4", "--runtime", "containerd/2.4.2+kata-runtime", "--format", "markdown"}, true},
+		{"simulate-1.26.15-1.24.17.md", []string{"simulate", "--apiserver", "1.26.15", "--kubelet", "1.24.17", "--format", "markdown"}, true},
+		{"simulate-1.30.14-1.29.15.md", []string{"simulate", "--apiserver", "1.30.14", "--kubelet", "1.29.15", "--format", "markdown"}, true},
+		{"upgrade-1.26.15-1.27.16.md", []string{"simulate", "--upgrade", "1.26.15", "1.27.16", "--format", "markdown"}, true},
 		{"upgrade-1.33.13-1.37.2.md", []string{"simulate", "--upgrade", "1.33.13", "1.37.2", "--format", "markdown"}, true},
 		{"deviations.md", []string{"simulate", "--deviations", "1.19..1.37", "--format", "markdown"}, false},
 	}

@@ -28,7 +28,7 @@ func withServedCache(t *testing.T) *bytes.Buffer {
 	if filepath.Dir(path) != dir {
 		t.Fatalf("cache path %s not under SKEWPROOF_CACHE_DIR", path)
 	}
-	versions := []string{"v1.19.16", "v1.20.15", "v1.21.14", "v1.22.17", "v1.23.17", "v1.24.17", "v1.25.16", "v1.26.15", "v1.27.16", "v1.28.15", "v1.29.6", "v1.30.14", "v1.31.14", "v1.32.13", "v1.33.13", "v1.34.0", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2"}
+	versions := []string{"v1.19.16", "v1.20.15", "v1.21.14", "v1.22.17", "v1.23.17", "v1.24.17", "v1.25.16", "v1.26.15", "v1.27.16", "v1.28.15", "v1.29.6", "v1.29.15", "v1.30.14", "v1.31.14", "v1.32.13", "v1.33.13", "v1.34.0", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2"}
 	if err := served.WriteCache(path, versions, "test"); err != nil {
 		t.Fatal(err)
 	}
