@@ -50,11 +50,15 @@ const (
 //go:embed kernel/skewproof-uml.config
 var kernelConfig []byte
 
-// configKey identifies the kernel configuration fragment and the builder.
+// configKey identifies the kernel configuration fragment, the source edits
+// (kernelpatch.go) and the builder.
 func configKey() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "uml-kernel-builder=%s\n", kernelBuilder)
 	h.Write(kernelConfig)
+	for _, e := range kernelEdits {
+		fmt.Fprintf(h, "edit %s\n%s\n%s\n", e.file, e.old, e.new)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
@@ -238,6 +242,9 @@ func buildKernel(ctx context.Context, a apt, version, dst, logFile string, step 
 		return err
 	}
 	_ = os.RemoveAll(pkg)
+	if err := applyEdits(src, kernelEdits); err != nil {
+		return fmt.Errorf("building the AppArmor node's kernel failed: %w", err)
+	}
 
 	log, err := os.Create(logFile)
 	if err != nil {

@@ -161,6 +161,9 @@ func Boot(ctx context.Context, stateRoot string, c Config) (n *Node, err error) 
 		// queued behind it
 		"rootflags=nobarrier",
 		"con=null", "con0=null,fd:1",
+		// the kernel's management directory (its mconsole socket and pid
+		// file) in the node's own, removed with it, not ~/.uml/<random>
+		"umid=uml", "uml_dir="+n.Dir,
 		// skewproof's kernel has AppArmor as its default LSM; a kernel a
 		// user gives (Debian's) may default to SELinux.
 		"apparmor=1", "security=apparmor",
