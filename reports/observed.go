@@ -86,7 +86,7 @@ func observedOn(ledger []skew.ObservedVerdict, c skew.WindowChange, m release.Mi
 	for _, o := range ledger {
 		v := o.Apiserver
 		if c.Component == skew.Kubelet {
-			v = o.Kubelet
+			v = o.KubeletVersion()
 		}
 		if o.ID != c.ID || release.MinorOf(release.MustParseVersion(v)) != m {
 			continue

@@ -19,7 +19,9 @@ import (
 type ObservedVerdict struct {
 	ID        string `json:"id"`
 	Apiserver string `json:"apiserver"`
-	Kubelet   string `json:"kubelet"`
+	// Kubelet is empty for an API server rule: observed at the API
+	// server, the verdict holds for every node.
+	Kubelet string `json:"kubelet,omitempty"`
 	// Runtime is the node's CRI and OCI runtime, e.g. "containerd+runc".
 	Runtime string `json:"runtime,omitempty"`
 	// AppArmor: the node's kernel enforced AppArmor (an AppArmor node,
@@ -44,8 +46,23 @@ func (o ObservedVerdict) Host() (HostFacts, error) {
 	return h, nil
 }
 
-// Cluster is the version pair as the reports write it: "1.26.15/1.24.17".
-func (o ObservedVerdict) Cluster() string { return o.Apiserver + "/" + o.Kubelet }
+// Cluster is the version pair as the reports write it: "1.26.15/1.24.17",
+// or the API server's version alone for an API server rule.
+func (o ObservedVerdict) Cluster() string {
+	if o.Kubelet == "" {
+		return o.Apiserver
+	}
+	return o.Apiserver + "/" + o.Kubelet
+}
+
+// KubeletVersion is the kubelet the verdict was observed with, the API
+// server's version for an API server rule (any kubelet).
+func (o ObservedVerdict) KubeletVersion() string {
+	if o.Kubelet == "" {
+		return o.Apiserver
+	}
+	return o.Kubelet
+}
 
 //go:embed observed.json
 var observedJSON []byte
@@ -76,7 +93,7 @@ func ObservedAt(id string, apiserver, kubelet release.Minor) []ObservedVerdict {
 		if o.ID != id || release.MinorOf(release.MustParseVersion(o.Apiserver)) != apiserver {
 			continue
 		}
-		if r.Component == Kubelet && release.MinorOf(release.MustParseVersion(o.Kubelet)) != kubelet {
+		if r.Component == Kubelet && release.MinorOf(release.MustParseVersion(o.KubeletVersion())) != kubelet {
 			continue
 		}
 		out = append(out, o)
@@ -93,7 +110,7 @@ func SortObserved(os []ObservedVerdict) {
 		if c := release.MustParseVersion(a.Apiserver).Compare(release.MustParseVersion(b.Apiserver)); c != 0 {
 			return c
 		}
-		if c := release.MustParseVersion(a.Kubelet).Compare(release.MustParseVersion(b.Kubelet)); c != 0 {
+		if c := release.MustParseVersion(a.KubeletVersion()).Compare(release.MustParseVersion(b.KubeletVersion())); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Runtime, b.Runtime)

@@ -22,7 +22,7 @@ func checkObserved(t testing.TB, ledger []ObservedVerdict) {
 			t.Errorf("%s at %s: runtime: %v", o.ID, o.Cluster(), err)
 			continue
 		}
-		e, err := Expect(o.ID, release.MustParseVersion(o.Apiserver), release.MustParseVersion(o.Kubelet), h)
+		e, err := Expect(o.ID, release.MustParseVersion(o.Apiserver), release.MustParseVersion(o.KubeletVersion()), h)
 		if err != nil {
 			t.Errorf("%s at %s: %v", o.ID, o.Cluster(), err)
 			continue

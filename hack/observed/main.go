@@ -67,7 +67,8 @@ func add(path, run string, hostAppArmor bool, summaries []string) error {
 			return fmt.Errorf("%s: %w", p, err)
 		}
 		for _, c := range s.Cells {
-			if _, ok := skew.RuleByID(c.ID); !ok {
+			r, ok := skew.RuleByID(c.ID)
+			if !ok {
 				continue // not an oracle rule (the profiles suite)
 			}
 			for _, e := range c.Entries {
@@ -76,6 +77,10 @@ func add(path, run string, hostAppArmor bool, summaries []string) error {
 				}
 				o := skew.ObservedVerdict{ID: c.ID, Apiserver: c.APIServer, Kubelet: c.Kubelet, Runtime: c.Runtime,
 					AppArmor: hostAppArmor || strings.Contains(e.Node, "-uml-worker"), Verdict: e.Verdict, Run: run}
+				if r.Component == skew.Apiserver {
+					// Observed at the API server: it holds for every node.
+					o.Kubelet, o.Runtime, o.AppArmor = "", "", false
+				}
 				if i, ok := at[key(o)]; ok {
 					out[i] = o
 				} else {
