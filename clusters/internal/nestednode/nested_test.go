@@ -26,7 +26,6 @@ import (
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
 	"github.com/skewproof/skewproof/profiles/api/apitest"
-	"github.com/skewproof/skewproof/skew"
 )
 
 // EnvNestedNode is set (to "1") by the outer test when it runs this binary
