@@ -220,6 +220,39 @@ func ModuleServed(ctx context.Context, module, v string) (bool, error) {
 	return fileServed(ctx, base+"/"+module+"/@v/"+v+".zip", module+"@"+v)
 }
 
+// ModuleVerifiable reports whether the go command can use module at
+// version v: the proxy serves its zip (ModuleServed) and the checksum
+// database knows it. The proxy hands out k8s.io/legacy-cloud-providers
+// v0.27.16, whose lookup in sum.golang.org is "404 Not Found", and the go
+// command then refuses it. With GOSUMDB=off only the zip counts. The
+// lookup the go command has cached counts as known.
+func ModuleVerifiable(ctx context.Context, module, v string) (bool, error) {
+	ok, err := ModuleServed(ctx, module, v)
+	if err != nil || !ok {
+		return ok, err
+	}
+	db := goSetting("GOSUMDB")
+	if db == "" {
+		db = "sum.golang.org"
+	}
+	if db == "off" {
+		return true, nil
+	}
+	db, _, _ = strings.Cut(db, " ") // "NAME KEY URL" forms: the name
+	if mc := goSetting("GOMODCACHE"); mc != "" {
+		if _, err := os.Stat(filepath.Join(mc, "cache", "download", "sumdb", db, "lookup", module+"@"+v)); err == nil {
+			return true, nil
+		}
+	}
+	base := firstHTTPProxy(goSetting("GOPROXY"))
+	if base == "" {
+		return true, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return fileServed(ctx, base+"/sumdb/"+db+"/lookup/"+module+"@"+v, module+"@"+v+" in "+db)
+}
+
 // addToCache adds v to the cached list of served versions.
 func addToCache(v *version.Version) error {
 	path, err := CachePath()

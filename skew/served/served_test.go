@@ -3,6 +3,8 @@ package served
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,5 +194,32 @@ func TestGoSetting(t *testing.T) {
 	t.Setenv("GOPROXY", "")
 	if got := goSetting("GOPROXY"); got != "https://proxy.golang.org,direct" {
 		t.Errorf("default GOPROXY = %q", got)
+	}
+}
+
+// A module the proxy serves but the checksum database does not know is not
+// usable (the go command refuses it); with GOSUMDB=off it is.
+func TestModuleVerifiable(t *testing.T) {
+	known := map[string]bool{"/m/@v/v0.1.1.zip": true, "/m/@v/v0.1.2.zip": true, "/sumdb/sum.golang.org/lookup/m@v0.1.1": true}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !known[r.URL.Path] {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("x"))
+	}))
+	defer srv.Close()
+	t.Setenv("GOENV", "off")
+	t.Setenv("GOPROXY", srv.URL)
+	t.Setenv("GOMODCACHE", t.TempDir())
+	t.Setenv("GOSUMDB", "")
+	for v, want := range map[string]bool{"v0.1.1": true, "v0.1.2": false, "v0.1.3": false} {
+		if ok, err := ModuleVerifiable(context.Background(), "m", v); ok != want || err != nil {
+			t.Errorf("m@%s: %v, %v; want %v", v, ok, err, want)
+		}
+	}
+	t.Setenv("GOSUMDB", "off")
+	if ok, err := ModuleVerifiable(context.Background(), "m", "v0.1.2"); !ok || err != nil {
+		t.Errorf("m@v0.1.2 with GOSUMDB=off: %v, %v; want true", ok, err)
 	}
 }

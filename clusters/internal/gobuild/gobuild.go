@@ -327,13 +327,14 @@ func stagingDirectives(gomod []byte, v string) (replaces, requires map[string]st
 	return replaces, requires, nil
 }
 
-// moduleServed asks the Go module proxy whether it serves module@version.
-// Tests replace it.
-var moduleServed = served.ModuleServed
+// moduleServed asks the Go module proxy whether it serves module@version
+// and the checksum database knows it. Tests replace it.
+var moduleServed = served.ModuleVerifiable
 
 // nearestServedStaging takes each staging module the build requires at a
 // release the proxy refuses (k8s.io/kube-proxy v0.26.15, for one: the
-// proxy's 403) at the nearest lower patch of the same minor that it serves,
+// proxy's 403) or the checksum database does not know
+// (k8s.io/legacy-cloud-providers v0.27.16) at the nearest lower patch of the same minor that it serves,
 // in requires and replaces, and returns one line per module taken so, with
 // the reason. A staging module's patches of one minor differ in fixes, not
 // in API types or configuration, and the binaries still report the
@@ -364,7 +365,7 @@ func nearestServedStaging(ctx context.Context, replaces, requires map[string]str
 			return nil, fmt.Errorf("the Go module proxy serves %s at no patch of v%d.%d up to %s", m, sv.Segments()[0], sv.Segments()[1], v)
 		}
 		requires[m], replaces[m] = found, found
-		lines = append(lines, fmt.Sprintf("%s %s is not served by the Go module proxy; taking %s, the nearest served patch of its minor", m, v, found))
+		lines = append(lines, fmt.Sprintf("%s %s is not served by the Go module proxy (or not in its checksum database); taking %s, the nearest served patch of its minor", m, v, found))
 	}
 	return lines, nil
 }
