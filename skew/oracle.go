@@ -59,6 +59,9 @@ type Rule struct {
 	// outcome upstream the API server decides (it rewrites the pod before
 	// any kubelet sees it). The KEP phases follow Component.
 	UpstreamAt Component `json:"upstreamAt,omitempty"`
+	// KEPAt is UpstreamAt for the KEP phases: a kubelet rule whose
+	// outcome the KEP lets the API server decide.
+	KEPAt Component `json:"kepAt,omitempty"`
 	// KEP and Upstream give the observation for every version line; the
 	// first phase whose window contains the version applies.
 	KEP      []Phase `json:"kep"`
@@ -214,6 +217,9 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 	v, upAt := pick(r.Component), r.Component
 	if r.UpstreamAt != "" {
 		upAt = r.UpstreamAt
+	}
+	if r.KEPAt != "" {
+		v = pick(r.KEPAt)
 	}
 	upV := pick(upAt)
 	kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, upV)

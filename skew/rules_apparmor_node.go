@@ -9,11 +9,11 @@ import (
 // row of KEP-24's Failure and Fallback Strategy table. They follow
 // appArmorRules in catalogue order.
 var appArmorNodeRules = []Rule{
-	aaRule("apparmor/kubelet/precedence", "container profile overrides pod profile",
-		appArmorKEP+" §Proposal › API; §Version Skew Strategy › Pod Creation", Kubelet, needAppArmor,
+	trailingKubeletsEnforce(aaRule("apparmor/kubelet/precedence", "container profile overrides pod profile",
+		appArmorKEP+" §Proposal › API", Kubelet, needAppArmor,
 		"pkg/security/apparmor/helpers.go: GetProfile", true,
 		Observation{Summary: "pod-level Unconfined, container Localhost: the container runs confined by the container profile",
-			Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite}}),
+			Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite}})),
 
 	aaRule("apparmor/kubelet/enforce", "/proc/1/attr/current shows the profile and mode",
 		appArmorKEP+" §Monitoring requirements", Kubelet, needAppArmor,

@@ -102,9 +102,32 @@ func seccompContainersRule(id, title, source string, sidecars bool, o Observatio
 // exist (v1.30, after sidecars), o from then on, in plan and upstream
 // alike.
 func appArmorContainersRule(id, title, source string, o Observation) Rule {
-	return aaRule(id, title,
+	return trailingKubeletsEnforce(aaRule(id, title,
 		appArmorKEP+" §Proposal › API (the pod-level field: \"The AppArmor options to use by the containers in this pod\"; "+
-			"container-level options override the pod options)", Kubelet, needAppArmor, containersSource+"; "+source, true, o)
+			"container-level options override the pod options)", Kubelet, needAppArmor, containersSource+"; "+source, true, o))
+}
+
+// trailingKubeletsEnforce makes an AppArmor kubelet rule about the fields
+// hold wherever the API server has them, whatever the kubelet: "If only
+// AppArmor fields are specified, add the corresponding annotations. If
+// these are specified at the Pod level, copy the annotations to each
+// container that does not have annotations already specified. This
+// ensures that the fields are enforced even if the node version trails
+// the API version" (KEP-24 §Version Skew Strategy › Pod Creation). The
+// v1.30-v1.33 API servers do so for every container, init containers and
+// sidecars included (pkg/registry/core/pod/strategy.go,
+// applyAppArmorVersionSkew, VisitContainers with
+// AllFeatureEnabledContainers, v1.30.14), and a kubelet before v1.30
+// reads the annotation alone (v1.29.15 pkg/security/apparmor/helpers.go
+// GetProfileName); from v1.34, which copies no more, the skew policy
+// allows only kubelets that read the fields. Observed on a 1.30.14 API
+// server with a 1.29.15 kubelet (the history preset), which the oracle
+// had skipped as "the fields do not exist before v1.30".
+func trailingKubeletsEnforce(r Rule) Rule {
+	r.UpstreamAt, r.KEPAt = Apiserver, Apiserver
+	r.KEPRef += "; §Version Skew Strategy › Pod Creation (the fields enforced on a trailing kubelet)"
+	r.Source += "; on a kubelet before v1.30 through the annotations the API server adds (pkg/registry/core/pod/strategy.go applyAppArmorVersionSkew, v1.30.14…v1.33.13; v1.29.15 pkg/security/apparmor/helpers.go GetProfileName reads the annotation)"
+	return r
 }
 
 var seccompContainerRules = []Rule{

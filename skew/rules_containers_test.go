@@ -149,3 +149,18 @@ func TestPrivilegedDefault(t *testing.T) {
 		t.Errorf("unread runtime: want the default profile marked not researched")
 	}
 }
+
+// A v1.30 API server copies the fields to the annotations that a v1.29
+// kubelet reads: the field rules hold there, and not where the API server
+// has no fields (observed: a 1.30.14 API server with a 1.29.15 kubelet).
+func TestAppArmorFieldsEnforcedOnTrailingKubelets(t *testing.T) {
+	for _, id := range []string{"apparmor/kubelet/precedence", "apparmor/kubelet/init-containers", "apparmor/kubelet/sidecar", "apparmor/kubelet/second-container"} {
+		e := expectAt(t, id, "1.30.14", "1.29.15", DefaultHost)
+		if e.Skip != "" || e.Expected.NotApplicable != "" || e.KEPPlanned.NotApplicable != "" || e.Deviation {
+			t.Errorf("%s at 1.30.14/1.29.15: skip %q, n/a %q (KEP %q), deviation %v; want the fields' outcome", id, e.Skip, e.Expected.NotApplicable, e.KEPPlanned.NotApplicable, e.Deviation)
+		}
+		if e = expectAt(t, id, "1.29.15", "1.29.15", DefaultHost); e.Expected.NotApplicable == "" {
+			t.Errorf("%s at 1.29.15/1.29.15: %q; want not applicable (no fields)", id, e.Expected.Summary)
+		}
+	}
+}
