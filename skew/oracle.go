@@ -62,6 +62,10 @@ type Rule struct {
 	// KEPAt is UpstreamAt for the KEP phases: a kubelet rule whose
 	// outcome the KEP lets the API server decide.
 	KEPAt Component `json:"kepAt,omitempty"`
+	// APIServerWindow, when set, is where the API server must be for the
+	// scenario to exist at all (the fields it sends); outside it the KEP's
+	// phase at the API server's version (not applicable) is both answers.
+	APIServerWindow release.Window `json:"apiserverWindow,omitempty"`
 	// KEP and Upstream give the observation for every version line; the
 	// first phase whose window contains the version applies.
 	KEP      []Phase `json:"kep"`
@@ -223,6 +227,10 @@ func (r *Rule) expect(apiserver, kubelet *version.Version, host HostFacts) Expec
 	}
 	upV := pick(upAt)
 	kep, up := findPhase(r.KEP, v), findPhase(r.Upstream, upV)
+	if r.APIServerWindow != (release.Window{}) && !r.APIServerWindow.Contains(apiserver) {
+		kep = findPhase(r.KEP, apiserver)
+		up = kep
+	}
 	unread := r.notResearched(apiserver, kubelet)
 	var rtUnread, rtSource string
 	kepAlone, ownRuntimePhases := false, false

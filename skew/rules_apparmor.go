@@ -153,6 +153,33 @@ func aaRule(id, title, ref string, c Component, host HostCondition, source strin
 	return r
 }
 
+// ephemeralOnTrailingKubelets gives an ephemeral-container rule its
+// outcome on a kubelet that trails a v1.30+ API server. The scenario exists
+// wherever the API server has the fields (APIServerWindow), and the KEP's
+// rule ("it will follow the same rules for using or overriding the pod's
+// AppArmor profile", §Pod Update) follows the API server (KEPAt). But
+// "Ephemeral container's will never sync with an AppArmor annotation"
+// (same section; upstream applyAppArmorVersionSkew runs on create only),
+// and a kubelet before v1.30 reads the annotation alone (v1.29.15
+// pkg/kubelet/kuberuntime/security_context.go determineEffectiveSecurityContext:
+// ApparmorProfile = GetProfileNameFromPodAnnotations): it sends no profile
+// for the ephemeral container, and the runtime runs it under its default
+// (containerd@v1.7.24 generateApparmorSpecOpts: none set → RuntimeDefault
+// for a non-privileged container). Upstream, that is where the rule's
+// statement stops holding: a deviation from the KEP on v1.27-v1.29
+// kubelets.
+func ephemeralOnTrailingKubelets(r Rule) Rule {
+	r.KEPAt, r.APIServerWindow = Apiserver, aaFields
+	r.Upstream = []Phase{
+		phase("a kubelet before v1.30 reads only annotations, and none is synced for an ephemeral container", aaBeforeFields,
+			Observation{Summary: "the ephemeral container runs under the runtime's default profile, whatever the pod's or its own field says",
+				Admission: r.KEP[1].Obs.Admission, Container: &ContainerOutcome{State: Running, AppArmorProfile: RuntimeDefaultMarker}}),
+		phase("AppArmor fields", aaFields, r.KEP[1].Obs),
+	}
+	r.Source += "; a kubelet before v1.30: v1.29.15 pkg/kubelet/kuberuntime/security_context.go (ApparmorProfile from the annotation only) and containerd@v1.7.24 generateApparmorSpecOpts (no profile → the runtime default)"
+	return r
+}
+
 // aaAnnotationToFieldRule builds a rule about the API server populating
 // the container field from the annotation on pod creation: in the plan
 // through Phases 1-2 and not in Phase 3; upstream still, Phase 3 not
@@ -371,16 +398,16 @@ var appArmorRules = []Rule{
 		"pkg/registry/core/pod/strategy.go: PrepareForCreate → applyAppArmorVersionSkew",
 		"the ReplicaSet's pod (annotation only in template) gets the container field", "the ReplicaSet's pod keeps the annotation; no field"),
 
-	aaRule("apparmor/ephemeral/inherit", "ephemeral container follows the pod-level profile",
+	ephemeralOnTrailingKubelets(aaRule("apparmor/ephemeral/inherit", "ephemeral container follows the pod-level profile",
 		appArmorKEP+" §Version Skew Strategy › Pod Update (ephemeral containers)", Kubelet, needAppArmor,
 		"pkg/security/apparmor/helpers.go: GetProfile (pod field when the container has none)", true,
-		Observation{Summary: "pod-level Localhost: the ephemeral container runs confined by it", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite}}),
+		Observation{Summary: "pod-level Localhost: the ephemeral container runs confined by it", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite}})),
 
-	aaRule("apparmor/ephemeral/override", "ephemeral container with its own field runs with it; no field/annotation match required for it",
+	ephemeralOnTrailingKubelets(aaRule("apparmor/ephemeral/override", "ephemeral container with its own field runs with it; no field/annotation match required for it",
 		appArmorKEP+" §Version Skew Strategy › Pod Update; §Proposal › Validation (1, except ephemeral containers)", Kubelet, needAppArmor,
 		"pkg/security/apparmor/helpers.go: GetProfile; pkg/apis/core/validation/validation.go: validateAppArmorAnnotationsAndFieldsMatchOnCreate (create only)", true,
 		Observation{Summary: "ephemeral container with Unconfined under a Localhost pod: accepted and runs unconfined", Admission: Accepted,
-			Container: &ContainerOutcome{State: Running, AppArmorProfile: "unconfined"}}),
+			Container: &ContainerOutcome{State: Running, AppArmorProfile: "unconfined"}})),
 
 	aaRule("apparmor/ephemeral/no-annotation-sync", "no annotation is synced for an ephemeral container",
 		appArmorKEP+" §Version Skew Strategy › Pod Update (\"Ephemeral container's will never sync with an AppArmor annotation\")", Apiserver, HostCondition{},

@@ -164,3 +164,22 @@ func TestAppArmorFieldsEnforcedOnTrailingKubelets(t *testing.T) {
 		}
 	}
 }
+
+// An ephemeral container on a kubelet that trails a v1.30 API server gets
+// no annotation, and that kubelet reads nothing else: it runs under the
+// runtime's default, a deviation from the KEP's "same rules"; where the API
+// server has no fields the scenario does not exist.
+func TestAppArmorEphemeralOnTrailingKubelets(t *testing.T) {
+	for _, id := range []string{"apparmor/ephemeral/inherit", "apparmor/ephemeral/override"} {
+		e := expectAt(t, id, "1.30.14", "1.29.15", DefaultHost)
+		if e.Skip != "" || !e.Deviation || e.Expected.Container == nil || e.Expected.Container.AppArmorProfile != RuntimeDefaultAppArmorProfile("containerd") {
+			t.Errorf("%s at 1.30.14/1.29.15: skip %q, deviation %v, expected %+v; want the runtime default, a deviation", id, e.Skip, e.Deviation, e.Expected.Container)
+		}
+		if e = expectAt(t, id, "1.29.15", "1.29.15", DefaultHost); e.Expected.NotApplicable == "" || e.KEPPlanned.NotApplicable == "" {
+			t.Errorf("%s at 1.29.15/1.29.15: %q / %q; want not applicable (no fields)", id, e.Expected.Summary, e.KEPPlanned.Summary)
+		}
+		if e = expectAt(t, id, "1.30.14", "1.30.14", DefaultHost); e.Deviation || e.Expected.NotApplicable != "" {
+			t.Errorf("%s at 1.30.14/1.30.14: deviation %v, %q", id, e.Deviation, e.Expected.Summary)
+		}
+	}
+}
