@@ -48,7 +48,7 @@ func SpecLabels(id string, nd *Node, extra ...string) Labels {
 			l = append(l, parts[1])
 		}
 	}
-	if f := registered(familyOf(id)); f != nil && f.Smoke[id] {
+	if f := registered(skew.Family(id)); f != nil && f.Smoke[id] {
 		l = append(l, "smoke")
 	}
 	if nd != nil {
@@ -235,7 +235,7 @@ func prepare(r SpecReport) *Scenario {
 		// The rule does not exist at these versions.
 		t.SkipFor(reports.SkipRelease, e.Expected.NotApplicable)
 	}
-	if f := registered(familyOf(id)); f != nil && f.Precondition != nil && Connected() {
+	if f := registered(skew.Family(id)); f != nil && f.Precondition != nil && Connected() {
 		f.Precondition(context.Background(), t)
 	}
 	return t

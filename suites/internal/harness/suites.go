@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/kubernetes/test/e2e/framework"
 
 	"github.com/skewproof/skewproof/reports"
+	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
@@ -89,9 +89,6 @@ func registered(name string) *family {
 	defer suitesMu.Unlock()
 	return suites[name]
 }
-
-// familyOf is the family of a catalogue id ("seccomp/kubelet/enforce" → "seccomp").
-func familyOf(id string) string { f, _, _ := strings.Cut(id, "/"); return f }
 
 // Specs comes first in every top-level Describe of a suite: it reports each
 // finished spec's progress line and, before the family's first spec, runs
@@ -182,7 +179,7 @@ func SplitByFamily(r Report, cluster string) []reports.Suite {
 	by := map[string]*reports.Suite{}
 	var order []string
 	for _, res := range all.Results {
-		f := familyOf(res.ID)
+		f := skew.Family(res.ID)
 		if by[f] == nil {
 			by[f] = &reports.Suite{Name: f, Cluster: cluster, Timestamp: all.Timestamp}
 			order = append(order, f)
