@@ -17,10 +17,11 @@ func outcomes(o Observation) []ContainerOutcome {
 }
 
 // TestConfinedOutcomesNameAnEffect: wherever a rule expects a running
-// container under a seccomp filter or a Localhost AppArmor profile, at any
-// version pair read and on every runtime variant, the outcome names the
-// profile whose effect the harness must show by behaviour. A mode or label
-// alone proves only "some profile".
+// container under a seccomp filter, a Localhost AppArmor profile or a
+// runtime's default AppArmor profile that was read, at any version pair
+// read and on every runtime variant, the outcome names the profile whose
+// effect the harness must show by behaviour. A mode or label alone proves
+// only "some profile".
 func TestConfinedOutcomesNameAnEffect(t *testing.T) {
 	hosts := []HostFacts{DefaultHost, host(t, "cri-o/1.34.0+crun/1.21"), host(t, "containerd/2.4.2+runc/1.5.2"), host(t, "cri-o/1.33.0+youki")}
 	versions := append(append([]string(nil), seccompRead...), appArmorRead...)
@@ -39,9 +40,12 @@ func TestConfinedOutcomesNameAnEffect(t *testing.T) {
 						}
 						seccompFilter := o.SeccompMode != nil && *o.SeccompMode == 2
 						localhostAA := strings.HasPrefix(o.AppArmorProfile, OwnAppArmorPrefix)
+						defaultAA := o.AppArmorProfile != "" && o.AppArmorProfile == RuntimeDefaultAppArmorProfile(h.Runtime)
 						// seccomp/failure/row-2's SCMP_ACT_LOG case is shown by
-						// its spec (the kernel log line of the allowed call).
-						if (seccompFilter || localhostAA) && o.Effect == "" && o.Case != CaseLogMkdir {
+						// its spec (the kernel log line of the allowed call);
+						// apparmor/kubelet/privileged-default's runtime default
+						// by its spec, against its own Unconfined container.
+						if (seccompFilter || localhostAA || defaultAA) && o.Effect == "" && o.Case != CaseLogMkdir && o.Case != CaseRuntimeDefault {
 							t.Errorf("%s at %s/%s on %s: running outcome %+v names no effect", r.ID, a, k, describeRuntime(h), o)
 						}
 					}
@@ -112,8 +116,12 @@ func TestUnreadRuntimeStillConfines(t *testing.T) {
 		t.Errorf("the KEP phase names the runtime default: want RuntimeNotResearched, got %q", e.RuntimeNotResearched)
 	}
 	e, _ = Expect("apparmor/create/empty-annotation", release.MustParseVersion("1.37.2"), release.MustParseVersion("1.37.2"), unread)
-	if c := e.Expected.Container; c == nil || c.AppArmorProfile != RuntimeDefaultMarker {
-		t.Errorf("empty-annotation on an unread runtime: want the runtime default asserted, got %+v", c)
+	if c := e.Expected.Container; c == nil || c.AppArmorProfile != RuntimeDefaultMarker || c.Effect != "" {
+		t.Errorf("empty-annotation on an unread runtime: want the runtime default asserted without the effect of a profile nobody read, got %+v", c)
+	}
+	e, _ = Expect("apparmor/create/empty-annotation", release.MustParseVersion("1.37.2"), release.MustParseVersion("1.37.2"), DefaultHost)
+	if c := e.Expected.Container; c == nil || c.AppArmorProfile != "cri-containerd.apparmor.d (enforce)" || c.Effect != EffectAppArmorRuntimeDefault {
+		t.Errorf("empty-annotation on containerd: want its default profile with its effect, got %+v", c)
 	}
 }
 

@@ -98,6 +98,15 @@ const (
 	// logs it (an audit line apparmor="ALLOWED" naming the profile), read
 	// from the node's kernel log.
 	EffectAppArmorComplainDenyWrite = "apparmor complain localhost/" + names.AppArmorLocalhostProfile
+	// EffectAppArmorRuntimeDefault: the runtime's default AppArmor
+	// profile in force: opening /proc/uptime for writing fails with EACCES
+	// where an Unconfined container on the same node opens it (the
+	// default profiles of containerd, contrib/apparmor/template.go, of
+	// CRI-O and of containers/common all "deny @{PROC}/* w"), and a write
+	// to /tmp works (so it is not the deny-write Localhost profile).
+	// Asserted only where the runtime's default profile was read
+	// (forRuntime drops it for a runtime whose profile nobody read).
+	EffectAppArmorRuntimeDefault = "apparmor runtime/default"
 )
 
 // Observation is what a spec observes, concrete enough to assert.
@@ -179,13 +188,20 @@ func (o Observation) namesRuntimeDefault() bool {
 // forRuntime resolves RuntimeDefaultMarker to the profile of the node's
 // runtime as /proc/1/attr/current shows it; for a runtime whose default
 // profile was not researched (profile "") the marker stays, and asserts
-// confinement by a profile of any name (ConfinedByRuntimeDefault).
+// confinement by a profile of any name (ConfinedByRuntimeDefault), without
+// the effect of a profile nobody read (EffectAppArmorRuntimeDefault).
 func (o Observation) forRuntime(profile string) Observation {
 	fix := func(c *ContainerOutcome) *ContainerOutcome {
-		if c == nil || c.AppArmorProfile != RuntimeDefaultMarker || profile == "" {
+		if c == nil || c.AppArmorProfile != RuntimeDefaultMarker {
 			return c
 		}
 		cc := *c
+		if profile == "" {
+			if cc.Effect == EffectAppArmorRuntimeDefault {
+				cc.Effect = ""
+			}
+			return &cc
+		}
 		cc.AppArmorProfile = profile
 		return &cc
 	}

@@ -173,7 +173,7 @@ func ephemeralOnTrailingKubelets(r Rule) Rule {
 	r.Upstream = []Phase{
 		phase("a kubelet before v1.30 reads only annotations, and none is synced for an ephemeral container", aaBeforeFields,
 			Observation{Summary: "the ephemeral container runs under the runtime's default profile, whatever the pod's or its own field says",
-				Admission: r.KEP[1].Obs.Admission, Container: &ContainerOutcome{State: Running, AppArmorProfile: RuntimeDefaultMarker}}),
+				Admission: r.KEP[1].Obs.Admission, Container: &ContainerOutcome{State: Running, AppArmorProfile: RuntimeDefaultMarker, Effect: EffectAppArmorRuntimeDefault}}),
 		phase("AppArmor fields", aaFields, r.KEP[1].Obs),
 	}
 	r.Source += "; a kubelet before v1.30: v1.29.15 pkg/kubelet/kuberuntime/security_context.go (ApparmorProfile from the annotation only) and containerd@v1.7.24 generateApparmorSpecOpts (no profile → the runtime default)"
@@ -234,7 +234,7 @@ var (
 
 var (
 	aaEmptyRuns = Observation{Summary: "container runs with the runtime's default profile",
-		Container: &ContainerOutcome{State: Running, AppArmorProfile: RuntimeDefaultMarker}}
+		Container: &ContainerOutcome{State: Running, AppArmorProfile: RuntimeDefaultMarker, Effect: EffectAppArmorRuntimeDefault}}
 	aaStaticConfined = Observation{Summary: "static pod with annotation localhost/<p> runs confined by <p>", Container: &ContainerOutcome{State: Running, AppArmorProfile: aaEnforcedLocal, Effect: EffectAppArmorDenyWrite}}
 	aaStaticBlocked  = Observation{Summary: "without AppArmor: the kubelet honours the annotation and blocks the static pod (row 5)", Container: aaRow5Blocked.Container}
 )
@@ -425,7 +425,7 @@ var appArmorRules = []Rule{
 			{Name: "annotations are the API", Window: aaBeforeFields, Obs: aaStaticConfined, WithoutAppArmor: &aaStaticBlocked},
 			{Name: "Phases 1-2: kubelet copies static pod annotations", Window: aaPhase12, Obs: aaStaticConfined, WithoutAppArmor: &aaStaticBlocked},
 			{Name: "Phase 3: static pod annotations ignored", Window: aaPhase3, Obs: Observation{Summary: "static pod with annotation localhost/<p> runs with the runtime default profile",
-				Container: &ContainerOutcome{State: Running, AppArmorProfile: RuntimeDefaultMarker}},
+				Container: &ContainerOutcome{State: Running, AppArmorProfile: RuntimeDefaultMarker, Effect: EffectAppArmorRuntimeDefault}},
 				WithoutAppArmor: &Observation{Summary: "without AppArmor: the annotation is ignored, the static pod runs unenforced (row 6)", Container: &ContainerOutcome{State: Running}}},
 		},
 		Upstream: []Phase{

@@ -22,19 +22,6 @@ var podDenyWrite = fx.PodAppArmor(fx.LocalhostAppArmor(profile))
 // the pod's deny-write profile must not reach it.
 var writes = &h.Probe{Label: "write", Shell: "echo x > /tmp/probe-write"}
 
-// procWriteProbe opens /proc/uptime for writing (and reading), and writes
-// nothing: the runtimes' default AppArmor profiles deny writes to the files
-// directly in /proc ("deny @{PROC}/* w": containerd's
-// contrib/apparmor/template.go, containers/common's, CRI-O's), while an
-// unconfined container of the same privileges (root, CAP_DAC_OVERRIDE,
-// /proc mounted read-write) opens it. /proc/uptime is on every kernel and
-// neither masked nor read-only in a container (unlike /proc/sysrq-trigger,
-// which the User-Mode Linux kernel lacks).
-const procWriteProbe = "exec 3<>/proc/uptime"
-
-// procWrite names the probe in what a container saw.
-const procWrite = "open /proc/uptime for writing"
-
 // KEP-24 §Proposal › API: the pod-level field applies to every container of
 // the pod, a container's own field overrides it; §Pod Annotations:
 // "unconfined" is the default for privileged pods.
@@ -82,7 +69,7 @@ var _ = Describe("[apparmor] every kind of container", Label("apparmor", "kubele
 })
 
 // privilegedChecks probes the three containers of
-// apparmor/kubelet/privileged-default with procWriteProbe. The non-privileged
+// apparmor/kubelet/privileged-default with h.ProcWriteProbe. The non-privileged
 // container without a profile must be confined ("(enforce)") and, where
 // the node's runtime default profile was read, must be denied the open
 // that the Unconfined control makes; the privileged one must make it (no
@@ -96,9 +83,9 @@ func privilegedChecks(ctx context.Context, t *h.Scenario, pod, priv, control str
 		defMust = append(defMust, "a non-privileged container without a profile must be confined by the runtime default in enforce mode, got "+
 			orNone(def.AppArmorProfile))
 	}
-	unOK, unDesc := t.Try(ctx, pod, control, procWrite, procWriteProbe)
-	defOK, defDesc := t.Try(ctx, pod, names.ContainerName, procWrite, procWriteProbe)
-	prOK, prDesc := t.Try(ctx, pod, priv, procWrite, procWriteProbe)
+	unOK, unDesc := t.AppArmorControlFrom(ctx, pod, control)
+	defOK, defDesc := t.Try(ctx, pod, names.ContainerName, h.ProcWrite, h.ProcWriteProbe)
+	prOK, prDesc := t.Try(ctx, pod, priv, h.ProcWrite, h.ProcWriteProbe)
 	un.Behaviour, def.Behaviour, pr.Behaviour = unDesc, defDesc, prDesc
 	if !unOK {
 		return defMust, nil, &h.Unmade{Reason: "the Unconfined control cannot open /proc/uptime for writing on node " + t.NodeName() +

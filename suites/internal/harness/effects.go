@@ -31,6 +31,7 @@ var effectProvers = map[string]effectProver{
 	skew.EffectSeccompDenyMkdir:          proveSeccompDenyMkdir,
 	skew.EffectAppArmorDenyWrite:         proveAppArmorDenyWrite,
 	skew.EffectAppArmorComplainDenyWrite: proveAppArmorComplain,
+	skew.EffectAppArmorRuntimeDefault:    proveAppArmorRuntimeDefault,
 }
 
 // ProveEffects probes, in every running container of the sub-cases, each
