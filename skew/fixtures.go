@@ -3,6 +3,8 @@ package skew
 import (
 	"fmt"
 
+	"github.com/hashicorp/go-version"
+
 	"github.com/skewproof/skewproof/skew/release"
 )
 
@@ -28,6 +30,13 @@ func SeccompContainerAnnotation(container string) string {
 
 // AppArmorAnnotation is the container AppArmor annotation key.
 func AppArmorAnnotation(container string) string { return AppArmorAnnotationPrefix + container }
+
+// AppArmorFieldsAt says whether an API server of version v has the
+// appArmorProfile fields (from v1.30, KEP-24 §Proposal › API). Before, the
+// annotations are the API: a field a client sends is an unknown field the
+// API server drops, with a warning, and a scenario must express the
+// profile by annotation.
+func AppArmorFieldsAt(v *version.Version) bool { return aaFields.Contains(v) }
 
 // SeccompAnnotationWarning is the exact warning upstream v1.27+ returns for a
 // seccomp annotation without a field. prefix is "" for a Pod and the path

@@ -17,9 +17,10 @@ import (
 var _ = Describe("[apparmor] failure and fallback", Label("apparmor", "failure"), func() {
 	h.SetUp(family)
 	h.KubeletRule("apparmor/failure/row-1", func(ctx context.Context, t *h.Scenario) {
-		obs := t.RunUnderHandler(ctx, "no-apparmor-runtime", nodefacts.NoAppArmorHandler, false, fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
+		set, what := containerProfile(t, fx.LocalhostAppArmor(profile))
+		obs := t.RunUnderHandler(ctx, "no-apparmor-runtime", nodefacts.NoAppArmorHandler, false, set)
 		obs.Container.Behaviour = h.DescribeOutcome(t.Exp.Expected.AnyOf, obs.Container)
-		t.Judge(h.Sub{Name: "Localhost under runtime handler " + nodefacts.NoAppArmorHandler, Obs: obs})
+		t.Judge(h.Sub{Name: what + " under runtime handler " + nodefacts.NoAppArmorHandler, Obs: obs})
 	})
 
 	h.KubeletRule("apparmor/failure/row-2", func(ctx context.Context, t *h.Scenario) {
@@ -29,25 +30,27 @@ var _ = Describe("[apparmor] failure and fallback", Label("apparmor", "failure")
 		// check is not made). The harness probes both
 		// (skew.EffectAppArmorDenyWrite, EffectAppArmorComplainDenyWrite)
 		// before the outcome is named.
-		obs := t.RunOnNode(ctx, "deny-write", false, fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
-		sub := h.Sub{Name: "profile denies writes, the workload writes", Obs: obs}
+		set, what := containerProfile(t, fx.LocalhostAppArmor(profile))
+		obs := t.RunOnNode(ctx, "deny-write", false, set)
+		sub := h.Sub{Name: what + ": the profile denies writes, the workload writes", Obs: obs}
 		t.ProveEffects(ctx, sub)
 		obs.Container.Behaviour = h.DescribeOutcome(t.Exp.Expected.AnyOf, obs.Container)
 		t.Judge(sub)
 	})
 
 	h.KubeletRule("apparmor/failure/row-3", func(ctx context.Context, t *h.Scenario) {
-		t.Judge(h.Sub{Name: "Localhost profile not loaded on the node", Obs: t.RunOnNode(ctx, "not-loaded", true,
-			fx.ContainerAppArmor(fx.LocalhostAppArmor(names.AppArmorNotLoadedProfile)))})
+		set, what := containerProfile(t, fx.LocalhostAppArmor(names.AppArmorNotLoadedProfile))
+		t.Judge(h.Sub{Name: what + ", a profile not loaded on the node", Obs: t.RunOnNode(ctx, "not-loaded", true, set)})
 	})
 
 	h.KubeletRule("apparmor/failure/row-5", func(ctx context.Context, t *h.Scenario) {
-		field := t.StartOnNode(ctx, "localhost-field", fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
+		set, what := containerProfile(t, fx.LocalhostAppArmor(profile))
+		field := t.StartOnNode(ctx, "localhost-field", set)
 		ann := t.StartOnNode(ctx, "runtime-default-annotation", fx.Annotation(ctrAnn, "runtime/default"))
 		field.Container = t.ObserveContainer(ctx, "localhost-field", names.ContainerName, false)
 		ann.Container = t.ObserveContainer(ctx, "runtime-default-annotation", names.ContainerName, false)
 		t.Judge(
-			h.Sub{Name: "container field Localhost", Obs: field, Want: containerOnly},
+			h.Sub{Name: what, Obs: field, Want: containerOnly},
 			h.Sub{Name: "container annotation runtime/default", Obs: ann, Want: containerOnly},
 		)
 	})

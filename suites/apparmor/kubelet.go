@@ -20,7 +20,8 @@ var _ = Describe("[apparmor] kubelet", Label("apparmor", "kubelet"), func() {
 	h.KubeletRule("apparmor/kubelet/enforce", func(ctx context.Context, t *h.Scenario) {
 		// The write the profile denies fails with EACCES: the harness
 		// probes it (skew.EffectAppArmorDenyWrite).
-		obs := t.RunOnNode(ctx, "enforce", false, fx.ContainerAppArmor(fx.LocalhostAppArmor(profile)))
-		t.Judge(h.Sub{Name: "container Localhost " + profile, Obs: obs})
+		set, what := containerProfile(t, fx.LocalhostAppArmor(profile))
+		obs := t.RunOnNode(ctx, "enforce", false, set)
+		t.Judge(h.Sub{Name: what, Obs: obs})
 	})
 })

@@ -44,6 +44,18 @@ var _ = Describe("[apparmor] Pod Security admission", Label("apparmor", "psa"), 
 				}
 				return fx.Pod(l+"-"+name, append(opts, fx.Unschedulable())...)
 			}
+			if !t.AppArmorFields() {
+				// Before v1.30 the annotations are the API (a field sent
+				// is dropped as unknown): the annotation sub-cases, with
+				// runtime/default for the field RuntimeDefault.
+				subs = append(subs,
+					h.Sub{Name: l + ": annotation unconfined", Want: h.Fragment(0), Obs: t.Create(ctx, pod("ann-unconfined", fx.Annotation(ctrAnn, "unconfined")))},
+					h.Sub{Name: l + ": no profile", Want: h.AdmittedInstead, Obs: t.Create(ctx, pod("unset"))},
+					h.Sub{Name: l + ": annotation runtime/default", Want: h.AdmittedInstead, Obs: t.Create(ctx, pod("ann-runtime-default", fx.Annotation(ctrAnn, "runtime/default")))},
+					h.Sub{Name: l + ": annotation localhost/<p>", Want: h.AdmittedInstead, Obs: t.Create(ctx, pod("ann-localhost", fx.Annotation(ctrAnn, "localhost/"+profile)))},
+				)
+				continue
+			}
 			subs = append(subs,
 				// Rejected, with the oracle's message fragment each shows.
 				h.Sub{Name: l + ": pod field Unconfined", Want: h.Fragment(0), Obs: t.Create(ctx, pod("pod-unconfined", fx.PodAppArmor(fx.AppArmor(unconfined, nil))))},

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
@@ -16,6 +17,30 @@ const (
 	runtimeDefault = corev1.AppArmorProfileTypeRuntimeDefault
 	localhost      = corev1.AppArmorProfileTypeLocalhost
 )
+
+// containerProfile sets the scenario container's profile p in the API the
+// API server has: the container field from v1.30, the container
+// annotation before (KEP-24: before the fields the annotations are the
+// API; a field sent to such an API server is dropped as unknown, and the
+// pod would run with no profile at all). It also names what it set.
+func containerProfile(t *h.Scenario, p *corev1.AppArmorProfile) (fx.PodOption, string) {
+	if t.AppArmorFields() {
+		return fx.ContainerAppArmor(p), "container field " + string(p.Type)
+	}
+	v := annotationValue(p)
+	return fx.Annotation(ctrAnn, v), "container annotation " + v
+}
+
+// annotationValue is the annotation that means what the field p means.
+func annotationValue(p *corev1.AppArmorProfile) string {
+	switch p.Type {
+	case localhost:
+		return "localhost/" + *p.LocalhostProfile
+	case runtimeDefault:
+		return "runtime/default"
+	}
+	return "unconfined"
+}
 
 // smoke is a quick subset (label "smoke"): field/annotation sync, the
 // warning, and the kubelet's answer on a host without AppArmor.

@@ -17,16 +17,23 @@ var _ = Describe("[apparmor] pod update", Label("apparmor", "update"), func() {
 	h.APIRule("apparmor/update/immutable", func(ctx context.Context, t *h.Scenario) {
 		t.MustCreate(ctx, fx.Pod("plain", fx.Unschedulable()))
 		t.MustCreate(ctx, fx.Pod("annotated", fx.Unschedulable(), fx.Annotation(ctrAnn, "runtime/default")))
-		t.MustCreate(ctx, fx.Pod("field", fx.Unschedulable(), fx.ContainerAppArmor(fx.AppArmor(runtimeDefault, nil))))
 		// Sub-cases with the oracle's message fragment each shows:
 		// 0 adding an annotation, 1 changing or removing one, 2 a field.
-		t.Judge(
-			h.Sub{Name: "annotation added", Want: h.Fragment(0), Obs: t.Change(ctx, "plain", fx.Annotation(ctrAnn, "unconfined"))},
-			h.Sub{Name: "annotation changed", Want: h.Fragment(1), Obs: t.Change(ctx, "annotated", fx.Annotation(ctrAnn, "unconfined"))},
-			h.Sub{Name: "annotation removed", Want: h.Fragment(1), Obs: t.Change(ctx, "annotated", func(p *corev1.Pod) { delete(p.Annotations, ctrAnn) })},
-			h.Sub{Name: "field added", Want: h.Fragment(2), Obs: t.Change(ctx, "plain", fx.ContainerAppArmor(fx.AppArmor(unconfined, nil)))},
-			h.Sub{Name: "field changed", Want: h.Fragment(2), Obs: t.Change(ctx, "field", fx.ContainerAppArmor(fx.AppArmor(unconfined, nil)))},
-			h.Sub{Name: "field removed", Want: h.Fragment(2), Obs: t.Change(ctx, "field", fx.ContainerAppArmor(nil))},
-		)
+		subs := []h.Sub{
+			{Name: "annotation added", Want: h.Fragment(0), Obs: t.Change(ctx, "plain", fx.Annotation(ctrAnn, "unconfined"))},
+			{Name: "annotation changed", Want: h.Fragment(1), Obs: t.Change(ctx, "annotated", fx.Annotation(ctrAnn, "unconfined"))},
+			{Name: "annotation removed", Want: h.Fragment(1), Obs: t.Change(ctx, "annotated", func(p *corev1.Pod) { delete(p.Annotations, ctrAnn) })},
+		}
+		// Before v1.30 there is no field to change: the API server drops
+		// it as an unknown field.
+		if t.AppArmorFields() {
+			t.MustCreate(ctx, fx.Pod("field", fx.Unschedulable(), fx.ContainerAppArmor(fx.AppArmor(runtimeDefault, nil))))
+			subs = append(subs,
+				h.Sub{Name: "field added", Want: h.Fragment(2), Obs: t.Change(ctx, "plain", fx.ContainerAppArmor(fx.AppArmor(unconfined, nil)))},
+				h.Sub{Name: "field changed", Want: h.Fragment(2), Obs: t.Change(ctx, "field", fx.ContainerAppArmor(fx.AppArmor(unconfined, nil)))},
+				h.Sub{Name: "field removed", Want: h.Fragment(2), Obs: t.Change(ctx, "field", fx.ContainerAppArmor(nil))},
+			)
+		}
+		t.Judge(subs...)
 	})
 })

@@ -94,6 +94,11 @@ func createTestingNS(ctx context.Context, baseName string, c kubernetes.Interfac
 	return framework.CreateTestingNS(ctx, baseName, c, labels)
 }
 
+// AppArmorFields says whether the API server has the appArmorProfile
+// fields (skew.AppArmorFieldsAt); before, a scenario expresses a profile by
+// annotation.
+func (t *Scenario) AppArmorFields() bool { return skew.AppArmorFieldsAt(Env.APIServer) }
+
 // Pods is the pod client of the spec's namespace (reads; writes whose
 // warnings are observed go through t.Client).
 func (t *Scenario) Pods() *e2epod.PodClient { return e2epod.NewPodClient(t.F) }
