@@ -55,7 +55,13 @@ var _ = Describe("[apparmor] every kind of container", Label("apparmor", "kubele
 	h.KubeletRule("apparmor/kubelet/privileged-default", func(ctx context.Context, t *h.Scenario) {
 		const pod = "privileged-default"
 		const priv, control = "privileged", "unconfined"
-		t.StartOnNode(ctx, pod, fx.Container(priv, fx.WithPrivileged()), fx.Container(control, fx.WithAppArmor(fx.AppArmor(unconfined, nil))))
+		// The control's Unconfined: its field, or before v1.30 its
+		// annotation (containerProfile).
+		controlOpts := []fx.PodOption{fx.Container(control, fx.WithAppArmor(fx.AppArmor(unconfined, nil)))}
+		if !t.AppArmorFields() {
+			controlOpts = []fx.PodOption{fx.Container(control), fx.Annotation(skew.AppArmorAnnotation(control), "unconfined")}
+		}
+		t.StartOnNode(ctx, pod, append([]fx.PodOption{fx.Container(priv, fx.WithPrivileged())}, controlOpts...)...)
 		def := observe.Observation{Container: t.ObserveContainer(ctx, pod, names.ContainerName, false)}
 		un := observe.Observation{Container: t.ObserveContainer(ctx, pod, control, false)}
 		pr := observe.Observation{Container: t.ObserveContainer(ctx, pod, priv, false)}
