@@ -60,7 +60,7 @@ func TestIntegrationAppArmorHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	const version = "1.37.2"
-	image, err := nodeimage.Build(ctx, p, nodeimage.Spec{ControlPlane: version})
+	image, err := nodeimage.Build(ctx, command.Host{Progress: p}, nodeimage.Spec{ControlPlane: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestIntegrationAppArmorHost(t *testing.T) {
 	host := nodefacts.Host()
 	host.AppArmor = true
 	w := Worker{Kubelet: version}
-	cfg, err := kindConfig(ctx, UpOptions{Name: "aah", APIServer: version, Kubelets: []string{version}}, map[Worker]string{{}: image, w: image}, host)
+	cfg, err := kindConfig(ctx, command.Host{}, UpOptions{Name: "aah", APIServer: version, Kubelets: []string{version}}, map[Worker]string{{}: image, w: image}, host)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func appArmorFixtureNames(t *testing.T) []string {
 // for cluster aah<pid> ('skewproof cluster down --name aah<pid>' removes
 // it if the test is killed; the bridge aah<pid>br then too: ip link del).
 func bootBareUMLNode(ctx context.Context, t *testing.T, p *progress.Progress, cache, image string) (*uml.Node, error) {
-	imageID, err := command.Docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
+	imageID, err := Docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ type UpOptions struct {
 	// OCIRuntimes are OCI runtimes the user provides (name → path on this
 	// host), which Runtimes may name.
 	OCIRuntimes map[string]string
-	Kubeconfig  string // default: DefaultKubeconfig(Name)
+	Kubeconfig  string // default: defaultKubeconfig(Name)
 	// NodeImages maps a kubelet version ("" for the control plane) to a
 	// prebuilt node image; versions not in the map are built offline.
 	NodeImages map[string]string
@@ -124,9 +124,9 @@ controllerManager:
 // so preflight is named again.
 const noCoreDNSPatch = "kind: InitConfiguration\nskipPhases:\n- preflight\n- addon/coredns\n"
 
-// NetworkName is the Docker network of a cluster (one per cluster, removed
+// networkName is the Docker network of a cluster (one per cluster, removed
 // with it).
-func NetworkName(name string) string { return "skewproof-" + name }
+func networkName(name string) string { return "skewproof-" + name }
 
 // kindLogger passes kind's errors to the progress; its warnings are dropped,
 // except that the one saying kind has read the network of the nodes calls
@@ -175,7 +175,7 @@ func (e ExistsError) Error() string {
 // the control plane's (Worker{}), then one per distinct worker (kubelet
 // version and runtime), the AppArmor node's included; a prebuilt image
 // (--node-image) must be in the local Docker daemon.
-func nodeImages(ctx context.Context, p *progress.Progress, o UpOptions) (map[Worker]string, error) {
+func nodeImages(ctx context.Context, h command.Host, o UpOptions) (map[Worker]string, error) {
 	images := map[Worker]string{}
 	need := append(append([]Worker{{}}, o.workers()...), o.AppArmorNodes...)
 	for _, w := range need {
@@ -187,14 +187,14 @@ func nodeImages(ctx context.Context, p *progress.Progress, o UpOptions) (map[Wor
 			key = w.String()
 		}
 		if ref, ok := o.NodeImages[key]; ok {
-			if !command.ImageExists(ctx, ref) {
+			if !h.ImageExists(ctx, ref) {
 				return nil, fmt.Errorf("node image %s not found in the local Docker daemon; load it first (skewproof never pulls)", ref)
 			}
 			images[w] = ref
 			continue
 		}
 		spec := nodeimage.Spec{ControlPlane: o.APIServer, Kubelet: w.Kubelet, Runtime: w.Runtime, OCIRuntimes: o.OCIRuntimes}
-		ref, err := nodeimage.Build(ctx, p, spec)
+		ref, err := nodeimage.Build(ctx, h, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -208,7 +208,7 @@ func nodeImages(ctx context.Context, p *progress.Progress, o UpOptions) (map[Wor
 // the workers on their node images, with their runtime labels, the
 // feature gates, the kubeadm patches, and what the facts of the host
 // (nodefacts.Host) ask for.
-func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string, host skew.HostFacts) (*v1alpha4.Cluster, error) {
+func kindConfig(ctx context.Context, h command.Host, o UpOptions, images map[Worker]string, host skew.HostFacts) (*v1alpha4.Cluster, error) {
 	cfg := &v1alpha4.Cluster{}
 	v1alpha4.SetDefaultsCluster(cfg)
 	cfg.Name = o.Name
@@ -218,13 +218,13 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string, host
 	cfg.Nodes = []v1alpha4.Node{{
 		Role:   v1alpha4.ControlPlaneRole,
 		Image:  images[Worker{}],
-		Labels: runtimeLabels(ctx, images[Worker{}], map[string]string{nodefacts.KubeletVersionLabel: cpVersion}),
+		Labels: runtimeLabels(ctx, h, images[Worker{}], map[string]string{nodefacts.KubeletVersionLabel: cpVersion}),
 	}}
 	for _, w := range o.workers() {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{
 			Role:   v1alpha4.WorkerRole,
 			Image:  images[w],
-			Labels: runtimeLabels(ctx, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + release.BareVersion(w.Kubelet)}),
+			Labels: runtimeLabels(ctx, h, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + release.BareVersion(w.Kubelet)}),
 		})
 	}
 	if len(o.FeatureGates) > 0 {
@@ -265,14 +265,15 @@ func kindConfig(ctx context.Context, o UpOptions, images map[Worker]string, host
 // up builds what is missing, creates the cluster through kind's Go packages,
 // brings pod networking up and waits until every node is Ready and every
 // kube-system pod is ready. On error or interrupt it deletes what it created.
-func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err error) {
+func up(ctx context.Context, h command.Host, o UpOptions) (_ *Cluster, err error) {
+	p := h.Progress
 	if o.Kubeconfig == "" {
-		o.Kubeconfig = DefaultKubeconfig(o.Name)
+		o.Kubeconfig = defaultKubeconfig(o.Name)
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 5 * time.Minute
 	}
-	if err := claim(ctx, o.Name, o.Temporary); err != nil {
+	if err := claim(ctx, h, o.Name, o.Temporary); err != nil {
 		return nil, err
 	}
 	created := false
@@ -288,15 +289,15 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 		}
 	}
 
-	images, err := nodeImages(ctx, p, o)
+	images, err := nodeImages(ctx, h, o)
 	if err != nil {
 		return nil, err
 	}
-	umlCfgs, err := prepareAppArmorNodes(ctx, p, o, images)
+	umlCfgs, err := prepareAppArmorNodes(ctx, h, o, images)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := kindConfig(ctx, o, images, nodefacts.Host())
+	cfg, err := kindConfig(ctx, h, o, images, nodefacts.Host())
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +309,7 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	prov := kindProvider(p)
 	cleanup := func(reason string) {
 		p.Step("%s: deleting cluster %s", reason, o.Name)
-		if err := down(context.Background(), o.Name, o.Kubeconfig, p); err != nil {
+		if err := down(context.Background(), h, o.Name, o.Kubeconfig); err != nil {
 			p.Step("cleanup of %s: %v", o.Name, err)
 		}
 	}
@@ -323,7 +324,7 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 		done <- err
 	}()
 	// The AppArmor nodes boot while kind makes the others.
-	umlBoot := startAppArmorNodes(ctx, p, o, umlCfgs)
+	umlBoot := startAppArmorNodes(ctx, h, o, umlCfgs)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -355,7 +356,7 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 	p.Step("kind create done in %.1fs (Docker network lock held %.2fs)", time.Since(start).Seconds(), networkLock.Seconds())
 	_ = os.Chmod(o.Kubeconfig, 0o600)
 
-	c, err := finishUp(ctx, p, prov, o, umlBoot)
+	c, err := finishUp(ctx, h, prov, o, umlBoot)
 	if err != nil {
 		reason := "bring-up failed"
 		if ctx.Err() != nil {
@@ -372,7 +373,7 @@ func up(ctx context.Context, p *progress.Progress, o UpOptions) (_ *Cluster, err
 // clusters are made at the same time (createOnNetwork, kindnetwork.go),
 // and returns how long it held the network lock.
 func createNodes(p *progress.Progress, o UpOptions, cfg *v1alpha4.Cluster) (time.Duration, error) {
-	return createOnNetwork(p, o.Name, NetworkName(o.Name),
+	return createOnNetwork(p, o.Name, networkName(o.Name),
 		cluster.CreateWithV1Alpha4Config(cfg),
 		cluster.CreateWithKubeconfigPath(o.Kubeconfig),
 		cluster.CreateWithDisplayUsage(false),
@@ -388,7 +389,8 @@ func flattenKindError(err error) string {
 	return s
 }
 
-func finishUp(ctx context.Context, p *progress.Progress, prov *cluster.Provider, o UpOptions, uml *umlNodes) (*Cluster, error) {
+func finishUp(ctx context.Context, h command.Host, prov *cluster.Provider, o UpOptions, uml *umlNodes) (*Cluster, error) {
+	p := h.Progress
 	cl, err := kubeclient.Load(o.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -431,7 +433,7 @@ func finishUp(ctx context.Context, p *progress.Progress, prov *cluster.Provider,
 			what = "AppArmor node (User-Mode Linux) joined"
 		}
 		if err := p.Timed(what, func() error {
-			return joinAppArmorNodes(ctx, p, o, uml, cs, infos)
+			return joinAppArmorNodes(ctx, h, o, uml, cs, infos)
 		}); err != nil {
 			return nil, err
 		}
@@ -476,8 +478,8 @@ func (o UpOptions) workerNames() []string {
 // runtimeLabels adds to labels the node labels of the runtimes of the node
 // image ref (from the image's labels; none for an image skewproof did not
 // build).
-func runtimeLabels(ctx context.Context, ref string, labels map[string]string) map[string]string {
-	out, err := command.Docker(ctx, "image", "inspect", "--format", "{{json .Config.Labels}}", ref)
+func runtimeLabels(ctx context.Context, h command.Host, ref string, labels map[string]string) map[string]string {
+	out, err := h.Docker(ctx, "image", "inspect", "--format", "{{json .Config.Labels}}", ref)
 	if err != nil {
 		return labels
 	}

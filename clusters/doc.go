@@ -7,7 +7,9 @@
 // Like kind's pkg/cluster, whose Go packages it drives, its surface is a
 // Provider with options:
 //
-//   - NewProvider returns a Provider reporting its steps to a progress.Progress.
+//   - NewProvider returns a Provider: the host it works on (the Docker CLI
+//     its steps run, swappable in tests, and the progress.Progress they
+//     report to), as kind's Provider holds its internal provider and logger.
 //   - Provider.Up brings a cluster up as UpOptions describe it; Down, List,
 //     ListOwned and NodeNames remove and find clusters (a name that is taken
 //     is an ExistsError).
@@ -16,10 +18,10 @@
 //   - Provider.BuildNodeImage, PlanBuilds, ListImages, PruneImages and
 //     PruneNodeImages build and tidy node images; Provider.LoadImageArchive
 //     loads an image into a cluster's nodes (those IsLocalNode finds);
-//     Provider.Preflight checks the host; the AppArmorNode methods serve the
-//     User-Mode Linux worker.
-//   - DefaultKubeconfig, NetworkName and AppArmorNodeName name what a
-//     cluster of a given name has.
+//     Provider.Preflight checks the host; Provider.AppArmorNodeKernel and
+//     the functions AppArmorNodeReady, AppArmorNodeRunning,
+//     SaveAppArmorNodeConsoles and AppArmorNodeName serve the User-Mode
+//     Linux worker.
 //
 // Whether a cluster fits in the host's memory and disk is package
 // clusters/capacity. The machinery is in this package's unexported code and

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
-	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // down deletes a cluster: its nodes (through kind), its Docker network and
@@ -21,10 +20,10 @@ import (
 // label and does not read the network from the environment
 // (kindnetwork.go), so Down sets none and takes no lock: it removes the
 // network itself.
-func down(ctx context.Context, name, kubeconfig string, p *progress.Progress) error {
+func down(ctx context.Context, h command.Host, name, kubeconfig string) error {
 	var err error
 	for attempt := 1; attempt <= 3; attempt++ {
-		if err = downOnce(ctx, name, kubeconfig, p); err == nil || ctx.Err() != nil {
+		if err = downOnce(ctx, h, name, kubeconfig); err == nil || ctx.Err() != nil {
 			return err
 		}
 		time.Sleep(time.Second)
@@ -32,10 +31,11 @@ func down(ctx context.Context, name, kubeconfig string, p *progress.Progress) er
 	return err
 }
 
-func downOnce(ctx context.Context, name, kubeconfig string, p *progress.Progress) error {
+func downOnce(ctx context.Context, h command.Host, name, kubeconfig string) error {
+	p := h.Progress
 	var errs []error
 	if kubeconfig == "" {
-		kubeconfig = DefaultKubeconfig(name)
+		kubeconfig = defaultKubeconfig(name)
 	}
 	if err := removeAppArmorNodes(name); err != nil {
 		errs = append(errs, fmt.Errorf("removing the AppArmor node of %s: %w", name, err))
@@ -43,15 +43,15 @@ func downOnce(ctx context.Context, name, kubeconfig string, p *progress.Progress
 	if err := kindProvider(p).Delete(name, kubeconfig); err != nil {
 		errs = append(errs, fmt.Errorf("deleting nodes of %s: %w", name, err))
 	}
-	if out, err := command.Docker(ctx, "network", "ls", "-q", "--filter", "name=^"+NetworkName(name)+"$"); err == nil && out != "" {
-		if _, err := command.Docker(ctx, "network", "rm", NetworkName(name)); err != nil {
+	if out, err := h.Docker(ctx, "network", "ls", "-q", "--filter", "name=^"+networkName(name)+"$"); err == nil && out != "" {
+		if _, err := h.Docker(ctx, "network", "rm", networkName(name)); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if len(errs) == 0 {
 		removeOwner(name)
 	}
-	if kubeconfig == DefaultKubeconfig(name) {
+	if kubeconfig == defaultKubeconfig(name) {
 		if err := os.Remove(kubeconfig); err != nil && !os.IsNotExist(err) {
 			errs = append(errs, err)
 		}

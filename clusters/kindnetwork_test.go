@@ -80,7 +80,7 @@ func TestCreateOnNetworkConcurrent(t *testing.T) {
 		for i := range cfg.Nodes {
 			v1alpha4.SetDefaultsNode(&cfg.Nodes[i])
 		}
-		return createOnNetwork(progress.New(&strings.Builder{}), name, NetworkName(name),
+		return createOnNetwork(progress.New(&strings.Builder{}), name, networkName(name),
 			cluster.CreateWithV1Alpha4Config(cfg),
 			cluster.CreateWithKubeconfigPath(filepath.Join(dir, name+".kubeconfig")),
 			cluster.CreateWithDisplayUsage(false), cluster.CreateWithDisplaySalutation(false))
@@ -116,8 +116,8 @@ func TestCreateOnNetworkConcurrent(t *testing.T) {
 			t.Fatalf("no docker run of cluster %s; docker calls:\n%s", name, calls)
 		}
 		for _, n := range nets {
-			if n != NetworkName(name) {
-				t.Errorf("cluster %s: node run on network %s, want %s (another cluster's network: the environment was shared)", name, n, NetworkName(name))
+			if n != networkName(name) {
+				t.Errorf("cluster %s: node run on network %s, want %s (another cluster's network: the environment was shared)", name, n, networkName(name))
 			}
 		}
 	}

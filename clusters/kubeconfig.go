@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 )
 
-// DefaultKubeconfig is where a cluster's kubeconfig goes unless told.
-func DefaultKubeconfig(name string) string {
+// defaultKubeconfig is where a cluster's kubeconfig goes unless told.
+func defaultKubeconfig(name string) string {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		home = os.TempDir()

@@ -13,11 +13,11 @@ import (
 
 // list returns the names of the clusters that exist (kind clusters on a
 // skewproof network or with skewproof node images).
-func list(ctx context.Context) ([]string, error) {
-	if _, err := command.Docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
+func list(ctx context.Context, h command.Host) ([]string, error) {
+	if _, err := h.Docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
 		return nil, command.DockerUnavailableError(err)
 	}
-	out, err := command.Docker(ctx, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster", "--format", `{{.Label "io.x-k8s.kind.cluster"}} {{.Networks}}`)
+	out, err := h.Docker(ctx, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster", "--format", `{{.Label "io.x-k8s.kind.cluster"}} {{.Networks}}`)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func list(ctx context.Context) ([]string, error) {
 		if len(f) < 1 || seen[f[0]] {
 			continue
 		}
-		if len(f) > 1 && !strings.Contains(f[1], NetworkName(f[0])) {
+		if len(f) > 1 && !strings.Contains(f[1], networkName(f[0])) {
 			continue // a kind cluster that is not ours
 		}
 		seen[f[0]] = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"os"
 	"strings"
 	"sync"
@@ -15,7 +16,7 @@ import (
 // (image.WriteBinary writes one), pinned, into the containerd of each named
 // node (a kind node container or a UML node, through nodeExec). Nothing is
 // pulled or pushed.
-func loadImageArchive(ctx context.Context, archive, ref string, nodes []string) error {
+func loadImageArchive(ctx context.Context, h command.Host, archive, ref string, nodes []string) error {
 	// Into every node at once: each import is a docker exec of ctr reading
 	// the archive, mostly waiting on the node's containerd and disk; one
 	// after the other they took 32 s for five nodes on a busy machine.
@@ -25,7 +26,7 @@ func loadImageArchive(ctx context.Context, archive, ref string, nodes []string) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = importImage(ctx, n, archive, ref)
+			errs[i] = importImage(ctx, h, n, archive, ref)
 		}()
 	}
 	wg.Wait()
@@ -35,25 +36,25 @@ func loadImageArchive(ctx context.Context, archive, ref string, nodes []string) 
 // importImage imports the archive into a node's containerd (the k8s.io
 // namespace the kubelet's CRI uses) and pins ref so that the kubelet's
 // image garbage collection keeps it.
-func importImage(ctx context.Context, node, archive, ref string) error {
+func importImage(ctx context.Context, h command.Host, node, archive, ref string) error {
 	af, err := os.Open(archive)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = af.Close() }()
-	if _, err := nodeExec(ctx, node, nil, "test", "-x", nodeimage.CRIOBinary); err == nil {
+	if _, err := nodeExec(ctx, h, node, nil, "test", "-x", nodeimage.CRIOBinary); err == nil {
 		// A CRI-O node (internal/nodeimage/crio.go): into containers-storage, which pins
 		// every image (pinned_images).
-		if _, err := nodeExec(ctx, node, af, "sh", "-c", crioImportScript, "sh", ref); err != nil {
+		if _, err := nodeExec(ctx, h, node, af, "sh", "-c", crioImportScript, "sh", ref); err != nil {
 			return fmt.Errorf("loading %s into node %s: %w", ref, node, err)
 		}
 		return nil
 	}
-	_, err = nodeExec(ctx, node, af, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "-")
+	_, err = nodeExec(ctx, h, node, af, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "-")
 	if err != nil {
 		return fmt.Errorf("loading %s into node %s: %w", ref, node, err)
 	}
-	if _, err := nodeExec(ctx, node, nil, "ctr", "-n", "k8s.io", "images", "label", fullImageName(ref), "io.cri-containerd.pinned=pinned"); err != nil {
+	if _, err := nodeExec(ctx, h, node, nil, "ctr", "-n", "k8s.io", "images", "label", fullImageName(ref), "io.cri-containerd.pinned=pinned"); err != nil {
 		return fmt.Errorf("pinning %s on node %s: %w", ref, node, err)
 	}
 	return nil

@@ -42,7 +42,7 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 	t.Cleanup(func() {
 		for round := 1; round <= 2; round++ {
 			for i, name := range names {
-				if err := down(context.Background(), name, kubeconfigs[i], nil); err != nil && round == 2 {
+				if err := down(context.Background(), command.Host{}, name, kubeconfigs[i]); err != nil && round == 2 {
 					t.Errorf("cluster down %s: %v", name, err)
 				}
 			}
@@ -50,9 +50,9 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 		for _, name := range names {
 			for _, args := range [][]string{
 				{"ps", "-a", "-q", "--filter", "label=io.x-k8s.kind.cluster=" + name},
-				{"network", "ls", "-q", "--filter", "name=^" + NetworkName(name) + "$"},
+				{"network", "ls", "-q", "--filter", "name=^" + networkName(name) + "$"},
 			} {
-				if out, err := command.Docker(context.Background(), args...); err != nil || out != "" {
+				if out, err := Docker(context.Background(), args...); err != nil || out != "" {
 					t.Errorf("left behind after down: docker %v: %q (%v)", args, out, err)
 				}
 			}
@@ -64,11 +64,11 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 	cfgs := make([]*v1alpha4.Cluster, len(names))
 	for i, name := range names {
 		opts[i] = UpOptions{Name: name, APIServer: "1.37.2", Kubeconfig: kubeconfigs[i]}
-		images, err := nodeImages(ctx, progress.New(progress.Prefixed(os.Stderr, nil, name+": ")), opts[i])
+		images, err := nodeImages(ctx, command.Host{Progress: progress.New(progress.Prefixed(os.Stderr, nil, name+": "))}, opts[i])
 		if err != nil {
 			t.Fatalf("node images of %s: %v", name, err)
 		}
-		if cfgs[i], err = kindConfig(ctx, opts[i], images, nodefacts.Host()); err != nil {
+		if cfgs[i], err = kindConfig(ctx, command.Host{}, opts[i], images, nodefacts.Host()); err != nil {
 			t.Fatalf("kind config of %s: %v", name, err)
 		}
 	}
@@ -99,20 +99,20 @@ func TestIntegrationConcurrentClustersOwnNetworks(t *testing.T) {
 	}
 
 	for _, name := range names {
-		ids, err := command.Docker(ctx, "ps", "-a", "-q", "--filter", "label=io.x-k8s.kind.cluster="+name)
+		ids, err := Docker(ctx, "ps", "-a", "-q", "--filter", "label=io.x-k8s.kind.cluster="+name)
 		if err != nil || len(strings.Fields(ids)) == 0 {
 			t.Errorf("node containers of %s: %q (%v)", name, ids, err)
 			continue
 		}
 		for _, id := range strings.Fields(ids) {
-			out, err := command.Docker(ctx, "inspect", "--format", `{{.Name}}{{range $net, $_ := .NetworkSettings.Networks}} {{$net}}{{end}}`, id)
+			out, err := Docker(ctx, "inspect", "--format", `{{.Name}}{{range $net, $_ := .NetworkSettings.Networks}} {{$net}}{{end}}`, id)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f := strings.Fields(out)
 			node, nets := strings.TrimPrefix(f[0], "/"), f[1:]
-			if !slices.Equal(nets, []string{NetworkName(name)}) {
-				t.Errorf("node %s of cluster %s is on networks %v, want %s alone", node, name, nets, NetworkName(name))
+			if !slices.Equal(nets, []string{networkName(name)}) {
+				t.Errorf("node %s of cluster %s is on networks %v, want %s alone", node, name, nets, networkName(name))
 			}
 		}
 	}

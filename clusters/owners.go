@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +51,7 @@ func ownerPath(name string) (string, error) {
 // cluster of that name exists or another live process is making one, and
 // otherwise writes this process's owner record — under a lock, so of two
 // processes claiming one name at once exactly one gets it.
-func claim(ctx context.Context, name string, temporary bool) error {
+func claim(ctx context.Context, h command.Host, name string, temporary bool) error {
 	path, err := ownerPath(name)
 	if err != nil {
 		return err
@@ -60,7 +61,7 @@ func claim(ctx context.Context, name string, temporary bool) error {
 		return err
 	}
 	defer unlock()
-	existing, err := list(ctx)
+	existing, err := list(ctx, h)
 	if err != nil {
 		return err
 	}
@@ -123,8 +124,8 @@ func firstWords(s string, n int) string {
 }
 
 // listOwned is List with each cluster's owner and state.
-func listOwned(ctx context.Context) ([]Listed, error) {
-	names, err := list(ctx)
+func listOwned(ctx context.Context, h command.Host) ([]Listed, error) {
+	names, err := list(ctx, h)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ const minFreeDiskGiB = 20
 // preflight checks the host (Provider.Preflight); the privileged-container
 // check starts a container of probeImage to prove kind nodes can run (needs
 // /bin/busybox for the probe image).
-func preflight(ctx context.Context) Report {
+func preflight(ctx context.Context, h command.Host) Report {
 	var r Report
 	r.Facts = nodefacts.Host()
 	add := func(c Check) { r.Checks = append(r.Checks, c) }
@@ -69,7 +69,7 @@ func preflight(ctx context.Context) Report {
 	dockerUp := false
 	if _, err := exec.LookPath("docker"); err != nil {
 		add(Check{"docker client", "not found", checkFail, "install Docker (sudo hack/setup-host.sh installs Debian's docker.io)"})
-	} else if v, err := command.Docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
+	} else if v, err := h.Docker(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
 		add(Check{"docker daemon", "not reachable: " + command.ErrSummary(err.Error()), checkFail, "start dockerd (sudo hack/setup-host.sh starts it)"})
 	} else {
 		dockerUp = true
@@ -79,7 +79,7 @@ func preflight(ctx context.Context) Report {
 	bnd := nodeimage.CapBoundingSet()
 	missing := nodeimage.MissingCaps(bnd)
 	if dockerUp {
-		add(privilegedProbe(ctx, missing))
+		add(privilegedProbe(ctx, h, missing))
 	} else {
 		add(Check{"privileged container", "not tested (no Docker daemon)", checkFail, "start Docker first"})
 	}
@@ -153,13 +153,13 @@ const probeImage = "skewproof-probe:1"
 
 // privilegedProbe starts a privileged container and execs into it, as kind
 // does with every node.
-func privilegedProbe(ctx context.Context, missing []string) Check {
+func privilegedProbe(ctx context.Context, h command.Host, missing []string) Check {
 	name := "privileged container"
 	remedy := "run 'sudo hack/setup-host.sh': it installs an OCI runtime wrapper that drops the capabilities missing from this host's bounding set"
 	if len(missing) > 0 {
 		remedy = fmt.Sprintf("the capability bounding set lacks %s; %s", strings.Join(missing, ","), remedy)
 	}
-	if !command.ImageExists(ctx, probeImage) {
+	if !h.ImageExists(ctx, probeImage) {
 		bb := "/bin/busybox"
 		if _, err := os.Stat(bb); err != nil {
 			return Check{name, "not tested: /bin/busybox missing for the probe image", checkWarn, "apt-get install busybox-static (hack/setup-host.sh does)"}
@@ -171,18 +171,18 @@ func privilegedProbe(ctx context.Context, missing []string) Check {
 		defer func() { _ = os.RemoveAll(dir) }()
 		lf, err := image.NewLayer().File("/bin/busybox", bb, 0o755).Symlink("/bin/sh", "busybox").Symlink("/bin/sleep", "busybox").Symlink("/bin/true", "busybox").WriteTo(filepath.Join(dir, "layer.tar"))
 		if err == nil {
-			err = command.DockerLoad(ctx, image.Image{Tags: []string{probeImage}, Layers: []image.Layer{lf}, Labels: map[string]string{"io.skewproof.image": "probe"}})
+			err = h.DockerLoad(ctx, image.Image{Tags: []string{probeImage}, Layers: []image.Layer{lf}, Labels: map[string]string{"io.skewproof.image": "probe"}})
 		}
 		if err != nil {
 			return Check{name, "not tested: " + command.ErrSummary(err.Error()), checkWarn, ""}
 		}
 	}
 	cname := fmt.Sprintf("skewproof-probe-%d", time.Now().UnixNano())
-	defer func() { _, _ = command.Docker(context.Background(), "rm", "-f", cname) }()
-	if _, err := command.Docker(ctx, "run", "-d", "--name", cname, "--privileged", probeImage, "sleep", "60"); err != nil {
+	defer func() { _, _ = h.Docker(context.Background(), "rm", "-f", cname) }()
+	if _, err := h.Docker(ctx, "run", "-d", "--name", cname, "--privileged", probeImage, "sleep", "60"); err != nil {
 		return Check{name, "cannot start: " + command.ErrSummary(err.Error()), checkFail, remedy}
 	}
-	if _, err := command.Docker(ctx, "exec", cname, "true"); err != nil {
+	if _, err := h.Docker(ctx, "exec", cname, "true"); err != nil {
 		return Check{name, "starts, but exec fails: " + command.ErrSummary(err.Error()), checkFail, remedy}
 	}
 	v := "starts and execs"

@@ -22,7 +22,6 @@ import (
 	"github.com/skewproof/skewproof/clusters/internal/uml"
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/internal/nodefacts"
-	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew/release"
 )
 
@@ -80,7 +79,8 @@ type umlNodes struct {
 // prepareAppArmorNodes finds (or builds, once) the UML kernel and each
 // node's disk, before kind's create: one disk per node image, each node
 // writing to its own copy-on-write file over it.
-func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions, images map[Worker]string) ([]uml.Config, error) {
+func prepareAppArmorNodes(ctx context.Context, h command.Host, o UpOptions, images map[Worker]string) ([]uml.Config, error) {
+	p := h.Progress
 	if len(o.AppArmorNodes) == 0 {
 		return nil, nil
 	}
@@ -110,7 +110,7 @@ func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions
 	var wg sync.WaitGroup
 	for i, image := range distinct {
 		wg.Go(func() {
-			imageID, err := command.Docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
+			imageID, err := h.Docker(ctx, "image", "inspect", "--format", "{{.Id}}", image)
 			if err != nil {
 				errs[i] = err
 				return
@@ -133,7 +133,7 @@ func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions
 	for i, w := range o.AppArmorNodes {
 		cfgs = append(cfgs, uml.Config{
 			Name: AppArmorNodeName(o.Name, i), Cluster: o.Name, Disk: built[slices.Index(distinct, images[w])], Kernel: kernel, Index: i, CPUs: cpus,
-			Labels: runtimeLabels(ctx, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + release.BareVersion(w.Kubelet), nodefacts.AppArmorKernelLabel: "true"}),
+			Labels: runtimeLabels(ctx, h, images[w], map[string]string{nodefacts.KubeletVersionLabel: "v" + release.BareVersion(w.Kubelet), nodefacts.AppArmorKernelLabel: "true"}),
 		})
 	}
 	return cfgs, nil
@@ -141,7 +141,7 @@ func prepareAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions
 
 // startAppArmorNodes starts the kernels of cfgs once the cluster's Docker
 // network exists (kind makes it first thing in its create). Wait on done.
-func startAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions, cfgs []uml.Config) *umlNodes {
+func startAppArmorNodes(ctx context.Context, h command.Host, o UpOptions, cfgs []uml.Config) *umlNodes {
 	b := &umlNodes{cfgs: cfgs, done: make(chan struct{})}
 	ctx, b.stop = context.WithCancel(ctx)
 	if len(cfgs) == 0 {
@@ -150,20 +150,21 @@ func startAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions, 
 	}
 	go func() {
 		defer close(b.done)
-		b.err = b.start(ctx, p, o)
+		b.err = b.start(ctx, h, o)
 	}()
 	return b
 }
 
-func (b *umlNodes) start(ctx context.Context, p *progress.Progress, o UpOptions) error {
+func (b *umlNodes) start(ctx context.Context, h command.Host, o UpOptions) error {
+	p := h.Progress
 	root, err := umlStateRoot()
 	if err != nil {
 		return err
 	}
-	net := NetworkName(o.Name)
+	net := networkName(o.Name)
 	var out string
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
-		out, err = command.Docker(ctx, "network", "inspect", "--format", "{{json .}}", net)
+		out, err = h.Docker(ctx, "network", "inspect", "--format", "{{json .}}", net)
 		return err == nil, nil
 	}); err != nil {
 		return fmt.Errorf("waiting for kind to make network %s for the AppArmor nodes: %w", net, err)
@@ -224,7 +225,8 @@ func (b *umlNodes) remove() {
 // until each has registered with a podCIDR and routes pod traffic between
 // them and the kind nodes. The caller waits for Ready. On error the console
 // logs are kept (o.ArtifactsDir) and the caller removes the cluster.
-func joinAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions, b *umlNodes, cs kubernetes.Interface, infos []NodeInfo) (err error) {
+func joinAppArmorNodes(ctx context.Context, h command.Host, o UpOptions, b *umlNodes, cs kubernetes.Interface, infos []NodeInfo) (err error) {
+	p := h.Progress
 	defer b.stop()
 	if err := b.wait(); err != nil {
 		return err
@@ -247,7 +249,7 @@ func joinAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions, b
 			j.ControlPlaneName, j.ControlPlaneIP = i.Name, i.InternalIP
 		}
 	}
-	if j.Token, err = command.Docker(ctx, "exec", j.ControlPlaneName, "kubeadm", "token", "create", "--ttl", "2h"); err != nil {
+	if j.Token, err = h.Docker(ctx, "exec", j.ControlPlaneName, "kubeadm", "token", "create", "--ttl", "2h"); err != nil {
 		return fmt.Errorf("a bootstrap token for the AppArmor nodes: %w", err)
 	}
 	start := time.Now()
@@ -268,7 +270,7 @@ func joinAppArmorNodes(ctx context.Context, p *progress.Progress, o UpOptions, b
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return routeAppArmorNodes(ctx, b.nodes, cidrs, infos)
+	return routeAppArmorNodes(ctx, h, b.nodes, cidrs, infos)
 }
 
 // joinAppArmorNode joins one node (joinAppArmorNodes) and returns its
@@ -293,7 +295,7 @@ func joinAppArmorNode(ctx context.Context, o UpOptions, n *uml.Node, j uml.JoinC
 // nodes[i]'s) from every kind node and every other UML node, and the kind
 // nodes' pod CIDRs from each UML node: one command per node, all nodes at
 // once.
-func routeAppArmorNodes(ctx context.Context, nodes []*uml.Node, cidrs []string, infos []NodeInfo) error {
+func routeAppArmorNodes(ctx context.Context, h command.Host, nodes []*uml.Node, cidrs []string, infos []NodeInfo) error {
 	type route struct{ cidr, via string }
 	var all, umlRoutes []route
 	for _, i := range infos {
@@ -320,7 +322,7 @@ func routeAppArmorNodes(ctx context.Context, nodes []*uml.Node, cidrs []string, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := command.Docker(ctx, "exec", i.Name, "sh", "-c", script(umlRoutes, "")); err != nil {
+			if _, err := h.Docker(ctx, "exec", i.Name, "sh", "-c", script(umlRoutes, "")); err != nil {
 				errs[k] = fmt.Errorf("routing the AppArmor nodes' pod CIDRs on %s: %w", i.Name, err)
 			}
 		}()
@@ -378,7 +380,7 @@ func appArmorNodeClusters() []string {
 
 // nodeExec runs a command on a node of a skewproof cluster: docker exec for
 // a kind node, the exec directory for a UML node. stdin may be nil.
-func nodeExec(ctx context.Context, node string, stdin io.Reader, args ...string) (string, error) {
+func nodeExec(ctx context.Context, h command.Host, node string, stdin io.Reader, args ...string) (string, error) {
 	if n := umlNode(node); n != nil {
 		return n.Exec(ctx, stdin, args...)
 	}
@@ -386,16 +388,16 @@ func nodeExec(ctx context.Context, node string, stdin io.Reader, args ...string)
 	if stdin != nil {
 		da = append(da, "-i")
 	}
-	return command.DockerIn(ctx, stdin, append(append(da, node), args...)...)
+	return h.DockerIn(ctx, stdin, append(append(da, node), args...)...)
 }
 
 // isLocalNode reports whether a node is a kind node container or a UML
 // node of this host (commands can run on it through NodeExec).
-func isLocalNode(ctx context.Context, node string) bool {
+func isLocalNode(ctx context.Context, h command.Host, node string) bool {
 	if umlNode(node) != nil {
 		return true
 	}
-	_, err := command.Docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", node)
+	_, err := h.Docker(ctx, "inspect", "--type", "container", "--format", "{{.Name}}", node)
 	return err == nil
 }
 
@@ -466,8 +468,8 @@ func hungTasks(console []byte) []string {
 
 // nodeNames lists the nodes of a skewproof cluster: its kind node
 // containers and its User-Mode Linux nodes.
-func nodeNames(ctx context.Context, name string) ([]string, error) {
-	ns, err := kindProvider(nil).ListNodes(name)
+func nodeNames(ctx context.Context, h command.Host, name string) ([]string, error) {
+	ns, err := kindProvider(h.Progress).ListNodes(name)
 	if err != nil {
 		return nil, fmt.Errorf("listing the nodes of %s: %w", name, err)
 	}
@@ -484,7 +486,8 @@ func nodeNames(ctx context.Context, name string) ([]string, error) {
 
 // appArmorNodeKernel returns the User-Mode Linux kernel of AppArmor nodes,
 // building it first when it is not cached (minutes, with progress lines).
-func appArmorNodeKernel(ctx context.Context, p *progress.Progress) (string, error) {
+func appArmorNodeKernel(ctx context.Context, h command.Host) (string, error) {
+	p := h.Progress
 	cache, err := cachedir.Resolve()
 	if err != nil {
 		return "", err

@@ -93,7 +93,7 @@ func (o Options) installFixtures(ctx context.Context, p *progress.Progress, kube
 		return p.Timed(what, func() error { return c.Teardown(ctx, !hadCRDs) })
 	}
 	timeout := 3 * time.Minute
-	if len(o.Up.AppArmorNodes) > 0 || clusters.NewProvider(p).AppArmorNodeRunning(o.Name) {
+	if len(o.Up.AppArmorNodes) > 0 || clusters.AppArmorNodeRunning(o.Name) {
 		// The agent starts and syncs slowly on a User-Mode Linux node.
 		timeout = 10 * time.Minute
 	}

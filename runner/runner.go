@@ -289,7 +289,6 @@ func (r *run) bringUp(ctx context.Context) error {
 		return nil
 	}
 	o, p := r.o, r.p
-	r.kubeconfig = clusters.DefaultKubeconfig(o.Name)
 	r.cleanups = append(r.cleanups, func(err error) error {
 		if errors.As(err, new(clusters.ExistsError)) {
 			return err // refused: the cluster of that name is someone else's
@@ -299,7 +298,7 @@ func (r *run) bringUp(ctx context.Context) error {
 			return err
 		}
 		if err != nil {
-			for _, f := range r.prov.SaveAppArmorNodeConsoles(o.Name, r.junitDir) {
+			for _, f := range clusters.SaveAppArmorNodeConsoles(o.Name, r.junitDir) {
 				p.Step("AppArmor node console log kept: %s", f)
 			}
 		}
@@ -312,11 +311,15 @@ func (r *run) bringUp(ctx context.Context) error {
 		return err
 	})
 	up := o.Up
-	up.Name, up.Kubeconfig, up.ArtifactsDir = o.Name, r.kubeconfig, r.junitDir
+	// The kubeconfig is the cluster's default one (Up writes it, Down
+	// removes it: "" for both).
+	up.Name, up.ArtifactsDir = o.Name, r.junitDir
 	up.Temporary = !o.Keep
-	if _, err := r.prov.Up(ctx, up); err != nil {
+	c, err := r.prov.Up(ctx, up)
+	if err != nil {
 		return fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
 	}
+	r.kubeconfig = c.Kubeconfig
 	h := nodefacts.Host()
 	r.rec.Host = &reports.HostRecord{Kernel: kernelRelease(), Seccomp: h.Seccomp, AppArmor: h.AppArmor, CgroupVersion: h.CgroupVersion}
 	return nil

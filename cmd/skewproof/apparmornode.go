@@ -130,7 +130,7 @@ func appArmorHostReady(want bool, kernel string) error {
 	if !want {
 		return nil
 	}
-	if err := clusters.NewProvider(nil).AppArmorNodeReady(kernel); err != nil {
+	if err := clusters.AppArmorNodeReady(kernel); err != nil {
 		return cli.Usagef("--apparmor-node: %v (or leave the AppArmor nodes out: --apparmor-node off)", err)
 	}
 	return nil

@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/skewproof/skewproof/clusters"
 )
 
 // securityWatch watches a whole run (docs/reliability.md, Security):
@@ -103,7 +102,8 @@ func watchSecurity(ctx context.Context, t *testing.T, cs kubernetes.Interface, c
 			wi.Stop()
 		}
 	}()
-	network := dockerNetworkSubnets(ctx, t, clusters.NetworkName(cluster))
+	// The network the cluster's nodes are on, as Docker says it.
+	network := dockerNetworkSubnets(ctx, t, containerNetwork(ctx, t, cluster+"-control-plane"))
 	go func() { // nodes and Docker
 		defer w.wg.Done()
 		_ = wait.PollUntilContextCancel(ctx, 5*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -230,6 +230,19 @@ func (w *securityWatch) checkPrivilegedContainers(ctx context.Context) {
 
 // ssProcess is the first process name of ss -p: users:(("kubelet",pid=1,fd=2)).
 var ssProcess = regexp.MustCompile(`users:\(\("([^"]+)"`)
+
+// containerNetwork is the one Docker network a container is on.
+func containerNetwork(ctx context.Context, t *testing.T, container string) string {
+	out, err := exec.CommandContext(ctx, "docker", "inspect", "-f", `{{range $net, $_ := .NetworkSettings.Networks}}{{$net}} {{end}}`, container).Output()
+	if err != nil {
+		t.Fatalf("docker inspect %s: %v", container, err)
+	}
+	nets := strings.Fields(string(out))
+	if len(nets) != 1 {
+		t.Fatalf("container %s is on networks %v, want exactly one (its cluster's)", container, nets)
+	}
+	return nets[0]
+}
 
 func dockerNetworkSubnets(ctx context.Context, t *testing.T, network string) []netip.Prefix {
 	out, err := exec.CommandContext(ctx, "docker", "network", "inspect", "-f", `{{range .IPAM.Config}}{{.Subnet}} {{end}}`, network).Output()

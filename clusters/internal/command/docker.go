@@ -9,15 +9,39 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/image"
+	"github.com/skewproof/skewproof/internal/progress"
 )
 
-// Docker runs the Docker CLI and returns its trimmed standard output.
-func Docker(ctx context.Context, args ...string) (string, error) {
-	return DockerIn(ctx, nil, args...)
+// Host runs the cluster code's Docker commands on this host and reports
+// its steps: what clusters.Provider holds (as kind's Provider holds its
+// internal provider and logger), handed down to the builders. The zero
+// Host runs the Docker CLI on PATH and reports nothing; a test gives CLI a
+// fake.
+type Host struct {
+	// Progress is where the steps are reported (nil: nowhere).
+	Progress *progress.Progress
+	// CLI runs the Docker CLI (nil: DockerCLI).
+	CLI func(ctx context.Context, stdin io.Reader, args ...string) (string, error)
 }
 
-// DockerIn is Docker with stdin as the CLI's standard input.
-func DockerIn(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
+// DockerIn runs the Docker CLI with stdin as its standard input and returns
+// its trimmed standard output.
+func (h Host) DockerIn(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
+	if h.CLI != nil {
+		return h.CLI(ctx, stdin, args...)
+	}
+	return DockerCLI(ctx, stdin, args...)
+}
+
+// Docker is DockerIn without standard input.
+func (h Host) Docker(ctx context.Context, args ...string) (string, error) {
+	return h.DockerIn(ctx, nil, args...)
+}
+
+// DockerCLI runs the docker command on PATH with stdin as its standard
+// input and returns its trimmed standard output; the error holds the last
+// lines of what it printed.
+func DockerCLI(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "docker", args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout = &out
@@ -44,22 +68,22 @@ func firstN(s []string, n int) []string {
 }
 
 // ImageExists reports whether the local Docker daemon has ref.
-func ImageExists(ctx context.Context, ref string) bool {
-	_, err := Docker(ctx, "image", "inspect", "--format", "{{.Id}}", ref)
+func (h Host) ImageExists(ctx context.Context, ref string) bool {
+	_, err := h.Docker(ctx, "image", "inspect", "--format", "{{.Id}}", ref)
 	return err == nil
 }
 
 // ImageArchitecture is the architecture of a local Docker image, or "".
-func ImageArchitecture(ctx context.Context, ref string) string {
-	arch, _ := Docker(ctx, "image", "inspect", "--format", "{{.Architecture}}", ref)
+func (h Host) ImageArchitecture(ctx context.Context, ref string) string {
+	arch, _ := h.Docker(ctx, "image", "inspect", "--format", "{{.Architecture}}", ref)
 	return arch
 }
 
 // DockerLoad streams images into the Docker daemon.
-func DockerLoad(ctx context.Context, images ...image.Image) error {
+func (h Host) DockerLoad(ctx context.Context, images ...image.Image) error {
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(image.Write(pw, images...)) }()
-	_, err := DockerIn(ctx, pr, "load", "-q")
+	_, err := h.DockerIn(ctx, pr, "load", "-q")
 	_ = pr.Close()
 	return err
 }

@@ -33,15 +33,15 @@ exit 1`
 // from the base image receives the files, its containerd imports the images
 // (pinned, not unpacked), and the container is committed as the node image,
 // labelled with its runtimes (rt, and oci's version as the binary says it).
-func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive string, images []image.Image, rt Runtime, oci ociRuntime) error {
-	removeDeadBuildContainers(ctx)
+func assembleNodeImage(ctx context.Context, h command.Host, baseRef, ref, filesTar, archive string, images []image.Image, rt Runtime, oci ociRuntime) error {
+	removeDeadBuildContainers(ctx, h)
 	name := fmt.Sprintf("%s%s-%d", BuildContainerPrefix, owner.Token(), time.Now().UnixNano())
 	// Created without cancellation (a second or two): a docker CLI killed
 	// half-way leaves the daemon creating a container nobody removes.
-	_, err := command.Docker(context.WithoutCancel(ctx), "run", "-d", "--name", name,
+	_, err := h.Docker(context.WithoutCancel(ctx), "run", "-d", "--name", name,
 		"--privileged", "--security-opt", "seccomp=unconfined", "--entrypoint=sleep", baseRef, "infinity")
 	// Removed with a fresh context: this must happen on interrupt too.
-	defer func() { _, _ = command.Docker(context.Background(), "rm", "-f", "-v", name) }()
+	defer func() { _, _ = h.Docker(context.Background(), "rm", "-f", "-v", name) }()
 	if err != nil {
 		return err
 	}
@@ -52,12 +52,12 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 	if err != nil {
 		return err
 	}
-	_, err = command.DockerIn(ctx, ft, "cp", "-", name+":/")
+	_, err = h.DockerIn(ctx, ft, "cp", "-", name+":/")
 	_ = ft.Close()
 	if err != nil {
 		return err
 	}
-	out, err := command.Docker(ctx, "exec", name, oci.nodePath, "--version")
+	out, err := h.Docker(ctx, "exec", name, oci.nodePath, "--version")
 	if err != nil {
 		return fmt.Errorf("OCI runtime %s (%s in the node) does not run: %w", oci.name, oci.nodePath, err)
 	}
@@ -65,11 +65,11 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 	// A CRI-O node carries its images as an archive in its files, loaded at
 	// its first boot (crio.go).
 	if rt.cri() != CRICRIO {
-		if err := importIntoContainerd(ctx, name, archive, images); err != nil {
+		if err := importIntoContainerd(ctx, h, name, archive, images); err != nil {
 			return err
 		}
 	}
-	_, err = command.Docker(ctx, "commit",
+	_, err = h.Docker(ctx, "commit",
 		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
 		"--change", `CMD []`,
 		"--change", "LABEL io.skewproof.image=node",
@@ -83,37 +83,37 @@ func assembleNodeImage(ctx context.Context, baseRef, ref, filesTar, archive stri
 
 // importIntoContainerd starts the build container's containerd, imports
 // the images of archive (pinned, not unpacked) and stops it again.
-func importIntoContainerd(ctx context.Context, name, archive string, images []image.Image) error {
-	if _, err := command.Docker(ctx, "exec", name, "sh", "-c", "nohup containerd >/tmp/containerd.log 2>&1 &"); err != nil {
+func importIntoContainerd(ctx context.Context, h command.Host, name, archive string, images []image.Image) error {
+	if _, err := h.Docker(ctx, "exec", name, "sh", "-c", "nohup containerd >/tmp/containerd.log 2>&1 &"); err != nil {
 		return err
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := command.Docker(ctx, "exec", name, "ctr", "version")
+		_, err := h.Docker(ctx, "exec", name, "ctr", "version")
 		return err == nil, nil
 	}); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		log, _ := command.Docker(ctx, "exec", name, "cat", "/tmp/containerd.log")
+		log, _ := h.Docker(ctx, "exec", name, "cat", "/tmp/containerd.log")
 		return fmt.Errorf("containerd did not start in the build container: %s", command.Tail(log, 10))
 	}
 	af, err := os.Open(archive)
 	if err != nil {
 		return err
 	}
-	_, err = command.DockerIn(ctx, af, "exec", "-i", name, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "--all-platforms", "-")
+	_, err = h.DockerIn(ctx, af, "exec", "-i", name, "ctr", "-n", "k8s.io", "images", "import", "--no-unpack", "--digests", "--all-platforms", "-")
 	_ = af.Close()
 	if err != nil {
 		return err
 	}
 	for _, img := range images {
 		for _, t := range img.Tags {
-			if _, err := command.Docker(ctx, "exec", name, "ctr", "-n", "k8s.io", "images", "label", t, "io.cri-containerd.pinned=pinned"); err != nil {
+			if _, err := h.Docker(ctx, "exec", name, "ctr", "-n", "k8s.io", "images", "label", t, "io.cri-containerd.pinned=pinned"); err != nil {
 				return fmt.Errorf("image %s missing after import: %w", t, err)
 			}
 		}
 	}
-	if _, err := command.Docker(ctx, "exec", name, "sh", "-c", stopContainerdScript); err != nil {
+	if _, err := h.Docker(ctx, "exec", name, "sh", "-c", stopContainerdScript); err != nil {
 		return fmt.Errorf("stopping containerd in the build container: %w", err)
 	}
 	return nil
@@ -121,11 +121,11 @@ func importIntoContainerd(ctx context.Context, name, archive string, images []im
 
 // removeDeadBuildContainers removes the build containers of processes that
 // were killed before they could.
-func removeDeadBuildContainers(ctx context.Context) {
-	out, _ := command.Docker(ctx, "ps", "-a", "--filter", "name=^"+BuildContainerPrefix, "--format", "{{.Names}}")
+func removeDeadBuildContainers(ctx context.Context, h command.Host) {
+	out, _ := h.Docker(ctx, "ps", "-a", "--filter", "name=^"+BuildContainerPrefix, "--format", "{{.Names}}")
 	for _, n := range strings.Fields(out) {
 		if t, ok := owner.TokenIn(n, BuildContainerPrefix); ok && !owner.Alive(t) {
-			_, _ = command.Docker(ctx, "rm", "-f", "-v", n)
+			_, _ = h.Docker(ctx, "rm", "-f", "-v", n)
 		}
 	}
 }

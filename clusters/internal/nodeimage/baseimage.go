@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/internal/progress"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
@@ -122,7 +121,8 @@ func baseImageOf() (*baseImage, error) {
 }
 
 // buildBase builds (or finds in the cache) the base node image.
-func buildBase(ctx context.Context, p *progress.Progress) (*baseImage, error) {
+func buildBase(ctx context.Context, h command.Host) (*baseImage, error) {
+	p := h.Progress
 	b, err := baseImageOf()
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func buildBase(ctx context.Context, p *progress.Progress) (*baseImage, error) {
 	// A base image written before images carried the host's architecture
 	// says amd64 on any host: one of another architecture is built anew.
 	cached := func() bool {
-		return command.ImageExists(ctx, b.Ref) && layersOK() && command.ImageArchitecture(ctx, b.Ref) == image.Architecture
+		return h.ImageExists(ctx, b.Ref) && layersOK() && h.ImageArchitecture(ctx, b.Ref) == image.Architecture
 	}
 	if cached() {
 		p.Step("base image %s: cached", b.Ref)
@@ -223,7 +223,7 @@ func buildBase(ctx context.Context, p *progress.Progress) (*baseImage, error) {
 		if err != nil {
 			return err
 		}
-		return command.DockerLoad(ctx, image.Image{
+		return h.DockerLoad(ctx, image.Image{
 			Tags:       []string{b.Ref},
 			Layers:     []image.Layer{lf},
 			Env:        []string{"container=docker", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},

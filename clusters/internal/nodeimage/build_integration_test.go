@@ -48,7 +48,7 @@ func (w *watchWriter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return
 func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 	ctx := context.Background()
 	spec := Spec{ControlPlane: "1.37.2", Kubelet: "1.34.4"}
-	ref, err := Build(ctx, progress.New(nil), spec)
+	ref, err := Build(ctx, command.Host{Progress: progress.New(nil)}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 	}
 	leftovers := func() []string {
 		var l []string
-		if out, _ := command.Docker(ctx, "ps", "-a", "--filter", "name=^"+BuildContainerPrefix, "--format", "{{.Names}}"); out != "" {
+		if out, _ := host.Docker(ctx, "ps", "-a", "--filter", "name=^"+BuildContainerPrefix, "--format", "{{.Names}}"); out != "" {
 			l = append(l, "containers: "+out)
 		}
 		if m, _ := filepath.Glob(filepath.Join(cacheDir, ".node-build-*")); len(m) > 0 {
@@ -69,16 +69,16 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 	// Untag it (a backup tag keeps it, also for a cluster using it) so that
 	// the builds below make it anew; put the tag back if they do not.
 	backup := "skewproof-build-test-backup:" + strings.TrimPrefix(ref, nodeImageRepo+":")
-	if _, err := command.Docker(ctx, "tag", ref, backup); err != nil {
+	if _, err := host.Docker(ctx, "tag", ref, backup); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if !command.ImageExists(ctx, ref) {
-			command.Docker(ctx, "tag", backup, ref)
+		if !host.ImageExists(ctx, ref) {
+			host.Docker(ctx, "tag", backup, ref)
 		}
-		command.Docker(ctx, "rmi", "-f", backup)
+		host.Docker(ctx, "rmi", "-f", backup)
 	})
-	if _, err := command.Docker(ctx, "rmi", ref); err != nil {
+	if _, err := host.Docker(ctx, "rmi", ref); err != nil {
 		t.Fatal(err)
 	}
 
@@ -86,7 +86,7 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 	w := &watchWriter{want: "assembling node image", seen: make(chan struct{})}
 	ictx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { _, err := Build(ictx, progress.New(w), spec); done <- err }()
+	go func() { _, err := Build(ictx, command.Host{Progress: progress.New(w)}, spec); done <- err }()
 	select {
 	case <-w.seen:
 		time.Sleep(2 * time.Second)
@@ -98,7 +98,7 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("the interrupted build reported success")
 	}
-	if command.ImageExists(ctx, ref) {
+	if host.ImageExists(ctx, ref) {
 		t.Errorf("the interrupted build left image %s", ref)
 	}
 	if l := leftovers(); len(l) > 0 {
@@ -115,7 +115,7 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			refs[i], errs[i] = Build(ctx, progress.New(logs[i]), spec)
+			refs[i], errs[i] = Build(ctx, command.Host{Progress: progress.New(logs[i])}, spec)
 		}()
 	}
 	wg.Wait()
@@ -134,7 +134,7 @@ func TestIntegrationNodeImageBuildInterruptedThenConcurrent(t *testing.T) {
 	if built != 1 || reused != 1 {
 		t.Errorf("%d builds assembled the image and %d waited and reused it; want one each", built, reused)
 	}
-	if !command.ImageExists(ctx, ref) {
+	if !host.ImageExists(ctx, ref) {
 		t.Errorf("no image %s after the concurrent builds", ref)
 	}
 	if l := leftovers(); len(l) > 0 {

@@ -19,7 +19,7 @@ import (
 // ("" for the control plane) to a given node image; runtimes, when given,
 // are the workers' runtimes (runtimes[i] is kubelets[i]'s; a worker on
 // another runtime has a node image of its own).
-func Plan(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...Runtime) (capacity.Builds, error) {
+func Plan(ctx context.Context, h command.Host, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...Runtime) (capacity.Builds, error) {
 	b := capacity.Builds{Nodes: 1 + len(kubelets)}
 	base, err := baseImageOf()
 	if err != nil {
@@ -52,7 +52,7 @@ func Plan(ctx context.Context, apiserver string, kubelets []string, prebuilt map
 		// known here, so that image counts as one to build.
 		oci := ociRuntime{name: spec.Runtime.oci(), nodePath: nodeOCIRuntimes[spec.Runtime.oci()]}
 		ref, _ := nodeImageRef(base, spec, oci)
-		if command.ImageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.tag()) {
+		if h.ImageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.tag()) {
 			continue
 		}
 		b.NodeImages = append(b.NodeImages, spec.tag())
@@ -60,7 +60,7 @@ func Plan(ctx context.Context, apiserver string, kubelets []string, prebuilt map
 		// version takes its kubelet from that build.
 		version(apiserver, true)
 		version(spec.kubelet(), false)
-		if !b.Base && !(command.ImageExists(ctx, base.Ref) && cache.Complete(base.Dir)) {
+		if !b.Base && !(h.ImageExists(ctx, base.Ref) && cache.Complete(base.Dir)) {
 			b.Base = true
 		}
 	}

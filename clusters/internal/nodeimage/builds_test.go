@@ -2,6 +2,7 @@ package nodeimage
 
 import (
 	"context"
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"testing"
 )
 
@@ -9,11 +10,11 @@ import (
 // estimate counts.
 func TestPlanBuildsCountsRuntimeImages(t *testing.T) {
 	t.Setenv("SKEWPROOF_CACHE_DIR", t.TempDir())
-	plain, err := Plan(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil)
+	plain, err := Plan(context.Background(), command.Host{}, "1.99.1", []string{"1.99.1", "1.99.1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mixed, err := Plan(context.Background(), "1.99.1", []string{"1.99.1", "1.99.1"}, nil, Runtime{}, Runtime{CRI: CRICRIO, OCI: OCICrun})
+	mixed, err := Plan(context.Background(), command.Host{}, "1.99.1", []string{"1.99.1", "1.99.1"}, nil, Runtime{}, Runtime{CRI: CRICRIO, OCI: OCICrun})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,3 +22,6 @@ func TestPlanBuildsCountsRuntimeImages(t *testing.T) {
 		t.Errorf("node images: %v without runtimes, %v with a CRI-O worker; want one, and that one plus v1.99.1-kubelet-v1.99.1-crio-crun", plain.NodeImages, mixed.NodeImages)
 	}
 }
+
+// host runs the tests' own Docker commands.
+var host command.Host

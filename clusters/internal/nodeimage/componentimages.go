@@ -150,7 +150,7 @@ func pauseBinary(ctx context.Context, p *progress.Progress) (string, error) {
 // asks for (the control-plane components only for a control-plane image)
 // and the busybox test image, from the binaries in cpBin and the layers of
 // the base image; pause is the sandbox image's reference.
-func componentImages(ctx context.Context, p *progress.Progress, work string, spec Spec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
+func componentImages(ctx context.Context, h command.Host, work string, spec Spec, cpBin string, base *baseImage) (images []image.Image, pause string, err error) {
 	cp := "v" + release.BareVersion(spec.ControlPlane)
 	refs, err := kubeadmImages(ctx, filepath.Join(cpBin, "kubeadm"), cp)
 	if err != nil {
@@ -174,7 +174,7 @@ func componentImages(ctx context.Context, p *progress.Progress, work string, spe
 				continue
 			}
 			var dir string
-			if dir, err = etcdBinary(ctx, p, r.Tag); err == nil {
+			if dir, err = etcdBinary(ctx, h.Progress, r.Tag); err == nil {
 				img, err = image.Binary(work, r.Full, filepath.Join(dir, "etcd"), "/usr/local/bin/etcd", nil)
 			}
 		case "coredns":
@@ -184,7 +184,7 @@ func componentImages(ctx context.Context, p *progress.Progress, work string, spe
 		case "pause":
 			var dir string
 			pause = r.Full
-			if dir, err = pauseBinary(ctx, p); err == nil {
+			if dir, err = pauseBinary(ctx, h.Progress); err == nil {
 				img, err = image.Binary(work, r.Full, filepath.Join(dir, "pause"), "/pause", []string{"/pause"})
 			}
 		default:

@@ -1,6 +1,7 @@
 package nodeimage
 
 import (
+	"github.com/skewproof/skewproof/clusters/internal/command"
 	"io"
 	"slices"
 	"strings"
@@ -167,7 +168,7 @@ func TestNodeImageCRITagAndKey(t *testing.T) {
 			t.Errorf("containerd 2 config with crun lacks %q", want)
 		}
 	}
-	if _, err := Build(t.Context(), progress.New(io.Discard), Spec{ControlPlane: "1.37.2", Runtime: Runtime{CRI: "cri-o"}}); err == nil || !strings.Contains(err.Error(), "not one skewproof builds") {
+	if _, err := Build(t.Context(), command.Host{Progress: progress.New(io.Discard)}, Spec{ControlPlane: "1.37.2", Runtime: Runtime{CRI: "cri-o"}}); err == nil || !strings.Contains(err.Error(), "not one skewproof builds") {
 		t.Errorf("CRI cri-o: %v", err)
 	}
 }

@@ -10,12 +10,11 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/internal/cachedir"
-	"github.com/skewproof/skewproof/internal/progress"
 )
 
 // List describes skewproof's node and base images and its cache.
-func List(ctx context.Context) (string, error) {
-	out, err := command.Docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.CreatedSince}}")
+func List(ctx context.Context, h command.Host) (string, error) {
+	out, err := h.Docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.CreatedSince}}")
 	if err != nil {
 		return "", command.DockerUnavailableError(err)
 	}
@@ -43,13 +42,14 @@ func dirSize(dir string) string {
 
 // Prune removes skewproof's images from Docker and its build cache.
 // Images used by existing clusters are kept by Docker (it refuses).
-func Prune(ctx context.Context, p *progress.Progress) error {
-	out, err := command.Docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}")
+func Prune(ctx context.Context, h command.Host) error {
+	p := h.Progress
+	out, err := h.Docker(ctx, "images", "--filter", "label=io.skewproof.image", "--format", "{{.Repository}}:{{.Tag}}")
 	if err != nil {
 		return command.DockerUnavailableError(err)
 	}
 	for _, ref := range strings.Fields(out) {
-		if _, err := command.Docker(ctx, "rmi", ref); err != nil {
+		if _, err := h.Docker(ctx, "rmi", ref); err != nil {
 			p.Step("keeping %s: %s", ref, command.ErrSummary(err.Error()))
 			continue
 		}
@@ -79,19 +79,20 @@ func Prune(ctx context.Context, p *progress.Progress) error {
 
 // PruneNodes keeps the newest keep node images (by creation time) and
 // removes the others (pruneNodeImages).
-func PruneNodes(ctx context.Context, p *progress.Progress, keep int) error {
-	return pruneNodeImages(ctx, p, nodeImageRepo, keep)
+func PruneNodes(ctx context.Context, h command.Host, keep int) error {
+	return pruneNodeImages(ctx, h, nodeImageRepo, keep)
 }
 
 // pruneNodeImages keeps the newest keep images of repository (by creation
 // time) and removes the others; the build cache stays, so a removed image
 // is reassembled from cached binaries when needed again. Images in use by
 // a cluster are kept by Docker (it refuses), and said so.
-func pruneNodeImages(ctx context.Context, p *progress.Progress, repository string, keep int) error {
+func pruneNodeImages(ctx context.Context, h command.Host, repository string, keep int) error {
+	p := h.Progress
 	if keep < 0 {
 		return fmt.Errorf("--keep must be 0 or more")
 	}
-	out, err := command.Docker(ctx, "images", repository, "--format", "{{.ID}} {{.Repository}}:{{.Tag}}")
+	out, err := h.Docker(ctx, "images", repository, "--format", "{{.ID}} {{.Repository}}:{{.Tag}}")
 	if err != nil {
 		return command.DockerUnavailableError(err)
 	}
@@ -102,7 +103,7 @@ func pruneNodeImages(ctx context.Context, p *progress.Progress, repository strin
 		if !ok {
 			continue
 		}
-		created, err := command.Docker(ctx, "image", "inspect", "-f", "{{.Created}}", id)
+		created, err := h.Docker(ctx, "image", "inspect", "-f", "{{.Created}}", id)
 		if err != nil {
 			return fmt.Errorf("inspecting %s: %w", ref, err)
 		}
@@ -115,7 +116,7 @@ func pruneNodeImages(ctx context.Context, p *progress.Progress, repository strin
 			p.Step("keeping %s (created %s)", im.ref, im.created)
 			continue
 		}
-		if _, err := command.Docker(ctx, "rmi", im.ref); err != nil {
+		if _, err := h.Docker(ctx, "rmi", im.ref); err != nil {
 			p.Step("keeping %s: %s", im.ref, command.ErrSummary(err.Error()))
 			continue
 		}

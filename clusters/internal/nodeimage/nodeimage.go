@@ -16,7 +16,6 @@ import (
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/internal/image"
 	"github.com/skewproof/skewproof/internal/owner"
-	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew/release"
 )
 
@@ -78,7 +77,8 @@ const nodeImageRepo = "skewproof-node"
 
 // Build builds (or finds in the cache) the node image for spec and
 // returns its reference.
-func Build(ctx context.Context, p *progress.Progress, spec Spec) (string, error) {
+func Build(ctx context.Context, h command.Host, spec Spec) (string, error) {
+	p := h.Progress
 	if !slices.Contains(criRuntimes, spec.Runtime.cri()) {
 		return "", fmt.Errorf("node image CRI runtime %q: not one skewproof builds (%s)", spec.Runtime.CRI, strings.Join(criRuntimes, ", "))
 	}
@@ -91,7 +91,7 @@ func Build(ctx context.Context, p *progress.Progress, spec Spec) (string, error)
 		return "", err
 	}
 	ref, key := nodeImageRef(named, spec, oci)
-	if command.ImageExists(ctx, ref) {
+	if h.ImageExists(ctx, ref) {
 		p.Step("node image %s: cached", ref)
 		return ref, nil
 	}
@@ -104,7 +104,7 @@ func Build(ctx context.Context, p *progress.Progress, spec Spec) (string, error)
 		return "", err
 	}
 	defer unlock()
-	if command.ImageExists(ctx, ref) {
+	if h.ImageExists(ctx, ref) {
 		p.Step("node image %s: built meanwhile by another process", ref)
 		return ref, nil
 	}
@@ -117,7 +117,7 @@ func Build(ctx context.Context, p *progress.Progress, spec Spec) (string, error)
 	g, gctx := errgroup.WithContext(ctx)
 	var base *baseImage
 	g.Go(func() (err error) {
-		base, err = buildBase(gctx, p)
+		base, err = buildBase(gctx, h)
 		return err
 	})
 	var cpBin, kubeletPath string
@@ -151,7 +151,7 @@ func Build(ctx context.Context, p *progress.Progress, spec Spec) (string, error)
 	}
 	defer func() { _ = os.RemoveAll(work) }()
 
-	images, pause, err := componentImages(ctx, p, work, spec, cpBin, base)
+	images, pause, err := componentImages(ctx, h, work, spec, cpBin, base)
 	if err != nil {
 		return "", err
 	}
@@ -175,7 +175,7 @@ func Build(ctx context.Context, p *progress.Progress, spec Spec) (string, error)
 		return "", err
 	}
 	if err := p.Timed("assembling node image "+ref, func() error {
-		return assembleNodeImage(ctx, base.Ref, ref, filesTar.Path, archive, images, spec.Runtime, oci)
+		return assembleNodeImage(ctx, h, base.Ref, ref, filesTar.Path, archive, images, spec.Runtime, oci)
 	}); err != nil {
 		return "", fmt.Errorf("building node image %s: %w", ref, err)
 	}

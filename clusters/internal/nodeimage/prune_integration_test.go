@@ -20,9 +20,9 @@ func TestIntegrationPruneKeepsNewest(t *testing.T) {
 	ctx := context.Background()
 	const repo = "skewproof-prune-test"
 	t.Cleanup(func() {
-		out, _ := command.Docker(ctx, "images", repo, "--format", "{{.Repository}}:{{.Tag}}")
+		out, _ := host.Docker(ctx, "images", repo, "--format", "{{.Repository}}:{{.Tag}}")
 		for _, ref := range strings.Fields(out) {
-			command.Docker(ctx, "rmi", ref)
+			host.Docker(ctx, "rmi", ref)
 		}
 	})
 	for i := 1; i <= 3; i++ {
@@ -33,10 +33,10 @@ func TestIntegrationPruneKeepsNewest(t *testing.T) {
 		}
 		time.Sleep(1100 * time.Millisecond)
 	}
-	if err := pruneNodeImages(ctx, progress.New(nil), repo, 1); err != nil {
+	if err := pruneNodeImages(ctx, command.Host{Progress: progress.New(nil)}, repo, 1); err != nil {
 		t.Fatal(err)
 	}
-	out, err := command.Docker(ctx, "images", repo, "--format", "{{.Tag}}")
+	out, err := host.Docker(ctx, "images", repo, "--format", "{{.Tag}}")
 	if err != nil {
 		t.Fatal(err)
 	}
