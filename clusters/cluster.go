@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -73,6 +75,9 @@ type Cluster struct {
 	Name       string
 	Kubeconfig string
 	Nodes      []NodeInfo
+	// Images are the node images its nodes run (Provider.RemoveNodeImages
+	// removes them once the cluster is gone).
+	Images []string
 }
 
 // NodeInfo is one node as the API reports it.
@@ -365,6 +370,12 @@ func up(ctx context.Context, h command.Host, o UpOptions) (_ *Cluster, err error
 		cleanup(reason)
 		return nil, err
 	}
+	for _, ref := range images {
+		if !slices.Contains(c.Images, ref) {
+			c.Images = append(c.Images, ref)
+		}
+	}
+	sort.Strings(c.Images)
 	return c, nil
 }
 

@@ -99,6 +99,14 @@ func (p *Provider) PruneNodeImages(ctx context.Context, keep int) error {
 	return nodeimage.PruneNodes(ctx, p.host, keep)
 }
 
+// RemoveNodeImages removes node images (a Cluster's Images) from Docker;
+// the build cache stays, so a removed image is reassembled from cached
+// binaries when needed again. An image a cluster still uses is kept by
+// Docker (it refuses), and said so.
+func (p *Provider) RemoveNodeImages(ctx context.Context, refs []string) error {
+	return nodeimage.Remove(ctx, p.host, refs)
+}
+
 // Preflight checks that this host can run clusters: Docker, a privileged
 // container, cgroups, seccomp, AppArmor, disk, memory.
 func (p *Provider) Preflight(ctx context.Context) Report { return preflight(ctx, p.host) }

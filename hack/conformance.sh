@@ -7,7 +7,8 @@
 # MATRIX=1.34..1.37 runs every cluster of that version matrix instead
 # (`skewproof run --matrix`), one after the other, and merges the results into
 # ARTIFACTS/report/ (junit.xml, summary.json, matrix.md, matrix.html).
-# HISTORY=1 runs the history preset the same way (`--matrix history`): the
+# HISTORY=1 runs the history preset the same way (`--matrix history
+# --remove-images`): the
 # clusters of the annotation eras (seccomp v1.19-v1.27, AppArmor
 # v1.29-v1.31), each with the suites its versions were read for.
 # AppArmor nodes (workers on User-Mode Linux whose kernel enforces AppArmor,
@@ -22,6 +23,9 @@ cd "$(dirname "$0")/.."
 # RUN_FLAGS is split into words on purpose (several flags).
 if [[ -n "${HISTORY:-}" && "${HISTORY}" != 0 ]]; then
 	MATRIX=history
+	# Eleven clusters: each one's node images go once it is deleted (the
+	# build cache stays), so that the disk holds one cluster's at a time.
+	RUN_FLAGS="--remove-images ${RUN_FLAGS:-}"
 fi
 if [[ -n "${MATRIX:-}" ]]; then
 	# shellcheck disable=SC2086

@@ -64,6 +64,10 @@ type Options struct {
 	JUnitName string
 	// Keep keeps the new cluster and what the suites created.
 	Keep bool
+	// RemoveImages removes the node images of the new cluster once it is
+	// deleted (the build cache stays: the next run reassembles them from
+	// cached binaries), for runs of many clusters on a small disk.
+	RemoveImages bool
 	// Parallel runs the suites at the same time, the API server rules and
 	// each worker's kubelet rules in concurrent processes (see plan).
 	Parallel bool
@@ -241,7 +245,8 @@ type run struct {
 	cleanups   []func(error) error
 	cleanupErr error // the cluster's deletion failed
 	kubeconfig string
-	own        bool // the run brought the cluster up
+	images     []string // the new cluster's node images (Options.RemoveImages)
+	own        bool     // the run brought the cluster up
 	c          *cluster
 	nodes      []senv.PlanNode // the plan's nodes
 	notTested  map[string]string
@@ -306,7 +311,12 @@ func (r *run) bringUp(ctx context.Context) error {
 		defer cancel()
 		if derr := p.Timed("deleting cluster "+o.Name, func() error { return r.prov.Down(dctx, o.Name, r.kubeconfig) }); derr != nil {
 			r.cleanupErr = fmt.Errorf("deleting cluster %s: %v; remove it with 'skewproof cluster down --name %s'", o.Name, reports.FirstLine(derr.Error()), o.Name)
-			err = errors.Join(err, r.cleanupErr)
+			return errors.Join(err, r.cleanupErr)
+		}
+		if o.RemoveImages && len(r.images) > 0 {
+			_ = p.Timed(fmt.Sprintf("removing the cluster's %d node images (--remove-images)", len(r.images)), func() error {
+				return r.prov.RemoveNodeImages(dctx, r.images)
+			})
 		}
 		return err
 	})
@@ -319,7 +329,7 @@ func (r *run) bringUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
 	}
-	r.kubeconfig = c.Kubeconfig
+	r.kubeconfig, r.images = c.Kubeconfig, c.Images
 	h := nodefacts.Host()
 	r.rec.Host = &reports.HostRecord{Kernel: kernelRelease(), Seccomp: h.Seccomp, AppArmor: h.AppArmor, CgroupVersion: h.CgroupVersion}
 	return nil

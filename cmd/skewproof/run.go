@@ -34,6 +34,7 @@ type runOptions struct {
 	ociRuntimes                          map[string]string
 	suites, kubelets                     []string
 	keep, parallel, buildSuites          bool
+	removeImages                         bool
 	matrixParallel                       int
 	plan                                 []release.Cluster
 	appArmorNodes                        []clusters.Worker // --apparmor-node, resolved
@@ -63,6 +64,7 @@ func newRunCmd() *cobra.Command {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "run against this existing cluster instead of creating one")
 	fs.StringVar(&o.junitDir, "junit-dir", "_artifacts", "directory for the results: junit-<name>.xml (and each suite's), run.json and the suites' logs")
 	fs.BoolVar(&o.keep, "keep", false, "keep what the run created: the new cluster, or on an existing one (--kubeconfig) the suites' namespaces and the fixture profiles")
+	fs.BoolVar(&o.removeImages, "remove-images", false, "once a new cluster is deleted, remove its node images (the build cache stays: a later run reassembles them from cached binaries in seconds); for a matrix of many clusters, such as --matrix history, on a small disk")
 	fs.BoolVar(&o.parallel, "parallel", true, "run the suites at the same time, each in concurrent processes (the API server rules in one, each worker's kubelet rules in others); false: one suite after the other")
 	fs.StringVar(&o.ids, "ids", "", "comma-separated catalogue ids to run, e.g. seccomp/kubelet/enforce,seccomp/failure/row-4 (ANDed with --label-filter)")
 	fs.StringVar(&o.rerun, "rerun-failed", "", "a JUnit file of an earlier run, or a directory holding it (a run's --junit-dir, a report's --out): run only the specs that failed or were flaky there, on the nodes they failed on")
@@ -85,7 +87,7 @@ func (o runOptions) run(ctx context.Context) error {
 		return err
 	}
 	ro := runner.Options{Name: o.Name, Kubeconfig: o.kubeconfig, Suites: o.suites, LabelFilter: o.LabelFilter,
-		JUnitDir: o.junitDir, Keep: o.keep, Parallel: o.parallel, Timeout: o.Timeout, AgentImage: o.AgentImage,
+		JUnitDir: o.junitDir, Keep: o.keep, RemoveImages: o.removeImages, Parallel: o.parallel, Timeout: o.Timeout, AgentImage: o.AgentImage,
 		AgentBinary: exe, Mode: "existing-cluster", Command: os.Args, Progress: p, FlakeAttempts: o.FlakeAttempts,
 		AllowFlaky: o.AllowFlaky, AllowedNotReadyNodes: o.AllowedNotReadyNodes, Certify: o.Certify}
 	if o.kubeconfig == "" {

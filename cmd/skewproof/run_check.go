@@ -67,6 +67,10 @@ func (o *runOptions) check(ctx context.Context) error {
 	switch {
 	case o.suiteBinary != "" && o.buildSuites:
 		return cli.Usagef("give --suite-binary or --build-suites, not both")
+	case o.removeImages && o.keep:
+		return cli.Usagef("--remove-images removes the node images of a deleted cluster; with --keep the cluster stays, and its images with it")
+	case o.removeImages && o.kubeconfig != "":
+		return cli.Usagef("--remove-images removes the node images of a cluster skewproof made; an existing cluster (--kubeconfig) keeps its own")
 	case o.matrix != "":
 		return o.checkMatrix(ctx)
 	case o.kubeconfig != "" && !isWordOfAppArmorNode(o.appArmorNode), o.kubeconfig != "" && o.appArmorNode == appArmorNodesAll:

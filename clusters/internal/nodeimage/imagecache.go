@@ -111,16 +111,26 @@ func pruneNodeImages(ctx context.Context, h command.Host, repository string, kee
 	}
 	// RFC 3339 in UTC sorts as text; newest first.
 	sort.SliceStable(imgs, func(i, j int) bool { return imgs[i].created > imgs[j].created })
+	var remove []string
 	for i, im := range imgs {
 		if i < keep {
 			p.Step("keeping %s (created %s)", im.ref, im.created)
 			continue
 		}
-		if _, err := h.Docker(ctx, "rmi", im.ref); err != nil {
-			p.Step("keeping %s: %s", im.ref, command.ErrSummary(err.Error()))
+		remove = append(remove, im.ref)
+	}
+	return Remove(ctx, h, remove)
+}
+
+// Remove removes node images; one a cluster uses is kept by Docker (it
+// refuses), and said so. The build cache stays.
+func Remove(ctx context.Context, h command.Host, refs []string) error {
+	for _, ref := range refs {
+		if _, err := h.Docker(ctx, "rmi", ref); err != nil {
+			h.Progress.Step("keeping %s: %s", ref, command.ErrSummary(err.Error()))
 			continue
 		}
-		p.Step("removed %s", im.ref)
+		h.Progress.Step("removed %s", ref)
 	}
 	return nil
 }
