@@ -178,6 +178,7 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 		plan = []release.Cluster{{Apiserver: o.apiserver, Kubelets: o.kubelets}}
 	}
 	var all capacity.Builds
+	var legImages [][]string
 	for _, c := range plan {
 		// The workers' runtimes: --kubelets' own, or each of
 		// --matrix-runtimes for every worker of a matrix cluster.
@@ -194,6 +195,16 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 				return err
 			}
 			all.Add(b, b.Nodes*max(1, o.matrixParallel))
+			legImages = append(legImages, b.NodeImages)
+		}
+	}
+	if o.removeImages {
+		// Each cluster's node images go with it: the disk holds those of
+		// the clusters that run at once, the largest counted.
+		slices.SortFunc(legImages, func(a, b []string) int { return len(b) - len(a) })
+		all.NodeImages = nil
+		for _, l := range legImages[:min(len(legImages), max(1, o.matrixParallel))] {
+			all.NodeImages = append(all.NodeImages, l...)
 		}
 	}
 	if err := capacity.CheckDiskFits(ctx, all); err != nil {
