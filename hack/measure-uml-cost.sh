@@ -26,13 +26,9 @@ UPS=${UPS:-0 1 2}
 PODS=${PODS:-3}
 BIN=bin/skewproof
 NAME=uml-c
-TMP=$(mktemp -d)
-cleanup() {
-	"$BIN" cluster down --name "$NAME" >/dev/null 2>&1 || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=hack/lib.sh
+. hack/lib.sh
+with_cluster_cleanup "$BIN" "$NAME"
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
 say() { printf 'measure-uml-cost: %s\n' "$*"; }

@@ -35,13 +35,9 @@ OUT=${OUT:-docs/oracle/upgrade-$FROM-$TO-observed.md}
 BIN=${BIN:-bin/skewproof}
 CP=$NAME-control-plane
 ANN=seccomp.security.alpha.kubernetes.io/pod
-TMP=$(mktemp -d)
-cleanup() {
-	"$BIN" cluster down --name "$NAME" >/dev/null 2>&1 || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=hack/lib.sh
+. hack/lib.sh
+with_cluster_cleanup "$BIN" "$NAME"
 
 log() { echo "[$(date +%T)] $*" >&2; }
 k() { docker exec "$CP" kubectl --kubeconfig /etc/kubernetes/admin.conf "$@" </dev/null; }
@@ -50,7 +46,7 @@ kin() { docker exec -i "$CP" kubectl --kubeconfig /etc/kubernetes/admin.conf "$@
 log "building (or finding) the node images: control plane $FROM, kubelets $OLD and $FROM; kube-apiserver $TO"
 "$BIN" images build --kubernetes "$TO" >/dev/null
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/skewproof/bin
-NEWAPI=$(ls -d "$CACHE"/k8s.io_kubernetes-v"$TO"-*/kube-apiserver 2>/dev/null | head -n 1)
+NEWAPI=$(find "$CACHE" -maxdepth 2 -path "*/k8s.io_kubernetes-v$TO-*/kube-apiserver" -type f 2>/dev/null | head -n 1)
 [ -x "$NEWAPI" ] || { echo "observe-upgrade: no kube-apiserver $TO in $CACHE after 'skewproof images build --kubernetes $TO'" >&2; exit 1; }
 
 log "creating cluster $NAME"
