@@ -185,3 +185,28 @@ func TestJudgeEffects(t *testing.T) {
 		t.Errorf("unmade: stop %+v, want a set-up stop naming the reason", stop)
 	}
 }
+
+// A sub-case that names its fragment gets that fragment of the oracle's
+// list, even where the list has one fragment per sub-case (the v1.29
+// update/immutable scenario: three sub-cases, three fragments, the third
+// sub-case wanting the second); the others get theirs by position.
+func TestFragmentPicksFromTheWholeList(t *testing.T) {
+	o := skew.Observation{Admission: skew.Rejected, MessageContains: []string{"add", "change or remove", "field"}}
+	for i, c := range []struct {
+		sub  Sub
+		want string
+	}{
+		{Sub{Want: Fragment(0)}, "add"},
+		{Sub{Want: Fragment(1)}, "change or remove"},
+		{Sub{Want: Fragment(1)}, "change or remove"},
+	} {
+		if got := c.sub.want(o, i, 3).MessageContains; len(got) != 1 || got[0] != c.want {
+			t.Errorf("sub-case %d: %q, want %q", i, got, c.want)
+		}
+	}
+	for i, want := range []string{"add", "change or remove", "field"} {
+		if got := (Sub{Want: Generic}).want(o, i, 3).MessageContains; len(got) != 1 || got[0] != want {
+			t.Errorf("by position, sub-case %d: %q, want %q", i, got, want)
+		}
+	}
+}

@@ -159,12 +159,18 @@ func AdmissionOnly(o skew.Observation) skew.Observation {
 // Must checks only.
 func Nothing(skew.Observation) skew.Observation { return skew.Observation{} }
 
+// want is what sub-case i of n must show: the sub-case's Want of the
+// oracle's observation, then, where the oracle gives one message fragment
+// per sub-case (as many as there are sub-cases), the i-th. A Want that
+// picks a fragment itself (Fragment) picks from the oracle's whole list:
+// the v1.29 update/immutable scenario has three sub-cases and three
+// fragments, in another order.
 func (s Sub) want(o skew.Observation, i, n int) skew.Observation {
+	if s.Want != nil {
+		o = s.Want(o)
+	}
 	if len(o.MessageContains) == n && n > 1 {
 		o.MessageContains = []string{o.MessageContains[i]}
-	}
-	if s.Want != nil {
-		return s.Want(o)
 	}
 	return o
 }
