@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Observes, on a real cluster, the worst case `skewproof simulate --upgrade
 # 1.26.15 1.27.16` names for seccomp (KEP-135 §Version Skew Strategy: the
-# API server copied annotations to fields until v1.26; kubelets read the
-# annotations until v1.24, and only the fields from v1.25):
+# API server copied annotations to fields until v1.26; the KEP's kubelet
+# fallback to the annotations is what OLD would show):
 #
-#   1. a cluster at FROM (1.26.15) with a kubelet OLD (1.24.17, the last that
-#      reads annotations) and a kubelet FROM;
+#   1. a cluster at FROM (1.26.15) with a kubelet OLD (1.24.17, the last
+#      before the annotations' planned removal from the kubelet) and a
+#      kubelet FROM;
 #   2. one Deployment per worker whose template has the pod annotation
 #      seccomp.security.alpha.kubernetes.io/pod: runtime/default and no field;
 #   3. its pods observed: the stored field (the FROM API server's copy), the
