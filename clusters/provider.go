@@ -58,7 +58,9 @@ func (p *Provider) NodeNames(ctx context.Context, name string) ([]string, error)
 
 // IsLocalNode reports whether a node is a kind node container or a UML node
 // of this host, that commands can run on and images be loaded into.
-func (p *Provider) IsLocalNode(ctx context.Context, node string) bool { return isLocalNode(ctx, p.host, node) }
+func (p *Provider) IsLocalNode(ctx context.Context, node string) bool {
+	return isLocalNode(ctx, p.host, node)
+}
 
 // LoadImageArchive imports the image ref from a "docker save" archive
 // (internal/image's WriteBinary writes one), pinned, into the container
@@ -85,7 +87,9 @@ func (p *Provider) PlanBuilds(ctx context.Context, apiserver string, kubelets []
 }
 
 // ListImages describes skewproof's node and base images and its cache.
-func (p *Provider) ListImages(ctx context.Context) (string, error) { return nodeimage.List(ctx, p.host) }
+func (p *Provider) ListImages(ctx context.Context) (string, error) {
+	return nodeimage.List(ctx, p.host)
+}
 
 // PruneImages removes skewproof's images from Docker and its build cache.
 // Images used by existing clusters are kept by Docker (it refuses).

@@ -71,10 +71,11 @@ func appArmorSetUp(host map[string]skew.HostFacts, loaded map[string]bool) error
 }
 
 // installFixtures deploys the agent of the fixtures namespace, installs the
-// seccomp fixtures and, when the AppArmor suite runs, the AppArmor ones,
+// seccomp fixtures and, with appArmor (a suite declares
+// senv.FixtureAppArmorProfiles), the AppArmor ones,
 // and asks the agent for each node's kernel facts. The removal takes the
 // CRDs too when they were not there before.
-func (o Options) installFixtures(ctx context.Context, p *progress.Progress, kubeconfig, image string, nodes int, exclude []string) (f installed, err error) {
+func (o Options) installFixtures(ctx context.Context, p *progress.Progress, kubeconfig, image string, nodes int, exclude []string, appArmor bool) (f installed, err error) {
 	c, err := profiles.Connect(kubeconfig, profiles.FixturesNamespace)
 	if err != nil {
 		return f, err
@@ -108,7 +109,7 @@ func (o Options) installFixtures(ctx context.Context, p *progress.Progress, kube
 		f.host, err = c.HostFacts(ctx)
 		return err
 	})
-	if err != nil || !slices.Contains(o.Suites, "apparmor") {
+	if err != nil || !appArmor {
 		return f, err
 	}
 	err = p.Timed(fmt.Sprintf("installing %d AppArmor profiles through the agent on %d nodes", len(profiles.AppArmor()), nodes), func() (err error) {

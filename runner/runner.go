@@ -387,10 +387,14 @@ func (r *run) agentImage(ctx context.Context) (err error) {
 // agent.
 func (r *run) fixtures(ctx context.Context) error {
 	o := r.o
-	if !slices.Contains(o.Suites, "seccomp") && !slices.Contains(o.Suites, "apparmor") {
+	need, err := o.declaredFixtures(ctx)
+	if err != nil {
+		return err
+	}
+	if !need[senv.FixtureSeccompProfiles] && !need[senv.FixtureAppArmorProfiles] {
 		return nil
 	}
-	f, err := o.installFixtures(ctx, r.p, r.kubeconfig, r.image.Ref, len(r.c.nodes)-len(r.notTested), slices.Sorted(maps.Keys(r.notTested)))
+	f, err := o.installFixtures(ctx, r.p, r.kubeconfig, r.image.Ref, len(r.c.nodes)-len(r.notTested), slices.Sorted(maps.Keys(r.notTested)), need[senv.FixtureAppArmorProfiles])
 	if f.remove != nil && !o.Keep && !r.own {
 		// A new cluster goes as a whole; on an existing one the agent
 		// removes the files when their profiles go.

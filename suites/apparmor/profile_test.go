@@ -18,7 +18,7 @@ func TestContainerProfileUsesTheAPIOfTheAPIServer(t *testing.T) {
 	defer func() { h.Env.APIServer = saved }()
 	for _, c := range []struct {
 		apiserver, what string
-		field       bool
+		field           bool
 	}{
 		{"1.29.15", "container annotation localhost/" + profile, false},
 		{"1.30.14", "container field Localhost", true},

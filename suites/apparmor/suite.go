@@ -9,6 +9,7 @@ import (
 
 	fx "github.com/skewproof/skewproof/fixtures"
 	"github.com/skewproof/skewproof/skew"
+	senv "github.com/skewproof/skewproof/suites/env"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -56,7 +57,10 @@ const family = "apparmor"
 
 func init() {
 	// Before the first spec: the RuntimeClasses of failure row 1.
+	// The fixture AppArmor profiles loaded on every AppArmor node, through
+	// the agent that also reads the nodes' kernel facts.
 	h.Register(h.Suite{Family: family, Smoke: smoke, Precondition: gateDefault,
+		Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureAppArmorProfiles},
 		SetUp: func(ctx context.Context) (func(context.Context) error, error) {
 			return h.EnsureRuntimeClasses(ctx, family)
 		}})

@@ -15,9 +15,14 @@
 package e2e
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	_ "github.com/skewproof/skewproof/suites/apparmor"
+	senv "github.com/skewproof/skewproof/suites/env"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 	_ "github.com/skewproof/skewproof/suites/profiles"
 	_ "github.com/skewproof/skewproof/suites/seccomp"
@@ -25,3 +30,27 @@ import (
 
 // TestE2E runs every registered suite's specs that the Ginkgo filters select.
 func TestE2E(t *testing.T) { h.RunE2E(t) }
+
+// The binary declares what each suite needs, as the runner asks it
+// (senv.Declare): the runner installs the fixtures from this and knows no
+// suite by name.
+func TestBinaryDeclaresTheSuitesNeeds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "suites.json")
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestE2E$")
+	cmd.Env = append(os.Environ(), senv.Declare+"="+path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got, err := senv.ReadSuites(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []senv.Suite{
+		{Family: "apparmor", Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureAppArmorProfiles}},
+		{Family: "profiles"},
+		{Family: "seccomp", Fixtures: []string{senv.FixtureSeccompProfiles}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("declared %+v, want %+v", got, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/skewproof/skewproof/profiles"
+	senv "github.com/skewproof/skewproof/suites/env"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
@@ -21,7 +22,9 @@ var smoke = map[string]bool{
 }
 
 func init() {
-	h.Register(h.Suite{Family: family, Smoke: smoke, SetUp: setUp})
+	// The fixture seccomp profiles (deny-mkdir and the failure rows') on
+	// every node, and the nodes' kernel facts.
+	h.Register(h.Suite{Family: family, Smoke: smoke, SetUp: setUp, Fixtures: []string{senv.FixtureSeccompProfiles}})
 }
 
 // setUp runs before the suite's first spec: the RuntimeClasses of failure

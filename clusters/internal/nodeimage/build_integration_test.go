@@ -27,6 +27,9 @@ type watchWriter struct {
 	once sync.Once
 }
 
+// host runs the integration tests' own Docker commands.
+var host command.Host
+
 func (w *watchWriter) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

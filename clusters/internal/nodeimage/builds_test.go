@@ -22,6 +22,3 @@ func TestPlanBuildsCountsRuntimeImages(t *testing.T) {
 		t.Errorf("node images: %v without runtimes, %v with a CRI-O worker; want one, and that one plus v1.99.1-kubelet-v1.99.1-crio-crun", plain.NodeImages, mixed.NodeImages)
 	}
 }
-
-// host runs the tests' own Docker commands.
-var host command.Host

@@ -29,6 +29,10 @@ type Suite struct {
 	Family string
 	// Smoke lists the ids of the quick subset (label "smoke").
 	Smoke map[string]bool
+	// Fixtures are what the runner sets up before the suite runs
+	// (senv.FixtureSeccompProfiles, …): the binary declares them
+	// (senv.Declare), and the runner reads them.
+	Fixtures []string
 	// Precondition, when set, is asked before each spec the oracle does
 	// not skip, before the spec's namespace exists: it stops the spec with
 	// t.Skip (e.g. a cluster configured unlike the rules assume) or
@@ -76,6 +80,16 @@ func Families() []string {
 	return out
 }
 
+// Declarations are the registered suites' declarations, by family.
+func Declarations() []senv.Suite {
+	var out []senv.Suite
+	for _, name := range Families() {
+		f := registered(name)
+		out = append(out, senv.Suite{Family: f.Family, Fixtures: f.Fixtures})
+	}
+	return out
+}
+
 func suiteOf(name string) *family {
 	if f := registered(name); f != nil {
 		return f
@@ -116,6 +130,12 @@ func Specs(name string) {
 // spec tree and runs the specs of every registered suite that the Ginkgo
 // filters select.
 func RunE2E(t *testing.T) {
+	if path := os.Getenv(senv.Declare); path != "" {
+		if err := senv.WriteSuites(path, Declarations()); err != nil {
+			t.Fatalf("declaring the suites: %v", err)
+		}
+		t.Skipf("%s is set: the suites are declared in %s, no spec runs", senv.Declare, path)
+	}
 	var err error
 	switch plan, kubeconfig := os.Getenv(senv.PlanFile), os.Getenv(senv.Kubeconfig); {
 	case plan != "":
