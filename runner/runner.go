@@ -245,8 +245,9 @@ type run struct {
 	cleanups   []func(error) error
 	cleanupErr error // the cluster's deletion failed
 	kubeconfig string
-	images     []string // the new cluster's node images (Options.RemoveImages)
-	own        bool     // the run brought the cluster up
+	images     []string        // the new cluster's node images (Options.RemoveImages)
+	need       map[string]bool // the fixtures the run's suites declare
+	own        bool            // the run brought the cluster up
 	c          *cluster
 	nodes      []senv.PlanNode // the plan's nodes
 	notTested  map[string]string
@@ -391,6 +392,7 @@ func (r *run) fixtures(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.need = need
 	if !need[senv.FixtureSeccompProfiles] && !need[senv.FixtureAppArmorProfiles] {
 		return nil
 	}
@@ -437,6 +439,9 @@ func (r *run) makePlan(context.Context) error {
 // processes: here, so that no process deletes them while another still
 // uses them.
 func (r *run) runtimeClasses(ctx context.Context) error {
+	if !r.need[senv.FixtureRuntimeClasses] {
+		return nil
+	}
 	created, err := ensureRuntimeClasses(ctx, r.c, r.plan.RunID)
 	if len(created) > 0 {
 		r.cleanups = append(r.cleanups, func(err error) error { deleteRuntimeClasses(r.c, created); return err })

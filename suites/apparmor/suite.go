@@ -58,9 +58,10 @@ const family = "apparmor"
 func init() {
 	// Before the first spec: the RuntimeClasses of failure row 1.
 	// The fixture AppArmor profiles loaded on every AppArmor node, through
-	// the agent that also reads the nodes' kernel facts.
+	// the agent that also reads the nodes' kernel facts, and failure row
+	// 1's RuntimeClasses.
 	h.Register(h.Suite{Family: family, Smoke: smoke, Precondition: gateDefault,
-		Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureAppArmorProfiles},
+		Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureAppArmorProfiles, senv.FixtureRuntimeClasses},
 		SetUp: func(ctx context.Context) (func(context.Context) error, error) {
 			return h.EnsureRuntimeClasses(ctx, family)
 		}})

@@ -46,9 +46,9 @@ func TestBinaryDeclaresTheSuitesNeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []senv.Suite{
-		{Family: "apparmor", Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureAppArmorProfiles}},
+		{Family: "apparmor", Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureAppArmorProfiles, senv.FixtureRuntimeClasses}},
 		{Family: "profiles"},
-		{Family: "seccomp", Fixtures: []string{senv.FixtureSeccompProfiles}},
+		{Family: "seccomp", Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureRuntimeClasses}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("declared %+v, want %+v", got, want)

@@ -23,6 +23,12 @@ const (
 	// every node whose kernel has AppArmor, through the same agent (it
 	// implies FixtureSeccompProfiles).
 	FixtureAppArmorProfiles = "apparmor-profiles"
+	// FixtureRuntimeClasses: the RuntimeClasses of the node images'
+	// restricted runtime handlers (failure row 1 of both KEPs), made once
+	// by the runner before the suite processes start, so that no process
+	// removes them under another (a suite run on its own makes them in
+	// its SetUp, harness.EnsureRuntimeClasses).
+	FixtureRuntimeClasses = "runtime-classes"
 )
 
 // Suite is a suite's declaration: its family (its specs' first label and

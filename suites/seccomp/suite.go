@@ -23,8 +23,10 @@ var smoke = map[string]bool{
 
 func init() {
 	// The fixture seccomp profiles (deny-mkdir and the failure rows') on
-	// every node, and the nodes' kernel facts.
-	h.Register(h.Suite{Family: family, Smoke: smoke, SetUp: setUp, Fixtures: []string{senv.FixtureSeccompProfiles}})
+	// every node, the nodes' kernel facts, and failure row 1's
+	// RuntimeClasses.
+	h.Register(h.Suite{Family: family, Smoke: smoke, SetUp: setUp,
+		Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureRuntimeClasses}})
 }
 
 // setUp runs before the suite's first spec: the RuntimeClasses of failure
