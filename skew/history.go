@@ -47,6 +47,27 @@ var historyLegs = []historyLeg{
 	{"1.31", []string{"1.30", "1.31"}}, // API server and kubelet 1.30|1.31: GA, admission rejects
 }
 
+// historyControlPlanes pins, per minor, the patch of a leg's control plane
+// where the newest served one does not build from what the Go module proxy
+// serves (docs/clusters/README.md): v1.25.16's kube-controller-manager
+// needs k8s.io/controller-manager of v1.25, which the proxy serves only as
+// v0.25.6, older than k8s.io/apiserver v0.25.16's WithAuthentication
+// (five arguments, v0.25.6 passes four); v1.25.6's own apiserver takes
+// four. The oracle's v1.25 answers come from v1.25.16's sources; a
+// kubelet of the minor stays the newest (v1.25.16's builds).
+var historyControlPlanes = map[string]string{"1.25": "1.25.6"}
+
+// HistoryPinned lists the versions historyControlPlanes pins: the caller
+// asks the proxy for them by exact version (served.Check) and adds them to
+// the served list it gives History.
+func HistoryPinned() []*version.Version {
+	var out []*version.Version
+	for _, v := range historyControlPlanes {
+		out = append(out, release.MustParseVersion(v))
+	}
+	return out
+}
+
 // historyEraEnds are the minors from which a family's migration is over:
 // seccomp's annotations stopped working in v1.27 (KEP-135 §Version Skew
 // Strategy), AppArmor's fields are GA and the annotations deprecated from
@@ -73,11 +94,20 @@ func History(served []*version.Version) ([]release.Cluster, error) {
 		if err != nil {
 			return nil, err
 		}
+		if pin, ok := historyControlPlanes[l.apiserver]; ok {
+			if !slices.ContainsFunc(served, func(v *version.Version) bool { return v.Equal(release.MustParseVersion(pin)) }) {
+				return nil, fmt.Errorf("history: kubernetes v%s (the v%s control plane that builds) is not served", pin, l.apiserver)
+			}
+			a = pin
+		}
 		c := release.Cluster{Apiserver: a}
 		for _, k := range l.kubelets {
 			v, err := newest(k)
 			if err != nil {
 				return nil, err
+			}
+			if k == l.apiserver {
+				v = a // the control plane's own kubelet (pinned or not)
 			}
 			c.Kubelets = append(c.Kubelets, v)
 		}

@@ -14,9 +14,33 @@ func historyServed(t *testing.T) []*version.Version {
 	t.Helper()
 	var served []*version.Version
 	for m := 19; m <= 37; m++ {
-		served = append(served, version.Must(version.NewVersion(fmt.Sprintf("1.%d.3", m))))
+		served = append(served, version.Must(version.NewVersion(fmt.Sprintf("1.%d.20", m))))
 	}
-	return served
+	return append(served, HistoryPinned()...)
+}
+
+// The v1.25 leg's control plane is the pinned patch that builds; the
+// v1.25 kubelet of the v1.27 leg is the newest served one.
+func TestHistoryPinsTheControlPlaneThatBuilds(t *testing.T) {
+	legs, err := History(historyServed(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cp, kl []string
+	for _, l := range legs {
+		if release.MinorOf(release.MustParseVersion(l.Apiserver)) == release.MustParseMinor("1.25") {
+			cp = append(cp, l.Apiserver)
+		}
+		if release.MinorOf(release.MustParseVersion(l.Apiserver)) == release.MustParseMinor("1.27") {
+			kl = l.Kubelets
+		}
+	}
+	if !slices.Equal(cp, []string{"1.25.6"}) || !slices.Contains(kl, "1.25.20") {
+		t.Errorf("v1.25 control planes %v, want [1.25.6]; the v1.27 leg's kubelets %v, want 1.25.20 (the newest served here) among them", cp, kl)
+	}
+	if _, err := History(historyServed(t)[:19]); err == nil {
+		t.Error("History without the pinned version served: no error")
+	}
 }
 
 // TestHistoryCoversEveryChange: for every change of an upstream window in
