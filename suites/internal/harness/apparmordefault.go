@@ -66,14 +66,11 @@ func (t *Scenario) appArmorControl(ctx context.Context) (controlResult, *observe
 	if ok {
 		return r, nil
 	}
-	o := t.Create(ctx, fx.Pod(appArmorControlPod, fx.OnNode(t.NodeName()),
+	if unmade := t.startControlPod(ctx, appArmorControlPod, "the AppArmor Unconfined control pod",
+		func(c *observe.Container) bool { return c.AppArmorProfile == "unconfined" },
 		fx.ContainerAppArmor(fx.AppArmor(corev1.AppArmorProfileTypeUnconfined, nil)),
-		fx.Annotation(skew.AppArmorAnnotation(names.ContainerName), "unconfined")))
-	if o.Admission != skew.Accepted {
-		return r, &observe.Effect{UnmadeSetUp: true, Unmade: "the AppArmor Unconfined control pod was refused: " + strings.Join(o.Errors, "; ")}
-	}
-	if c := t.ObserveContainer(ctx, appArmorControlPod, names.ContainerName, false); c.State != skew.Running || c.AppArmorProfile != "unconfined" {
-		return r, &observe.Effect{UnmadeSetUp: true, Unmade: "the AppArmor Unconfined control pod does not run unconfined: " + c.String()}
+		fx.Annotation(skew.AppArmorAnnotation(names.ContainerName), "unconfined")); unmade != nil {
+		return r, unmade
 	}
 	ok, desc := t.AppArmorControlFrom(ctx, appArmorControlPod, names.ContainerName)
 	return controlResult{ok, desc}, nil

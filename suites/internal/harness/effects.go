@@ -183,18 +183,28 @@ func (t *Scenario) seccompControl(ctx context.Context) ([]probeResult, *observe.
 	if ok {
 		return rs, nil
 	}
-	o := t.Create(ctx, fx.Pod(seccompControlPod, fx.OnNode(t.NodeName()),
-		fx.ContainerSeccomp(&corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined})))
-	if o.Admission != skew.Accepted {
-		return nil, &observe.Effect{UnmadeSetUp: true, Unmade: "the Unconfined control pod was refused: " + strings.Join(o.Errors, "; ")}
-	}
-	if c := t.ObserveContainer(ctx, seccompControlPod, names.ContainerName, false); c.State != skew.Running {
-		return nil, &observe.Effect{UnmadeSetUp: true, Unmade: "the Unconfined control pod does not run: " + c.String()}
+	if unmade := t.startControlPod(ctx, seccompControlPod, "the Unconfined control pod", func(*observe.Container) bool { return true },
+		fx.ContainerSeccomp(&corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined})); unmade != nil {
+		return nil, unmade
 	}
 	t.SeccompControlFrom(ctx, seccompControlPod, names.ContainerName)
 	seccompControls.Lock()
 	defer seccompControls.Unlock()
 	return seccompControls.byNode[t.NodeName()], nil
+}
+
+// startControlPod runs a control pod with opts on the scenario's node and
+// waits until its container runs and shows what ok asks; unmade says why
+// it does not (what names the pod in that reason).
+func (t *Scenario) startControlPod(ctx context.Context, name, what string, ok func(*observe.Container) bool, opts ...fx.PodOption) (unmade *observe.Effect) {
+	o := t.Create(ctx, fx.Pod(name, append([]fx.PodOption{fx.OnNode(t.NodeName())}, opts...)...))
+	if o.Admission != skew.Accepted {
+		return &observe.Effect{UnmadeSetUp: true, Unmade: what + " was refused: " + strings.Join(o.Errors, "; ")}
+	}
+	if c := t.ObserveContainer(ctx, name, names.ContainerName, false); c.State != skew.Running || !ok(c) {
+		return &observe.Effect{UnmadeSetUp: true, Unmade: what + " does not run as it must: " + c.String()}
+	}
+	return nil
 }
 
 // proveSeccompRuntimeDefault: every probe whose control works on the node
