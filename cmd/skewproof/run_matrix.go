@@ -102,12 +102,13 @@ func planMatrix(ctx context.Context, spec string) ([]release.Cluster, error) {
 	if spec == skew.HistoryPreset {
 		// Its releases are old: the proxy's list omits many of their patches.
 		list, err = served.ProbeNewer(ctx, skew.HistoryMinors())
+		// A pinned control plane is asked for by exact version.
 		for _, v := range skew.HistoryPinned() {
-			if err == nil {
-				// A pinned control plane is asked for by exact version.
-				if err = served.Check(ctx, v); err == nil {
-					list = append(list, v)
-				}
+			if err != nil {
+				break
+			}
+			if err = served.Check(ctx, v); err == nil {
+				list = append(list, v)
 			}
 		}
 	} else {
