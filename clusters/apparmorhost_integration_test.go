@@ -21,6 +21,7 @@ import (
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
 	"github.com/skewproof/skewproof/clusters/internal/uml"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/internal/progress"
@@ -68,8 +69,8 @@ func TestIntegrationAppArmorHost(t *testing.T) {
 	// What kindConfig gives a worker on a host whose kernel has AppArmor.
 	host := nodefacts.Host()
 	host.AppArmor = true
-	w := Worker{Kubelet: version}
-	cfg, err := kindConfig(ctx, command.Host{}, UpOptions{Name: "aah", APIServer: version, Kubelets: []string{version}}, map[Worker]string{{}: image, w: image}, host)
+	w := noderuntime.Worker{Kubelet: version}
+	cfg, err := kindConfig(ctx, command.Host{}, UpOptions{Name: "aah", APIServer: version, Kubelets: []string{version}}, map[noderuntime.Worker]string{{}: image, w: image}, host)
 	if err != nil {
 		t.Fatal(err)
 	}

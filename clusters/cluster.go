@@ -22,6 +22,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/kubeclient"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/internal/progress"
@@ -37,7 +38,7 @@ type UpOptions struct {
 	Kubelets  []string // one worker each
 	// Runtimes[i] is the container runtime of the worker of Kubelets[i];
 	// missing entries (or nil) are the default.
-	Runtimes []NodeRuntime
+	Runtimes []noderuntime.Runtime
 	// OCIRuntimes are OCI runtimes the user provides (name → path on this
 	// host), which Runtimes may name.
 	OCIRuntimes map[string]string
@@ -55,7 +56,7 @@ type UpOptions struct {
 	// with kubeadm), for hosts whose own kernel has no AppArmor; named
 	// AppArmorNodeName(Name, i). A CRI-O node joins like a containerd one
 	// (internal/nodeimage/crio.go).
-	AppArmorNodes []Worker
+	AppArmorNodes []noderuntime.Worker
 	// UMLKernel is the User-Mode Linux kernel of the AppArmor nodes; ""
 	// builds (once) and uses skewproof's own.
 	UMLKernel string
@@ -177,12 +178,12 @@ func (e ExistsError) Error() string {
 }
 
 // nodeImages builds (or finds) the node images of the cluster, by worker:
-// the control plane's (Worker{}), then one per distinct worker (kubelet
+// the control plane's (noderuntime.Worker{}), then one per distinct worker (kubelet
 // version and runtime), the AppArmor node's included; a prebuilt image
 // (--node-image) must be in the local Docker daemon.
-func nodeImages(ctx context.Context, h command.Host, o UpOptions) (map[Worker]string, error) {
-	images := map[Worker]string{}
-	need := append(append([]Worker{{}}, o.workers()...), o.AppArmorNodes...)
+func nodeImages(ctx context.Context, h command.Host, o UpOptions) (map[noderuntime.Worker]string, error) {
+	images := map[noderuntime.Worker]string{}
+	need := append(append([]noderuntime.Worker{{}}, o.workers()...), o.AppArmorNodes...)
 	for _, w := range need {
 		if _, done := images[w]; done {
 			continue
@@ -213,7 +214,7 @@ func nodeImages(ctx context.Context, h command.Host, o UpOptions) (map[Worker]st
 // the workers on their node images, with their runtime labels, the
 // feature gates, the kubeadm patches, and what the facts of the host
 // (nodefacts.Host) ask for.
-func kindConfig(ctx context.Context, h command.Host, o UpOptions, images map[Worker]string, host skew.HostFacts) (*v1alpha4.Cluster, error) {
+func kindConfig(ctx context.Context, h command.Host, o UpOptions, images map[noderuntime.Worker]string, host skew.HostFacts) (*v1alpha4.Cluster, error) {
 	cfg := &v1alpha4.Cluster{}
 	v1alpha4.SetDefaultsCluster(cfg)
 	cfg.Name = o.Name
@@ -222,8 +223,8 @@ func kindConfig(ctx context.Context, h command.Host, o UpOptions, images map[Wor
 	cpVersion := "v" + release.BareVersion(o.APIServer)
 	cfg.Nodes = []v1alpha4.Node{{
 		Role:   v1alpha4.ControlPlaneRole,
-		Image:  images[Worker{}],
-		Labels: runtimeLabels(ctx, h, images[Worker{}], map[string]string{nodefacts.KubeletVersionLabel: cpVersion}),
+		Image:  images[noderuntime.Worker{}],
+		Labels: runtimeLabels(ctx, h, images[noderuntime.Worker{}], map[string]string{nodefacts.KubeletVersionLabel: cpVersion}),
 	}}
 	for _, w := range o.workers() {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{
@@ -466,8 +467,8 @@ func finishUp(ctx context.Context, h command.Host, prov *cluster.Provider, o UpO
 }
 
 // workers are the workers of o: each kubelet version with its runtime.
-func (o UpOptions) workers() []Worker {
-	ws := make([]Worker, len(o.Kubelets))
+func (o UpOptions) workers() []noderuntime.Worker {
+	ws := make([]noderuntime.Worker, len(o.Kubelets))
 	for i, kl := range o.Kubelets {
 		ws[i].Kubelet = kl
 		if i < len(o.Runtimes) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +21,7 @@ import (
 	"github.com/skewproof/skewproof/clusters"
 )
 
-// A worker whose node image has containerd 2 (NodeRuntime.CRI) beside a
+// A worker whose node image has containerd 2 (noderuntime.Runtime.CRI) beside a
 // control plane with Debian's containerd 1.7: the kubelet reports
 // containerd://2.4.2, RuntimeDefault runs in seccomp filter mode, and the
 // restricted handler skewproof-noseccomp runs the same pod without seccomp.
@@ -31,7 +32,7 @@ func TestIntegrationContainerd2Worker(t *testing.T) {
 	defer cancel()
 
 	cs := upForTest(ctx, t, "c2-it", clusters.UpOptions{APIServer: itAPIServer, Kubelets: []string{itKubelet},
-		Runtimes: []clusters.NodeRuntime{{CRI: clusters.CRIContainerd2}}}).cs
+		Runtimes: []noderuntime.Runtime{{CRI: noderuntime.CRIContainerd2}}}).cs
 
 	var worker string
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

@@ -13,8 +13,8 @@
 //   - Provider.Up brings a cluster up as UpOptions describe it; Down, List,
 //     ListOwned and NodeNames remove and find clusters (a name that is taken
 //     is an ExistsError).
-//   - ParseWorker, ParseNodeRuntime and ParseOCIRuntime read the --kubelets
-//     grammar (VERSION[@CRI][+OCI]) into a Worker and its NodeRuntime.
+//   - UpOptions name each worker's runtime as a noderuntime.Runtime; package
+//     clusters/noderuntime reads the --kubelets grammar (VERSION[@CRI][+OCI]).
 //   - Provider.BuildNodeImage, PlanBuilds, ListImages, PruneImages and
 //     PruneNodeImages build and tidy node images; Provider.LoadImageArchive
 //     loads an image into a cluster's nodes (those IsLocalNode finds);

@@ -14,7 +14,6 @@ import (
 const (
 	ControllerManagerQPS = controllerManagerQPS
 	BuildContainerPrefix = nodeimage.BuildContainerPrefix
-	CRIContainerd2       = nodeimage.CRIContainerd2
 )
 
 // NetworkName is the Docker network of a cluster.

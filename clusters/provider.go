@@ -6,6 +6,7 @@ import (
 	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/nodeimage"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/progress"
 )
 
@@ -72,7 +73,7 @@ func (p *Provider) LoadImageArchive(ctx context.Context, archive, ref string, no
 // BuildNodeImage builds (or finds in the cache) the node image of worker w
 // in a cluster whose control plane is at apiserver, as Up would for it, and
 // returns its reference.
-func (p *Provider) BuildNodeImage(ctx context.Context, apiserver string, w Worker) (string, error) {
+func (p *Provider) BuildNodeImage(ctx context.Context, apiserver string, w noderuntime.Worker) (string, error) {
 	return nodeimage.Build(ctx, p.host, nodeimage.Spec{ControlPlane: apiserver, Kubelet: w.Kubelet, Runtime: w.Runtime})
 }
 
@@ -82,7 +83,7 @@ func (p *Provider) BuildNodeImage(ctx context.Context, apiserver string, w Worke
 // node image; runtimes, when given, are the workers' runtimes (runtimes[i]
 // is kubelets[i]'s; a worker on another runtime has a node image of its
 // own).
-func (p *Provider) PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...NodeRuntime) (capacity.Builds, error) {
+func (p *Provider) PlanBuilds(ctx context.Context, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...noderuntime.Runtime) (capacity.Builds, error) {
 	return nodeimage.Plan(ctx, p.host, apiserver, kubelets, prebuilt, runtimes...)
 }
 

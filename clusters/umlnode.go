@@ -20,6 +20,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/uml"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/skew/release"
@@ -79,7 +80,7 @@ type umlNodes struct {
 // prepareAppArmorNodes finds (or builds, once) the UML kernel and each
 // node's disk, before kind's create: one disk per node image, each node
 // writing to its own copy-on-write file over it.
-func prepareAppArmorNodes(ctx context.Context, h command.Host, o UpOptions, images map[Worker]string) ([]uml.Config, error) {
+func prepareAppArmorNodes(ctx context.Context, h command.Host, o UpOptions, images map[noderuntime.Worker]string) ([]uml.Config, error) {
 	p := h.Progress
 	if len(o.AppArmorNodes) == 0 {
 		return nil, nil

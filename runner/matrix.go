@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/skew/release"
 )
@@ -27,7 +28,7 @@ type MatrixOptions struct {
 	Clusters []release.Cluster
 	// Runtimes, when given, fan every cluster out over these container
 	// runtimes: one cluster per runtime, every worker on it.
-	Runtimes []clusters.NodeRuntime
+	Runtimes []noderuntime.Runtime
 	// Parallel is how many clusters run at once (at least 1).
 	Parallel int
 	// AppArmorNodes, per cluster of Clusters, gives that cluster an
@@ -48,7 +49,7 @@ type Leg struct {
 	AppArmorNodes bool
 	// Runtime is every worker's runtime (the default without
 	// MatrixOptions.Runtimes).
-	Runtime clusters.NodeRuntime
+	Runtime noderuntime.Runtime
 	Name    string
 	Dir     string
 	Outcome Outcome
@@ -72,11 +73,11 @@ func (o MatrixOptions) legUp(l Leg) clusters.UpOptions {
 	up := o.Base.Up
 	up.APIServer, up.Kubelets, up.Runtimes, up.AppArmorNodes = l.Cluster.Apiserver, l.Cluster.Kubelets, nil, nil
 	if !l.Runtime.IsDefault() {
-		up.Runtimes = slices.Repeat([]clusters.NodeRuntime{l.Runtime}, len(l.Cluster.Kubelets))
+		up.Runtimes = slices.Repeat([]noderuntime.Runtime{l.Runtime}, len(l.Cluster.Kubelets))
 	}
 	if l.AppArmorNodes {
 		for _, k := range l.Cluster.Kubelets {
-			up.AppArmorNodes = append(up.AppArmorNodes, clusters.Worker{Kubelet: k, Runtime: l.Runtime})
+			up.AppArmorNodes = append(up.AppArmorNodes, noderuntime.Worker{Kubelet: k, Runtime: l.Runtime})
 		}
 	}
 	return up

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/skew/release"
 )
 
@@ -42,7 +43,7 @@ func TestRunMatrixRuntimes(t *testing.T) {
 	cancel()
 	legs, _ := RunMatrix(ctx, MatrixOptions{Base: Options{Name: "m", JUnitDir: t.TempDir()},
 		Clusters: []release.Cluster{{Apiserver: "1.36.3"}, {Apiserver: "1.37.2"}},
-		Runtimes: []clusters.NodeRuntime{{}, {CRI: "containerd2", OCI: "crun"}}})
+		Runtimes: []noderuntime.Runtime{{}, {CRI: "containerd2", OCI: "crun"}}})
 	var names []string
 	for _, l := range legs {
 		names = append(names, l.Name)
@@ -55,11 +56,11 @@ func TestRunMatrixRuntimes(t *testing.T) {
 // With AppArmorNodes, every leg's cluster has one AppArmor node per worker
 // of its own window, on the leg's runtime; without, none.
 func TestLegUpAppArmorNodes(t *testing.T) {
-	crun := clusters.NodeRuntime{CRI: "containerd2", OCI: "crun"}
+	crun := noderuntime.Runtime{CRI: "containerd2", OCI: "crun"}
 	o := MatrixOptions{Base: Options{Up: clusters.UpOptions{UMLKernel: "/k"}}}
 	leg := Leg{Cluster: release.Cluster{Apiserver: "1.36.3", Kubelets: []string{"1.33.13", "1.36.3"}}, Runtime: crun, AppArmorNodes: true}
 	up := o.legUp(leg)
-	want := []clusters.Worker{{Kubelet: "1.33.13", Runtime: crun}, {Kubelet: "1.36.3", Runtime: crun}}
+	want := []noderuntime.Worker{{Kubelet: "1.33.13", Runtime: crun}, {Kubelet: "1.36.3", Runtime: crun}}
 	if !slices.Equal(up.AppArmorNodes, want) || up.APIServer != "1.36.3" || len(up.Runtimes) != 2 || up.UMLKernel != "/k" {
 		t.Errorf("leg cluster %+v, want AppArmor nodes %v", up, want)
 	}

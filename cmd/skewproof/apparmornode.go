@@ -8,6 +8,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/skew/release"
@@ -38,8 +39,8 @@ var umlNodeWorkers = 2048/capacity.WorkerMemoryMiB + 1
 
 // workersOf pairs kubelet versions with their runtimes (runtimes may be
 // nil: every worker on the default).
-func workersOf(kubelets []string, runtimes []clusters.NodeRuntime) []clusters.Worker {
-	ws := make([]clusters.Worker, len(kubelets))
+func workersOf(kubelets []string, runtimes []noderuntime.Runtime) []noderuntime.Worker {
+	ws := make([]noderuntime.Worker, len(kubelets))
 	for i, k := range kubelets {
 		ws[i].Kubelet = release.BareVersion(k)
 		if i < len(runtimes) {
@@ -61,7 +62,7 @@ func autoAddsAppArmorNodes(suites []string) bool {
 // "auto" unless auto says so: autoAddsAppArmorNodes), one per distinct
 // worker for "all" (and "auto" when auto), else the listed ones (vendor:
 // the --oci-runtime binaries).
-func resolveAppArmorNodes(spec string, workers []clusters.Worker, auto bool, vendor map[string]string) ([]clusters.Worker, error) {
+func resolveAppArmorNodes(spec string, workers []noderuntime.Worker, auto bool, vendor map[string]string) ([]noderuntime.Worker, error) {
 	switch strings.TrimSpace(spec) {
 	case "", appArmorNodesOff:
 		return nil, nil
@@ -71,7 +72,7 @@ func resolveAppArmorNodes(spec string, workers []clusters.Worker, auto bool, ven
 		}
 		fallthrough
 	case appArmorNodesAll:
-		var out []clusters.Worker
+		var out []noderuntime.Worker
 		for _, w := range workers {
 			if !slices.Contains(out, w) {
 				out = append(out, w)
@@ -79,12 +80,12 @@ func resolveAppArmorNodes(spec string, workers []clusters.Worker, auto bool, ven
 		}
 		return out, nil
 	}
-	var out []clusters.Worker
+	var out []noderuntime.Worker
 	for _, e := range splitList(spec) {
 		if e == appArmorNodesAll || e == appArmorNodesAuto || e == appArmorNodesOff {
 			return nil, cli.Usagef("--apparmor-node %q: %q stands alone, not in a list", spec, e)
 		}
-		w, err := clusters.ParseWorker(e, vendor)
+		w, err := noderuntime.ParseWorker(e, vendor)
 		if err != nil {
 			return nil, cli.Usagef("--apparmor-node %v", err)
 		}
@@ -109,7 +110,7 @@ func isWordOfAppArmorNode(spec string) bool {
 
 // checkAppArmorNodes checks the AppArmor nodes of a new cluster: versions
 // the skew policy allows with the apiserver.
-func checkAppArmorNodes(ctx context.Context, apiserver string, nodes []clusters.Worker) error {
+func checkAppArmorNodes(ctx context.Context, apiserver string, nodes []noderuntime.Worker) error {
 	if len(nodes) == 0 {
 		return nil
 	}

@@ -4,27 +4,27 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 )
 
 // TestResolveAppArmorNodes: --apparmor-node's words and lists for a
 // cluster of workers on hosts with and without AppArmor.
 func TestResolveAppArmorNodes(t *testing.T) {
-	crio := clusters.NodeRuntime{CRI: "crio", OCI: "crun"}
-	workers := []clusters.Worker{{Kubelet: "1.34.4"}, {Kubelet: "1.37.2"}, {Kubelet: "1.37.2", Runtime: crio}, {Kubelet: "1.34.4"}}
-	each := []clusters.Worker{{Kubelet: "1.34.4"}, {Kubelet: "1.37.2"}, {Kubelet: "1.37.2", Runtime: crio}}
+	crio := noderuntime.Runtime{CRI: "crio", OCI: "crun"}
+	workers := []noderuntime.Worker{{Kubelet: "1.34.4"}, {Kubelet: "1.37.2"}, {Kubelet: "1.37.2", Runtime: crio}, {Kubelet: "1.34.4"}}
+	each := []noderuntime.Worker{{Kubelet: "1.34.4"}, {Kubelet: "1.37.2"}, {Kubelet: "1.37.2", Runtime: crio}}
 	for _, c := range []struct {
 		spec string
 		auto bool
-		want []clusters.Worker
+		want []noderuntime.Worker
 	}{
 		{"auto", true, each}, // the default on a host without AppArmor: every kubelet and runtime once
 		{"auto", false, nil}, // the kind nodes enforce AppArmor themselves, or no AppArmor suite
 		{"all", false, each},
 		{"off", true, nil},
 		{"", true, nil},
-		{"1.37.2", true, []clusters.Worker{{Kubelet: "1.37.2"}}},
-		{"v1.34.4, 1.37.2@crio+crun", false, []clusters.Worker{{Kubelet: "1.34.4"}, {Kubelet: "1.37.2", Runtime: crio}}},
+		{"1.37.2", true, []noderuntime.Worker{{Kubelet: "1.37.2"}}},
+		{"v1.34.4, 1.37.2@crio+crun", false, []noderuntime.Worker{{Kubelet: "1.34.4"}, {Kubelet: "1.37.2", Runtime: crio}}},
 	} {
 		got, err := resolveAppArmorNodes(c.spec, workers, c.auto, nil)
 		if err != nil || !reflect.DeepEqual(got, c.want) {

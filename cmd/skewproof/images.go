@@ -8,6 +8,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/profiles/agentimage"
@@ -67,7 +68,7 @@ func newImagesBuildCmd() *cobra.Command {
 			if err := capacity.CheckDiskFits(ctx, b); err != nil {
 				return cli.Usagef("%v", err)
 			}
-			ref, err := clusters.NewProvider(progress.New(os.Stderr)).BuildNodeImage(ctx, release.BareVersion(k8s), clusters.Worker{Kubelet: kl})
+			ref, err := clusters.NewProvider(progress.New(os.Stderr)).BuildNodeImage(ctx, release.BareVersion(k8s), noderuntime.Worker{Kubelet: kl})
 			if err != nil {
 				return err
 			}

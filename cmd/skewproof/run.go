@@ -14,6 +14,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/capacity"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/internal/progress"
 	"github.com/skewproof/skewproof/reports"
@@ -28,17 +29,17 @@ type runOptions struct {
 	suiteBinary, appArmorNode, umlKernel string
 	kubeletList, ids, rerun, matrix      string
 	matrixRuntimeList                    string
-	matrixRuntimes                       []clusters.NodeRuntime
+	matrixRuntimes                       []noderuntime.Runtime
 	ociArgs                              []string
-	runtimes                             []clusters.NodeRuntime
+	runtimes                             []noderuntime.Runtime
 	ociRuntimes                          map[string]string
 	suites, kubelets                     []string
 	keep, parallel, buildSuites          bool
 	removeImages                         bool
 	matrixParallel                       int
 	plan                                 []release.Cluster
-	appArmorNodes                        []clusters.Worker // --apparmor-node, resolved
-	matrixAppArmorNodes                  []bool            // --matrix: per leg, an AppArmor node per worker
+	appArmorNodes                        []noderuntime.Worker // --apparmor-node, resolved
+	matrixAppArmorNodes                  []bool               // --matrix: per leg, an AppArmor node per worker
 	imageArgs, gateArgs                  []string
 	images                               map[string]string
 	gates                                map[string]bool
@@ -182,11 +183,11 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 	for _, c := range plan {
 		// The workers' runtimes: --kubelets' own, or each of
 		// --matrix-runtimes for every worker of a matrix cluster.
-		perWorker := [][]clusters.NodeRuntime{o.runtimes}
+		perWorker := [][]noderuntime.Runtime{o.runtimes}
 		if len(o.plan) > 0 && len(o.matrixRuntimes) > 0 {
 			perWorker = nil
 			for _, r := range o.matrixRuntimes {
-				perWorker = append(perWorker, slices.Repeat([]clusters.NodeRuntime{r}, len(c.Kubelets)))
+				perWorker = append(perWorker, slices.Repeat([]noderuntime.Runtime{r}, len(c.Kubelets)))
 			}
 		}
 		for _, rt := range perWorker {

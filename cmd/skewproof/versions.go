@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/skewproof/skewproof/clusters"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/cmd/internal/cli"
 	"github.com/skewproof/skewproof/skew"
 	"github.com/skewproof/skewproof/skew/release"
@@ -111,11 +111,11 @@ const ociRuntimeUsage = "an OCI runtime binary of yours, NAME=PATH: it goes into
 type workerArgs struct {
 	kubelets []string
 	// runtimes are each worker's runtime; nil when all have the default.
-	runtimes []clusters.NodeRuntime
+	runtimes []noderuntime.Runtime
 	// vendor maps the name of each OCI runtime the user provides to its path.
 	vendor map[string]string
 	// matrix are the runtimes every matrix cluster runs once on.
-	matrix []clusters.NodeRuntime
+	matrix []noderuntime.Runtime
 }
 
 // parseWorkers reads the entries of --kubelets, the values of
@@ -126,7 +126,7 @@ type workerArgs struct {
 func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (workerArgs, error) {
 	var w workerArgs
 	for _, a := range ociArgs {
-		name, path, err := clusters.ParseOCIRuntime(a)
+		name, path, err := noderuntime.ParseVendorOCI(a)
 		if err != nil {
 			return w, cli.Usagef("--oci-runtime %v", err)
 		}
@@ -136,9 +136,9 @@ func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (w
 		w.vendor[name] = path
 	}
 	used := map[string]bool{}
-	seen := map[clusters.NodeRuntime]bool{}
+	seen := map[noderuntime.Runtime]bool{}
 	for _, e := range splitList(matrixList) {
-		r, err := clusters.ParseNodeRuntime(e, w.vendor)
+		r, err := noderuntime.Parse(e, w.vendor)
 		if err != nil {
 			return w, cli.Usagef("--matrix-runtimes %q: %v", e, err)
 		}
@@ -150,7 +150,7 @@ func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (w
 	}
 	custom := false
 	for _, e := range entries {
-		wk, err := clusters.ParseWorker(e, w.vendor)
+		wk, err := noderuntime.ParseWorker(e, w.vendor)
 		if err != nil {
 			return w, cli.Usagef("--kubelets %v", err)
 		}
@@ -161,7 +161,7 @@ func parseWorkers(entries, ociArgs []string, matrixList, appArmorNode string) (w
 	}
 	if !isWordOfAppArmorNode(appArmorNode) {
 		for _, e := range splitList(appArmorNode) {
-			if wk, err := clusters.ParseWorker(e, w.vendor); err == nil {
+			if wk, err := noderuntime.ParseWorker(e, w.vendor); err == nil {
 				used[wk.Runtime.OCI] = true
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/image"
 	"github.com/skewproof/skewproof/internal/owner"
 )
@@ -33,7 +34,7 @@ exit 1`
 // from the base image receives the files, its containerd imports the images
 // (pinned, not unpacked), and the container is committed as the node image,
 // labelled with its runtimes (rt, and oci's version as the binary says it).
-func assembleNodeImage(ctx context.Context, h command.Host, baseRef, ref, filesTar, archive string, images []image.Image, rt Runtime, oci ociRuntime) error {
+func assembleNodeImage(ctx context.Context, h command.Host, baseRef, ref, filesTar, archive string, images []image.Image, rt noderuntime.Runtime, oci ociRuntime) error {
 	removeDeadBuildContainers(ctx, h)
 	name := fmt.Sprintf("%s%s-%d", BuildContainerPrefix, owner.Token(), time.Now().UnixNano())
 	// Created without cancellation (a second or two): a docker CLI killed
@@ -64,7 +65,7 @@ func assembleNodeImage(ctx context.Context, h command.Host, baseRef, ref, filesT
 	ociVersion := versionLabel(out)
 	// A CRI-O node carries its images as an archive in its files, loaded at
 	// its first boot (crio.go).
-	if rt.cri() != CRICRIO {
+	if rt.CRIName() != noderuntime.CRICRIO {
 		if err := importIntoContainerd(ctx, h, name, archive, images); err != nil {
 			return err
 		}
@@ -73,8 +74,8 @@ func assembleNodeImage(ctx context.Context, h command.Host, baseRef, ref, filesT
 		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
 		"--change", `CMD []`,
 		"--change", "LABEL io.skewproof.image=node",
-		"--change", "LABEL "+CRILabel+"="+rt.cri(),
-		"--change", "LABEL "+OCILabel+"="+rt.oci(),
+		"--change", "LABEL "+CRILabel+"="+rt.CRIName(),
+		"--change", "LABEL "+OCILabel+"="+rt.OCIName(),
 		"--change", "LABEL "+OCIVersionLabel+"="+ociVersion,
 		"--change", "LABEL io.skewproof.node-tag="+strings.SplitN(strings.TrimPrefix(ref, nodeImageRepo+":"), "-", 2)[0],
 		name, ref)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/cache"
 	"github.com/skewproof/skewproof/skew/release"
 )
@@ -19,7 +20,7 @@ import (
 // ("" for the control plane) to a given node image; runtimes, when given,
 // are the workers' runtimes (runtimes[i] is kubelets[i]'s; a worker on
 // another runtime has a node image of its own).
-func Plan(ctx context.Context, h command.Host, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...Runtime) (capacity.Builds, error) {
+func Plan(ctx context.Context, h command.Host, apiserver string, kubelets []string, prebuilt map[string]string, runtimes ...noderuntime.Runtime) (capacity.Builds, error) {
 	b := capacity.Builds{Nodes: 1 + len(kubelets)}
 	base, err := baseImageOf()
 	if err != nil {
@@ -50,7 +51,7 @@ func Plan(ctx context.Context, h command.Host, apiserver string, kubelets []stri
 		}
 		// A user's OCI runtime's image is keyed by its digest as well: not
 		// known here, so that image counts as one to build.
-		oci := ociRuntime{name: spec.Runtime.oci(), nodePath: nodeOCIRuntimes[spec.Runtime.oci()]}
+		oci := ociRuntime{name: spec.Runtime.OCIName(), nodePath: nodeOCIRuntimes[spec.Runtime.OCIName()]}
 		ref, _ := nodeImageRef(base, spec, oci)
 		if h.ImageExists(ctx, ref) || slices.Contains(b.NodeImages, spec.tag()) {
 			continue

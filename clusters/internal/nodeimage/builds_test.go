@@ -3,6 +3,7 @@ package nodeimage
 import (
 	"context"
 	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"testing"
 )
 
@@ -14,7 +15,7 @@ func TestPlanBuildsCountsRuntimeImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mixed, err := Plan(context.Background(), command.Host{}, "1.99.1", []string{"1.99.1", "1.99.1"}, nil, Runtime{}, Runtime{CRI: CRICRIO, OCI: OCICrun})
+	mixed, err := Plan(context.Background(), command.Host{}, "1.99.1", []string{"1.99.1", "1.99.1"}, nil, noderuntime.Runtime{}, noderuntime.Runtime{CRI: noderuntime.CRICRIO, OCI: noderuntime.OCICrun})
 	if err != nil {
 		t.Fatal(err)
 	}

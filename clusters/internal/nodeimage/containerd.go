@@ -3,6 +3,8 @@ package nodeimage
 import (
 	"strconv"
 	"strings"
+
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 )
 
 // containerdConfig is the node's containerd configuration: kind's, with
@@ -60,7 +62,7 @@ server = "http://127.0.0.1:1"
 // ociHandlers points the default handler at oci's binary and adds a handler
 // of oci's name, unless oci is runc (the shim's default binary).
 func ociHandlers(oci ociRuntime) string {
-	if oci.name == "" || oci.name == OCIRunc {
+	if oci.name == "" || oci.name == noderuntime.OCIRunc {
 		return ""
 	}
 	t := `[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.` + oci.name + `]`

@@ -7,19 +7,16 @@ import (
 	"strings"
 
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/image"
 )
 
 // A node image's CRI runtime is Debian trixie's containerd 1.7 (installed
-// in the base image) unless its Spec names another: CRIContainerd2
+// in the base image) unless its Spec names another: noderuntime.CRIContainerd2
 // is containerd 2.4, built from the Go module proxy like the Kubernetes
 // binaries, with the node's runc (nodeRunc) as its OCI runtime and the
 // same settings and runtime handlers as containerdConfig, in containerd
 // 2's configuration layout (containerd2Config).
-
-// CRIContainerd2 names containerd 2 (containerd2Version) as a node image's
-// CRI runtime (Spec.CRI).
-const CRIContainerd2 = "containerd2"
 
 const (
 	containerd2Module = "github.com/containerd/containerd/v2"
@@ -163,10 +160,10 @@ version = 4
 		fmt.Fprintf(&b, "  [%s.options]\n    SystemdCgroup = true\n    BinaryName = %q\n\n", t, binary)
 	}
 	if oci.nodePath == "" {
-		oci = ociRuntime{name: OCIRunc, nodePath: nodeRunc}
+		oci = ociRuntime{name: noderuntime.OCIRunc, nodePath: nodeRunc}
 	}
 	addRuntime("runc", "", oci.nodePath)
-	if oci.name != OCIRunc {
+	if oci.name != noderuntime.OCIRunc {
 		addRuntime(oci.name, "# The node's OCI runtime, "+oci.name+", also under its own name.\n", oci.nodePath)
 	}
 	addRuntime("test-handler", "", nodeRunc)

@@ -2,6 +2,7 @@ package nodeimage
 
 import (
 	"github.com/skewproof/skewproof/clusters/internal/command"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"io"
 	"slices"
 	"strings"
@@ -140,14 +141,14 @@ func TestContainerd2Builds(t *testing.T) {
 // An image with containerd 2 has a tag and key of its own.
 func TestNodeImageCRITagAndKey(t *testing.T) {
 	base := &baseImage{Key: "basekey"}
-	runc := ociRuntime{name: OCIRunc, nodePath: nodeRunc}
+	runc := ociRuntime{name: noderuntime.OCIRunc, nodePath: nodeRunc}
 	plain := Spec{ControlPlane: "1.37.2", Kubelet: "1.34.4"}
 	c2 := plain
-	c2.Runtime.CRI = CRIContainerd2
+	c2.Runtime.CRI = noderuntime.CRIContainerd2
 	if got := c2.tag(); got != "v1.37.2-kubelet-v1.34.4-containerd2-runc" {
 		t.Errorf("tag %s", got)
 	}
-	if got := (Spec{ControlPlane: "1.37.2", Runtime: Runtime{CRI: CRIContainerd2}}).tag(); got != "v1.37.2-kubelet-v1.37.2-containerd2-runc" {
+	if got := (Spec{ControlPlane: "1.37.2", Runtime: noderuntime.Runtime{CRI: noderuntime.CRIContainerd2}}).tag(); got != "v1.37.2-kubelet-v1.37.2-containerd2-runc" {
 		t.Errorf("worker tag at the control plane's version %s", got)
 	}
 	if got := plain.tag(); got != "v1.37.2-kubelet-v1.34.4" {
@@ -158,7 +159,7 @@ func TestNodeImageCRITagAndKey(t *testing.T) {
 	if keyPlain == keyC2 || !strings.HasPrefix(refC2, nodeImageRepo+":v1.37.2-kubelet-v1.34.4-containerd2-runc-") || !strings.HasSuffix(refPlain, "-"+keyPlain) {
 		t.Errorf("refs %s and %s", refPlain, refC2)
 	}
-	crun := ociRuntime{name: OCICrun, nodePath: "/usr/bin/crun"}
+	crun := ociRuntime{name: noderuntime.OCICrun, nodePath: "/usr/bin/crun"}
 	c := containerd2Config("p", crun)
 	for _, want := range []string{
 		"runtimes.runc.options]\n    SystemdCgroup = true\n    BinaryName = \"/usr/bin/crun\"",
@@ -168,7 +169,7 @@ func TestNodeImageCRITagAndKey(t *testing.T) {
 			t.Errorf("containerd 2 config with crun lacks %q", want)
 		}
 	}
-	if _, err := Build(t.Context(), command.Host{Progress: progress.New(io.Discard)}, Spec{ControlPlane: "1.37.2", Runtime: Runtime{CRI: "cri-o"}}); err == nil || !strings.Contains(err.Error(), "not one skewproof builds") {
+	if _, err := Build(t.Context(), command.Host{Progress: progress.New(io.Discard)}, Spec{ControlPlane: "1.37.2", Runtime: noderuntime.Runtime{CRI: "cri-o"}}); err == nil || !strings.Contains(err.Error(), "not one skewproof builds") {
 		t.Errorf("CRI cri-o: %v", err)
 	}
 }
@@ -202,7 +203,7 @@ type containerd1File struct {
 }
 
 func TestContainerdConfigKeys(t *testing.T) {
-	for _, oci := range []ociRuntime{{}, {name: OCICrun, nodePath: nodeOCIRuntimes[OCICrun]}} {
+	for _, oci := range []ociRuntime{{}, {name: noderuntime.OCICrun, nodePath: nodeOCIRuntimes[noderuntime.OCICrun]}} {
 		var c containerd1File
 		md, err := toml.Decode(containerdConfig("registry.k8s.io/pause:3.10.2", oci), &c)
 		if err != nil {

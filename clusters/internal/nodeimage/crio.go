@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/cachedir"
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
@@ -15,7 +16,7 @@ import (
 	"github.com/skewproof/skewproof/internal/image"
 )
 
-// A CRI-O node (Spec.Runtime.CRI = CRICRIO) runs CRI-O
+// A CRI-O node (Spec.Runtime.CRI = noderuntime.CRICRIO) runs CRI-O
 // (crioVersion, built from the Go module proxy with cgo and the host's
 // libseccomp) with Debian trixie's conmon, and pinns built from CRI-O's own
 // module, instead of containerd. kind creates and joins it like any worker:
@@ -38,10 +39,6 @@ import (
 //   - kind's createContainer hook (product_uuid) is containerd's base
 //     runtime spec, which CRI-O does not read: CRI-O's containers see the
 //     node's product files.
-
-// CRICRIO names CRI-O (crioVersion) as a node image's CRI runtime
-// (Spec.CRI).
-const CRICRIO = "crio"
 
 const (
 	crioModule = "github.com/cri-o/cri-o"
@@ -163,10 +160,10 @@ type crioHandler struct {
 // before oci runs.
 func crioHandlers(oci ociRuntime) []crioHandler {
 	if oci.nodePath == "" {
-		oci = ociRuntime{name: OCIRunc, nodePath: nodeRunc}
+		oci = ociRuntime{name: noderuntime.OCIRunc, nodePath: nodeRunc}
 	}
 	hs := []crioHandler{{name: "runc", runtime: oci.nodePath}}
-	if oci.name != OCIRunc {
+	if oci.name != noderuntime.OCIRunc {
 		hs = append(hs, crioHandler{name: oci.name, runtime: oci.nodePath})
 	}
 	hs = append(hs, crioHandler{name: "test-handler", runtime: nodeRunc})
@@ -371,7 +368,7 @@ func addCRIO(files *image.LayerBuilder, bins map[string]string, pause string, oc
 // crioKeyParts are the inputs of a CRI-O node image besides the common
 // ones (nodeImageRef).
 func crioKeyParts(oci ociRuntime) []string {
-	parts := []string{"cri", CRICRIO, crioConfig("", oci), crioStorageConfig, crioRegistries, crioPolicy, crioUnit, crioImagesUnit, crioLoadImagesScript, pinnsCFlags, crioProgramSet().Key()}
+	parts := []string{"cri", noderuntime.CRICRIO, crioConfig("", oci), crioStorageConfig, crioRegistries, crioPolicy, crioUnit, crioImagesUnit, crioLoadImagesScript, pinnsCFlags, crioProgramSet().Key()}
 	for _, h := range crioHandlers(oci) {
 		parts = append(parts, crioRuntimeWrapper(h))
 	}

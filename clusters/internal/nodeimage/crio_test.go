@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 
 	"github.com/BurntSushi/toml"
@@ -51,7 +52,7 @@ type crioFile struct {
 
 func TestCRIOConfigParsesAndNamesEveryHandler(t *testing.T) {
 	const pause = "registry.k8s.io/pause:3.10.2"
-	crun := ociRuntime{name: OCICrun, nodePath: nodeOCIRuntimes[OCICrun]}
+	crun := ociRuntime{name: noderuntime.OCICrun, nodePath: nodeOCIRuntimes[noderuntime.OCICrun]}
 	var c crioFile
 	md, err := toml.Decode(crioConfig(pause, crun), &c)
 	if err != nil {
@@ -66,7 +67,7 @@ func TestCRIOConfigParsesAndNamesEveryHandler(t *testing.T) {
 	// The kubelet's pods name no handler (default_runtime) or one of the
 	// RuntimeClasses skewproof creates; each must be there, as in
 	// containerd's configuration.
-	want := []string{"runc", OCICrun, "test-handler"}
+	want := []string{"runc", noderuntime.OCICrun, "test-handler"}
 	want = append(want, nodefacts.RestrictedRuntimeHandlers()...)
 	for _, h := range want {
 		r, ok := c.CRIO.Runtime.Runtimes[h]

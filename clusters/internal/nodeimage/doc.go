@@ -9,7 +9,7 @@
 //
 // Package clusters is its one user: Build builds (or finds) the image of a
 // Spec, Plan says what bringing a cluster up would build, List, Prune and
-// PruneNodes list and remove the images; Runtime is clusters' NodeRuntime,
-// whose parsers (clusters' ParseNodeRuntime and ParseOCIRuntime) read
-// CRIRuntimes and NodeOCIRuntimes.
+// PruneNodes list and remove the images. A Spec's runtime is a
+// clusters/noderuntime.Runtime; this package knows where each of the
+// runtimes that package names lives in the node (runtime.go).
 package nodeimage

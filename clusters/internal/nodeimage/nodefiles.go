@@ -3,6 +3,7 @@ package nodeimage
 import (
 	"path/filepath"
 
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/image"
 )
 
@@ -37,7 +38,7 @@ func nodeFiles(cpBin, kubeletPath, cp, kl, pause string, oci ociRuntime) *image.
 	if oci.hostPath != "" {
 		files = files.File(oci.nodePath, oci.hostPath, 0o755)
 	}
-	if oci.name != "" && oci.name != OCIRunc {
+	if oci.name != "" && oci.name != noderuntime.OCIRunc {
 		files = files.Data(productFilesHookPath, []byte(productFilesHook), 0o755)
 	}
 	if needsCgroupBindsDropIn(kl) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skewproof/skewproof/clusters/internal/command"
 	"github.com/skewproof/skewproof/clusters/internal/gobuild"
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/cache"
 	"github.com/skewproof/skewproof/internal/cachedir"
 	"github.com/skewproof/skewproof/internal/image"
@@ -32,7 +33,7 @@ type Spec struct {
 	// Kubelet is the kubelet version of the node (defaults to ControlPlane).
 	Kubelet string
 	// Runtime is the node's container runtime (zero: the default).
-	Runtime Runtime
+	Runtime noderuntime.Runtime
 	// OCIRuntimes are the OCI runtimes the user provides, by name (the
 	// path of each on this host); Runtime.OCI may name one.
 	OCIRuntimes map[string]string
@@ -60,7 +61,7 @@ func (s Spec) tag() string {
 		t += "-kubelet-v" + release.BareVersion(s.kubelet())
 	}
 	if !s.Runtime.IsDefault() {
-		t += "-" + s.Runtime.cri() + "-" + s.Runtime.oci()
+		t += "-" + s.Runtime.CRIName() + "-" + s.Runtime.OCIName()
 	}
 	return t
 }
@@ -79,8 +80,8 @@ const nodeImageRepo = "skewproof-node"
 // returns its reference.
 func Build(ctx context.Context, h command.Host, spec Spec) (string, error) {
 	p := h.Progress
-	if !slices.Contains(criRuntimes, spec.Runtime.cri()) {
-		return "", fmt.Errorf("node image CRI runtime %q: not one skewproof builds (%s)", spec.Runtime.CRI, strings.Join(criRuntimes, ", "))
+	if !slices.Contains(noderuntime.CRIRuntimes(), spec.Runtime.CRIName()) {
+		return "", fmt.Errorf("node image CRI runtime %q: not one skewproof builds (%s)", spec.Runtime.CRI, strings.Join(noderuntime.CRIRuntimes(), ", "))
 	}
 	named, err := baseImageOf()
 	if err != nil {
@@ -134,10 +135,10 @@ func Build(ctx context.Context, h command.Host, spec Spec) (string, error) {
 			}
 			kubeletPath = filepath.Join(klBin, "kubelet")
 		}
-		switch spec.Runtime.cri() {
-		case CRIContainerd2:
+		switch spec.Runtime.CRIName() {
+		case noderuntime.CRIContainerd2:
 			criBins, err = containerd2Binaries(gctx, p)
-		case CRICRIO:
+		case noderuntime.CRICRIO:
 			criBins, err = crioBinaries(gctx, p)
 		}
 		return err
@@ -160,10 +161,10 @@ func Build(ctx context.Context, h command.Host, spec Spec) (string, error) {
 		return "", fmt.Errorf("writing the images of node image %s: %w", ref, err)
 	}
 	files := nodeFiles(cpBin, kubeletPath, cp, kl, pause, oci)
-	switch spec.Runtime.cri() {
-	case CRIContainerd2:
+	switch spec.Runtime.CRIName() {
+	case noderuntime.CRIContainerd2:
 		files = addContainerd2(files, criBins, pause, oci)
-	case CRICRIO:
+	case noderuntime.CRICRIO:
 		var tags []string
 		for _, img := range images {
 			tags = append(tags, img.Tags...)
@@ -193,13 +194,13 @@ func nodeImageRef(base *baseImage, spec Spec, oci ociRuntime) (ref, key string) 
 	if !spec.Runtime.IsDefault() {
 		parts = append(parts, spec.Runtime.String(), oci.nodePath, oci.digest, productFilesHook)
 	}
-	switch spec.Runtime.cri() {
-	case CRIContainerd2:
-		parts = append(parts, "cri", CRIContainerd2, containerd2Config("", oci))
+	switch spec.Runtime.CRIName() {
+	case noderuntime.CRIContainerd2:
+		parts = append(parts, "cri", noderuntime.CRIContainerd2, containerd2Config("", oci))
 		for _, s := range containerd2ProgramSets() {
 			parts = append(parts, s.Key())
 		}
-	case CRICRIO:
+	case noderuntime.CRICRIO:
 		parts = append(parts, crioKeyParts(oci)...)
 	}
 	if needsCgroupBindsDropIn(kl) {

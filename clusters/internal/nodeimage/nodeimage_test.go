@@ -2,12 +2,15 @@ package nodeimage
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 )
 
@@ -35,7 +38,7 @@ func TestKindVersionMatchesGoMod(t *testing.T) {
 }
 
 func TestContainerdConfigNeverPullsAndClampsOOM(t *testing.T) {
-	c := containerdConfig("registry.k8s.io/pause:3.10.2", ociRuntime{name: OCIRunc, nodePath: nodeRunc})
+	c := containerdConfig("registry.k8s.io/pause:3.10.2", ociRuntime{name: noderuntime.OCIRunc, nodePath: nodeRunc})
 	for _, want := range []string{
 		`sandbox_image = "registry.k8s.io/pause:3.10.2"`,
 		"restrict_oom_score_adj = true",
@@ -166,14 +169,14 @@ func TestNodeRuntimeInConfigAndImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	vendor := map[string]string{"myrt": exe}
-	def, err := resolveOCI(Runtime{}, vendor)
+	def, err := resolveOCI(noderuntime.Runtime{}, vendor)
 	if err != nil || def.nodePath != nodeRunc || def.hostPath != "" {
 		t.Fatalf("default runtime %+v, %v", def, err)
 	}
 	if c := containerdConfig("p", def); strings.Contains(c, `BinaryName = "`+nodeRunc+`"`) || !strings.Contains(c, "runtimes.runc]\n") {
 		t.Error("the default runtime's config names runc's binary (the shim's default)")
 	}
-	crun, _ := resolveOCI(Runtime{OCI: OCICrun}, vendor)
+	crun, _ := resolveOCI(noderuntime.Runtime{OCI: noderuntime.OCICrun}, vendor)
 	c := containerdConfig("p", crun)
 	for _, want := range []string{
 		"runtimes.runc.options]\n    SystemdCgroup = true\n    BinaryName = \"/usr/bin/crun\"\n",
@@ -187,18 +190,18 @@ func TestNodeRuntimeInConfigAndImage(t *testing.T) {
 	if s := restrictedRuntimes[0].script(crun.nodePath); !strings.Contains(s, `exec /usr/bin/crun "$@"`) || !strings.Contains(s, "crun without seccomp") {
 		t.Errorf("restricted runtime around crun:\n%s", s)
 	}
-	mine, err := resolveOCI(Runtime{OCI: "myrt"}, vendor)
+	mine, err := resolveOCI(noderuntime.Runtime{OCI: "myrt"}, vendor)
 	if err != nil || mine.nodePath != vendorOCIDir+"/myrt" || mine.hostPath != exe || len(mine.digest) != 64 {
 		t.Fatalf("vendor runtime %+v, %v", mine, err)
 	}
-	if _, err := resolveOCI(Runtime{OCI: "other"}, vendor); err == nil {
+	if _, err := resolveOCI(noderuntime.Runtime{OCI: "other"}, vendor); err == nil {
 		t.Error("an unknown OCI runtime resolved")
 	}
 
 	base := &baseImage{Key: "k"}
 	spec := Spec{ControlPlane: "1.37.2", Kubelet: "1.37.2"}
 	refDefault, _ := nodeImageRef(base, spec, def)
-	spec.Runtime = Runtime{OCI: OCICrun}
+	spec.Runtime = noderuntime.Runtime{OCI: noderuntime.OCICrun}
 	if spec.isControlPlane() {
 		t.Error("a crun worker at the control plane's version is taken for the control plane")
 	}
@@ -207,12 +210,12 @@ func TestNodeRuntimeInConfigAndImage(t *testing.T) {
 		t.Errorf("crun image %q (default %q)", refCrun, refDefault)
 	}
 	// A different binary of the same name is another image.
-	spec.Runtime = Runtime{OCI: "myrt"}
+	spec.Runtime = noderuntime.Runtime{OCI: "myrt"}
 	ref1, _ := nodeImageRef(base, spec, mine)
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\nexec crun \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	mine2, _ := resolveOCI(Runtime{OCI: "myrt"}, vendor)
+	mine2, _ := resolveOCI(noderuntime.Runtime{OCI: "myrt"}, vendor)
 	if ref2, _ := nodeImageRef(base, spec, mine2); ref2 == ref1 {
 		t.Error("a changed vendor binary keeps its node image")
 	}
@@ -263,5 +266,13 @@ func TestCgroupBindsDropIn(t *testing.T) {
 	// systemd unescapes $$ and \\ once: the shell gets $( and \. .
 	if !strings.Contains(cgroupBindsDropIn, `$$(findmnt`) || !strings.Contains(cgroupBindsDropIn, `"$$m"`) || !strings.Contains(cgroupBindsDropIn, `(\\.slice)?$$`) {
 		t.Errorf("drop-in escapes: %s", cgroupBindsDropIn)
+	}
+}
+
+// Every OCI runtime the grammar says the node images carry has a path in
+// the node, and no other.
+func TestNodeOCIRuntimesAreTheGrammars(t *testing.T) {
+	if got, want := slices.Sorted(maps.Keys(nodeOCIRuntimes)), noderuntime.OCIRuntimes(); !slices.Equal(got, want) {
+		t.Errorf("node images' OCI runtimes %v, noderuntime.OCIRuntimes %v", got, want)
 	}
 }

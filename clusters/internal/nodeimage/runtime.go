@@ -9,62 +9,13 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/skewproof/skewproof/clusters/noderuntime"
 )
 
-// Runtime is the container runtime of a worker: the CRI runtime its
-// kubelet talks to and the OCI runtime that one runs containers with. The
-// zero value is the default: Debian's containerd 1.7 with runc.
-type Runtime struct {
-	// CRI is the CRI runtime: "containerd" (Debian trixie's containerd
-	// 1.7, the default) or "containerd2" (containerd 2.4 built from the Go
-	// module proxy, containerd2.go) or "crio" (CRI-O 1.34 built from the Go
-	// module proxy, crio.go).
-	CRI string `json:"cri,omitempty"`
-	// OCI is the OCI runtime: "runc" (the default), "crun" (both Debian
-	// trixie's), or the name of a runtime the user provides (OCIRuntime).
-	OCI string `json:"oci,omitempty"`
-}
-
-// CRI and OCI runtimes of the node images.
-const (
-	CRIContainerd = "containerd"
-	OCIRunc       = "runc"
-	OCICrun       = "crun"
-)
-
-// criRuntimes are the CRI runtimes a node image can have.
-var criRuntimes = []string{CRIContainerd, CRIContainerd2, CRICRIO}
-
-// nodeOCIRuntimes are the OCI runtimes every node image carries, with their
-// path in the node.
-var nodeOCIRuntimes = map[string]string{OCIRunc: nodeRunc, OCICrun: "/usr/bin/crun"}
-
-func (r Runtime) cri() string {
-	if r.CRI == "" {
-		return CRIContainerd
-	}
-	return r.CRI
-}
-
-func (r Runtime) oci() string {
-	if r.OCI == "" {
-		return OCIRunc
-	}
-	return r.OCI
-}
-
-// IsDefault says whether r is the default runtime.
-func (r Runtime) IsDefault() bool { return r.cri() == CRIContainerd && r.oci() == OCIRunc }
-
-// String is r in the --kubelets grammar's suffix form: "containerd+crun".
-func (r Runtime) String() string { return r.cri() + "+" + r.oci() }
-
-// CRIRuntimes are the CRI runtimes a node image can have.
-func CRIRuntimes() []string { return slices.Clone(criRuntimes) }
-
-// NodeOCIRuntimes are the names of the OCI runtimes every node image
-// carries, sorted.
-func NodeOCIRuntimes() []string { return slices.Sorted(maps.Keys(nodeOCIRuntimes)) }
+// nodeOCIRuntimes are the OCI runtimes every node image carries
+// (noderuntime.OCIRuntimes), with their path in the node.
+var nodeOCIRuntimes = map[string]string{noderuntime.OCIRunc: nodeRunc, noderuntime.OCICrun: "/usr/bin/crun"}
 
 // ociRuntime is the OCI runtime of a node image: its name, its path in the
 // node, and, for one the user provides, the file on this host and its
@@ -78,8 +29,8 @@ const vendorOCIDir = "/usr/local/sbin/skewproof-oci"
 
 // resolveOCI finds the OCI runtime of r: one of the node images' own, or
 // one of vendor (name → path on this host), whose file is hashed.
-func resolveOCI(r Runtime, vendor map[string]string) (ociRuntime, error) {
-	name := r.oci()
+func resolveOCI(r noderuntime.Runtime, vendor map[string]string) (ociRuntime, error) {
+	name := r.OCIName()
 	if p, ok := nodeOCIRuntimes[name]; ok {
 		return ociRuntime{name: name, nodePath: p}, nil
 	}
