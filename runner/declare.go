@@ -12,23 +12,42 @@ import (
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// declaredFixtures asks the suite binary what the suites of the run need
-// set up (their declarations, senv.Declare), and returns the fixtures
-// those of o.Suites declare. The runner knows no suite by name: a suite
-// says what it needs where its specs are (harness.Suite.Fixtures).
-func (o Options) declaredFixtures(ctx context.Context) (map[string]bool, error) {
+// Declarations asks the suite binary what its suites need (their
+// declarations, senv.Declare): the fixtures the runner sets up and the API
+// permissions their specs use. The runner knows no suite by name: a suite
+// says what it needs where its specs are (harness.Suite).
+func Declarations(ctx context.Context, binary string) ([]senv.Suite, error) {
 	dir, err := os.MkdirTemp("", "skewproof-declare-")
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	path := filepath.Join(dir, "suites.json")
-	cmd := exec.CommandContext(ctx, o.SuiteBinary, "-test.run", "^"+schedule.TestName+"$")
+	cmd := exec.CommandContext(ctx, binary, "-test.run", "^"+schedule.TestName+"$")
 	cmd.Env = suiteEnv([]string{senv.Declare + "=" + path})
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("asking %s for its suites' declarations: %w: %s", o.SuiteBinary, err, Tail(string(out), 5))
+		return nil, fmt.Errorf("asking %s for its suites' declarations: %w: %s", binary, err, Tail(string(out), 5))
 	}
-	decls, err := senv.ReadSuites(path)
+	return senv.ReadSuites(path)
+}
+
+// Declared are the declarations of the suites named, in that order; a
+// suite the binary does not declare is an error.
+func Declared(decls []senv.Suite, suites []string) ([]senv.Suite, error) {
+	var out []senv.Suite
+	for _, s := range suites {
+		i := slices.IndexFunc(decls, func(d senv.Suite) bool { return d.Family == s })
+		if i < 0 {
+			return nil, fmt.Errorf("the suite binary has no suite %q", s)
+		}
+		out = append(out, decls[i])
+	}
+	return out, nil
+}
+
+// declaredFixtures are the fixtures the suites of the run declare.
+func (o Options) declaredFixtures(ctx context.Context) (map[string]bool, error) {
+	decls, err := Declarations(ctx, o.SuiteBinary)
 	if err != nil {
 		return nil, err
 	}
@@ -38,13 +57,13 @@ func (o Options) declaredFixtures(ctx context.Context) (map[string]bool, error) 
 // fixturesOf is the set of fixtures the suites named declare; a suite the
 // binary does not declare is an error.
 func fixturesOf(decls []senv.Suite, suites []string) (map[string]bool, error) {
+	chosen, err := Declared(decls, suites)
+	if err != nil {
+		return nil, err
+	}
 	need := map[string]bool{}
-	for _, s := range suites {
-		i := slices.IndexFunc(decls, func(d senv.Suite) bool { return d.Family == s })
-		if i < 0 {
-			return nil, fmt.Errorf("the suite binary has no suite %q", s)
-		}
-		for _, f := range decls[i].Fixtures {
+	for _, d := range chosen {
+		for _, f := range d.Fixtures {
 			need[f] = true
 		}
 	}

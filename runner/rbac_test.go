@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -14,15 +13,39 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/skewproof/skewproof/internal/rbac"
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
+	"github.com/skewproof/skewproof/profiles/api"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
+
+// declarationsFile holds what the suite binary declares; suites/e2e's
+// TestBinaryDeclaresTheSuitesNeeds keeps it equal to the real binary's
+// declarations (the runner does not link the suites).
+const declarationsFile = "../suites/e2e/testdata/declarations.json"
+
+// declared are the suite binary's declarations and the rules of a run of
+// all its suites.
+func declared(t *testing.T) ([]senv.Suite, []rbac.Rule) {
+	t.Helper()
+	decls, err := senv.ReadSuites(declarationsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := ExplainedRules(decls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decls, rules
+}
 
 // TestRulesHaveNoWildcard fails on a wildcard anywhere and lists what the
 // ClusterRole holds, per resource, for review.
 func TestRulesHaveNoWildcard(t *testing.T) {
 	held := map[string][]string{}
-	for i, r := range ExplainedRules() {
+	_, rules := declared(t)
+	for i, r := range rules {
 		if r.Why == "" {
 			t.Errorf("rule %d (%v) does not say why it is needed", i, r.PolicyRule)
 		}
@@ -69,94 +92,123 @@ func TestRulesHaveNoWildcard(t *testing.T) {
 	}
 }
 
-// allows says whether the rules allow verb on group/resource (named name,
-// "" for a request without a name).
-func allows(rules []rbacv1.PolicyRule, verb, group, resource, name string) bool {
-	for _, r := range rules {
-		if slices.Contains(r.Verbs, verb) && slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) &&
-			(len(r.ResourceNames) == 0 || name != "" && slices.Contains(r.ResourceNames, name)) {
-			return true
-		}
-	}
-	return false
-}
-
 // TestRulesCoverWhatTheRunGrants checks that the runner holds every
 // permission it grants the node agent (so that creating the agent's roles
 // and bindings needs neither escalate nor bind) and may apply (patch and
-// create by name) and remove the agent's objects in both agent namespaces.
+// create by name) and remove the agent's objects, in the fixtures
+// namespace and in the namespace of each suite that deploys its own agent
+// (it declares the agent's service account in some namespace).
 func TestRulesCoverWhatTheRunGrants(t *testing.T) {
-	rules := Rules()
-	for _, ns := range agentNamespaces() {
-		objs, err := agent.Objects(agent.DeployOptions{Namespace: ns, Image: "unused", OwnNodePolicy: true})
+	decls, _ := declared(t)
+	for _, d := range decls {
+		rules, err := ExplainedRules([]senv.Suite{d})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, o := range objs {
-			gr, name := o.Resource, o.Object.GetName()
-			for _, verb := range []string{"patch", "create"} {
-				if !allows(rules, verb, gr.Group, gr.Resource, name) {
-					t.Errorf("server-side apply of %s %s/%s needs %s", gr.Resource, ns, name, verb)
+		policy := rbac.Policy(rules)
+		namespaces := []string{}
+		if slices.Contains(d.Fixtures, senv.FixtureSeccompProfiles) {
+			namespaces = append(namespaces, profiles.FixturesNamespace)
+		}
+		for _, p := range d.Permissions {
+			if slices.Contains(p.Resources, "namespaces") && len(p.ResourceNames) > 0 {
+				namespaces = append(namespaces, p.ResourceNames...)
+			}
+		}
+		for _, ns := range namespaces {
+			objs, err := agent.Objects(agent.DeployOptions{Namespace: ns, Image: "unused", OwnNodePolicy: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				gr, name := o.Resource, o.Object.GetName()
+				for _, verb := range []string{"patch", "create"} {
+					if !rbac.Allows(policy, verb, gr.Group, gr.Resource, name) {
+						t.Errorf("suite %s: server-side apply of %s %s/%s needs %s", d.Family, gr.Resource, ns, name, verb)
+					}
 				}
-			}
-			if !o.Namespaced() && !allows(rules, "delete", gr.Group, gr.Resource, name) {
-				t.Errorf("the teardown deletes %s %s", gr.Resource, name)
-			}
-			var granted []rbacv1.PolicyRule
-			switch o.Object.GetKind() {
-			case "Role", "ClusterRole":
-				b, _ := o.Object.MarshalJSON()
-				var role rbacv1.ClusterRole
-				if err := yaml.Unmarshal(b, &role); err != nil {
-					t.Fatal(err)
+				if !o.Namespaced() && !rbac.Allows(policy, "delete", gr.Group, gr.Resource, name) {
+					t.Errorf("suite %s: the teardown deletes %s %s", d.Family, gr.Resource, name)
 				}
-				granted = role.Rules
-			}
-			for _, g := range granted {
-				for _, grp := range g.APIGroups {
-					for _, res := range g.Resources {
-						for _, v := range g.Verbs {
-							if !allows(rules, v, grp, res, "") {
-								t.Errorf("%s %s grants %s on %s.%s, which the runner does not hold (it would need escalate)", o.Object.GetKind(), name, v, res, grp)
+				var granted []rbacv1.PolicyRule
+				switch o.Object.GetKind() {
+				case "Role", "ClusterRole":
+					b, _ := o.Object.MarshalJSON()
+					var role rbacv1.ClusterRole
+					if err := yaml.Unmarshal(b, &role); err != nil {
+						t.Fatal(err)
+					}
+					granted = role.Rules
+				}
+				for _, g := range granted {
+					for _, grp := range g.APIGroups {
+						for _, res := range g.Resources {
+							for _, v := range g.Verbs {
+								if !rbac.Allows(policy, v, grp, res, "") {
+									t.Errorf("suite %s: %s %s grants %s on %s.%s, which the runner does not hold (it would need escalate)", d.Family, o.Object.GetKind(), name, v, res, grp)
+								}
 							}
 						}
 					}
 				}
 			}
-		}
-	}
-	for _, n := range crdNames() {
-		for _, v := range []string{"get", "create", "patch", "delete"} {
-			if !allows(rules, v, "apiextensions.k8s.io", "customresourcedefinitions", n) {
-				t.Errorf("CRD %s: no %s", n, v)
+			crds, err := api.CRDs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range crds {
+				for _, v := range []string{"get", "create", "patch", "delete"} {
+					if !rbac.Allows(policy, v, "apiextensions.k8s.io", "customresourcedefinitions", c.GetName()) {
+						t.Errorf("suite %s: CRD %s: no %s", d.Family, c.GetName(), v)
+					}
+				}
 			}
 		}
 	}
 }
 
-// TestProfilesSuiteNamespace keeps ProfilesSuiteNamespace equal to the
-// profiles suite's constant (the runner does not import the suites).
-func TestProfilesSuiteNamespace(t *testing.T) {
-	b, err := os.ReadFile("../suites/profiles/suite.go")
+// A run's ClusterRole is that of the suites it runs: a suite left out
+// takes its permissions with it, the runner's own stay, and a suite that
+// needs no fixtures gets no fixtures' agent.
+func TestRulesAreThoseOfTheDeclaredSuites(t *testing.T) {
+	decls := []senv.Suite{
+		{Family: "a", Permissions: []rbac.Rule{rbac.Core([]string{"pods"}, nil, "a's pods", "create"), rbac.Core([]string{"nodes/proxy"}, nil, "a's proxy", "get")}},
+		{Family: "b", Fixtures: []string{senv.FixtureRuntimeClasses}, Permissions: []rbac.Rule{rbac.Core([]string{"pods"}, nil, "b's pods", "create", "delete")}},
+	}
+	one, err := ExplainedRules(decls[:1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^const Namespace = "([^"]+)"`).FindSubmatch(b)
-	if m == nil {
-		t.Fatal("no 'const Namespace' in suites/profiles/suite.go")
+	p := rbac.Policy(one)
+	if !rbac.Allows(p, "get", "", "nodes/proxy", "") || !rbac.Allows(p, "create", "", "pods", "") || rbac.Allows(p, "delete", "", "pods", "") {
+		t.Errorf("suite a alone: %+v", one)
 	}
-	if string(m[1]) != ProfilesSuiteNamespace {
-		t.Errorf("ProfilesSuiteNamespace = %q, suites/profiles.Namespace = %q", ProfilesSuiteNamespace, m[1])
+	if !rbac.Allows(p, "list", "", "nodes", "") || !rbac.Allows(p, "delete", "", "namespaces", "") {
+		t.Errorf("the runner's own rules are missing: %+v", one)
 	}
-	if profiles.FixturesNamespace == ProfilesSuiteNamespace {
-		t.Error("the two agent namespaces must differ")
+	if rbac.Allows(p, "create", "node.k8s.io", "runtimeclasses", "") || rbac.Allows(p, "create", "apiextensions.k8s.io", "customresourcedefinitions", "seccompprofiles.profiles.skewproof.io") {
+		t.Errorf("suite a declares no fixture, yet: %+v", one)
+	}
+	both, err := ExplainedRules(decls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = rbac.Policy(both)
+	if !rbac.Allows(p, "delete", "", "pods", "") || !rbac.Allows(p, "create", "node.k8s.io", "runtimeclasses", "") {
+		t.Errorf("suites a and b: %+v", both)
+	}
+	for _, r := range both {
+		if slices.Contains(r.Resources, "pods") && len(r.Resources) == 1 && !strings.Contains(r.Why, "a's pods") || strings.Contains(r.Why, "b's pods") && !strings.Contains(r.Why, "a's pods") {
+			t.Errorf("the two suites' pods rules were not merged into one: %+v", r)
+		}
 	}
 }
 
 // TestManifestsParse checks that the manifests parse back into the objects
 // they describe.
 func TestManifestsParse(t *testing.T) {
-	b, err := Manifests("conformance", "vendor-runner")
+	_, rules := declared(t)
+	b, err := Manifests("conformance", "vendor-runner", rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +227,8 @@ func TestManifestsParse(t *testing.T) {
 	if sa.Kind != "ServiceAccount" || sa.Name != "vendor-runner" || sa.Namespace != "conformance" {
 		t.Errorf("service account = %+v", sa.ObjectMeta)
 	}
-	if cr.Kind != "ClusterRole" || cr.Name != ClusterRoleName || fmt.Sprint(cr.Rules) != fmt.Sprint(Rules()) {
-		t.Errorf("cluster role %s does not hold Rules()", cr.Name)
+	if cr.Kind != "ClusterRole" || cr.Name != ClusterRoleName || fmt.Sprint(cr.Rules) != fmt.Sprint(rbac.Policy(rules)) {
+		t.Errorf("cluster role %s does not hold the rules", cr.Name)
 	}
 	want := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterRoleName}
 	if crb.Kind != "ClusterRoleBinding" || crb.RoleRef != want ||
@@ -186,7 +238,7 @@ func TestManifestsParse(t *testing.T) {
 	if bytes.Contains(b, []byte("creationTimestamp")) {
 		t.Error("manifests carry creationTimestamp")
 	}
-	def, err := Manifests("", "")
+	def, err := Manifests("", "", rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,8 +247,8 @@ func TestManifestsParse(t *testing.T) {
 	}
 }
 
-// rulesTable renders ExplainedRules as the Markdown table of docs/rbac.md.
-func rulesTable() string {
+// rulesTable renders rules as the Markdown table of docs/rbac.md.
+func rulesTable(rules []rbac.Rule) string {
 	code := func(vals []string) string {
 		var out []string
 		for _, v := range vals {
@@ -209,7 +261,7 @@ func rulesTable() string {
 	}
 	var b strings.Builder
 	b.WriteString("| API group | resources | names | verbs | needed by |\n| --- | --- | --- | --- | --- |\n")
-	for _, r := range ExplainedRules() {
+	for _, r := range rules {
 		group, res, names := code(r.APIGroups), code(r.Resources), "any"
 		if len(r.NonResourceURLs) > 0 {
 			group, res, names = "(not a resource)", code(r.NonResourceURLs), "-"
@@ -227,7 +279,8 @@ func TestRBACDocIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := rulesTable(); !strings.Contains(string(doc), want) {
+	_, rules := declared(t)
+	if want := rulesTable(rules); !strings.Contains(string(doc), want) {
 		if os.Getenv("SKEWPROOF_UPDATE_DOCS") != "" {
 			t.Logf("the table is:\n%s", want)
 		}

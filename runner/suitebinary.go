@@ -26,7 +26,7 @@ func FindSuiteBinary(exe string) (string, error) {
 	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 		return p, nil
 	}
-	return "", fmt.Errorf("no %s beside %s: build it with 'make build', pass --suite-binary PATH, or --build-suites from the source tree", SuiteBinaryName, exe)
+	return "", fmt.Errorf("no %s beside %s: build it with 'make build', or pass --suite-binary PATH", SuiteBinaryName, exe)
 }
 
 // BuildSuiteBinary compiles the e2e binary with 'go test -c' from the

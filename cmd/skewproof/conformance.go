@@ -36,12 +36,8 @@ func imagesConformance(ctx context.Context, out, cluster, suite *string) error {
 	if err != nil {
 		return err
 	}
-	if *suite == "" {
-		if *suite, err = runner.FindSuiteBinary(exe); err != nil {
-			return cli.Usagef("%v", err)
-		}
-	} else if _, err := os.Stat(*suite); err != nil {
-		return cli.Usagef("--suite-binary: %v", err)
+	if *suite, err = suiteBinary(*suite); err != nil {
+		return err
 	}
 	var img incluster.Image
 	if *out != "" {

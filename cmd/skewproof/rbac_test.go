@@ -1,16 +1,36 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	senv "github.com/skewproof/skewproof/suites/env"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 )
 
+// declaringBinary is a suite binary that declares what the real one does
+// (suites/e2e/testdata/declarations.json, kept equal to it by a test).
+func declaringBinary(t *testing.T) string {
+	t.Helper()
+	decls, err := filepath.Abs("../../suites/e2e/testdata/declarations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "skewproof-e2e.test")
+	script := "#!/bin/sh\ncp " + decls + " \"$" + senv.Declare + "\"\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 func TestRBAC(t *testing.T) {
 	out := withServedCache(t)
-	if code := run([]string{"rbac", "--namespace", "conformance", "--service-account", "vendor-runner"}); code != 0 {
+	if code := run([]string{"rbac", "--namespace", "conformance", "--service-account", "vendor-runner", "--suite-binary", declaringBinary(t)}); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	docs := strings.Split(out.String(), "\n---\n")
@@ -31,13 +51,42 @@ func TestRBAC(t *testing.T) {
 
 func TestRBACDefaults(t *testing.T) {
 	out := withServedCache(t)
-	if code := run([]string{"rbac"}); code != 0 {
+	if code := run([]string{"rbac", "--suite-binary", declaringBinary(t)}); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"namespace: default", "name: skewproof-runner", "kind: ClusterRole\n", "kind: ClusterRoleBinding"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}
+	}
+}
+
+// --suites narrows the role to those suites' permissions; a suite the
+// binary does not have is a usage error that names those it has.
+func TestRBACOfSomeSuites(t *testing.T) {
+	out := withServedCache(t)
+	bin := declaringBinary(t)
+	if code := run([]string{"rbac", "--suite-binary", bin}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	all := out.String()
+	out.Reset()
+	if code := run([]string{"rbac", "--suite-binary", bin, "--suites", "seccomp"}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	seccomp := out.String()
+	for _, only := range []string{"nodes/proxy", "/metrics", "serviceaccounts/token", "skewproof-profiles-e2e"} {
+		if !strings.Contains(all, only) || strings.Contains(seccomp, only) {
+			t.Errorf("%q: in all suites' role %v, in seccomp's %v", only, strings.Contains(all, only), strings.Contains(seccomp, only))
+		}
+	}
+	for _, both := range []string{"pods/ephemeralcontainers", "runtimeclasses", "skewproof-fixtures"} {
+		if !strings.Contains(seccomp, both) {
+			t.Errorf("seccomp's role lacks %q", both)
+		}
+	}
+	if code, _, stderr := runCaptured(t, "rbac", "--suite-binary", bin, "--suites", "seccomp,nope"); code != 2 || !strings.Contains(stderr, `no suite "nope" (it has: apparmor, profiles, seccomp)`) {
+		t.Errorf("an unknown suite: exit %d, %s", code, stderr)
 	}
 }
 

@@ -121,7 +121,7 @@ func (o runOptions) run(ctx context.Context) error {
 		}
 	default:
 		if ro.SuiteBinary, err = runner.FindSuiteBinary(exe); err != nil {
-			return err
+			return fmt.Errorf("%w (or --build-suites from the source tree)", err)
 		}
 	}
 	if o.matrix != "" {

@@ -30,7 +30,8 @@ const hydrophoneVersion = "v0.8.0"
 // cluster it already has (here a kind cluster, 1.37.2 with a 1.34.4 worker):
 //   - the CLI from a directory holding only bin/skewproof (the launcher),
 //     bin/skewproof-core and bin/skewproof-e2e.test, with no Go on PATH
-//     and no source tree, all suites;
+//     and no source tree, all suites, as the ServiceAccount 'skewproof
+//     rbac' prints, with no request refused;
 //   - Hydrophone with the conformance image: a passing focus exits 0, a
 //     focus that selects nothing of skewproof's ([Conformance]) exits
 //     non-zero, and both fetch e2e.log and junit_01.xml.
@@ -79,17 +80,24 @@ func TestIntegrationVendorMode(t *testing.T) {
 		}
 		path := noGoPath(t)
 		junit := filepath.Join(dir, "results")
+		cl, err := kubeclient.Load(kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As a vendor without cluster-admin runs it: the ServiceAccount of
+		// 'skewproof rbac' (docs/rbac.md), whose rules are the runner's and
+		// those the suites declare. Any request of the run the API server
+		// answers 403 (but those the specs provoke) is a permission missing
+		// from a declaration, even where the run falls back and passes.
+		runnerCfg := runnerKubeconfig(ctx, t, filepath.Join(dir, "skewproof"), kubeconfig, cl.Core)
+		before := requests403(ctx, t, cl.Core)
 		start := time.Now()
-		cmd := exec.CommandContext(ctx, filepath.Join(dir, "skewproof"), "run", "--kubeconfig", kubeconfig, "--name", name,
+		cmd := exec.CommandContext(ctx, filepath.Join(dir, "skewproof"), "run", "--kubeconfig", runnerCfg, "--name", name,
 			"--suites", "seccomp,apparmor,profiles", "--junit-dir", junit)
 		cmd.Dir = dir
 		cmd.Env = append(filteredEnv("PATH", "GOROOT", "GOPATH", "GOFLAGS"), "PATH="+path)
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
-		cl, err := kubeclient.Load(kubeconfig)
-		if err != nil {
-			t.Fatal(err)
-		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -101,6 +109,9 @@ func TestIntegrationVendorMode(t *testing.T) {
 		t.Logf("skewproof run --kubeconfig, all suites, no Go: %s", time.Since(start).Round(time.Second))
 		if strings.Contains(string(out), "compiling") {
 			t.Errorf("the run compiled something:\n%s", out)
+		}
+		if bad := unexpected403(before, requests403(ctx, t, cl.Core)); len(bad) > 0 {
+			t.Errorf("the API server refused requests of the run as the ServiceAccount of 'skewproof rbac' (403; verb resource/subresource: count): %v", bad)
 		}
 		if err != nil {
 			t.Fatalf("skewproof run: %v\n%s", err, tail(string(out), 60))

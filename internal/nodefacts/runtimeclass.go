@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/skewproof/skewproof/internal/rbac"
 )
 
 // Runtime handlers of every node image whose OCI runtime drops one
@@ -105,4 +107,16 @@ func ResourceNotServed(err error) bool {
 	}
 	d := se.Status().Details
 	return d == nil || d.Name == ""
+}
+
+// RuntimeClassRules are the permissions EnsureRestrictedRuntimeClasses,
+// GetRuntimeClass and DeleteRuntimeClasses need (create cannot be
+// restricted by name: the name is in the request's body).
+func RuntimeClassRules() []rbac.Rule {
+	return []rbac.Rule{
+		rbac.New([]string{"node.k8s.io"}, []string{"runtimeclasses"}, nil,
+			"the RuntimeClasses of the restricted runtime handlers (failure row 1) are created where missing", "create"),
+		rbac.New([]string{"node.k8s.io"}, []string{"runtimeclasses"}, RestrictedRuntimeHandlers(),
+			"failure row 1 reads its RuntimeClass; those created for the run are deleted when it ends", "get", "delete"),
+	}
 }

@@ -61,7 +61,8 @@ func init() {
 	// the agent that also reads the nodes' kernel facts, and failure row
 	// 1's RuntimeClasses.
 	h.Register(h.Suite{Family: family, Smoke: smoke, Precondition: gateDefault,
-		Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureAppArmorProfiles, senv.FixtureRuntimeClasses},
+		Fixtures:    []string{senv.FixtureSeccompProfiles, senv.FixtureAppArmorProfiles, senv.FixtureRuntimeClasses},
+		Permissions: permissions(),
 		SetUp: func(ctx context.Context) (func(context.Context) error, error) {
 			return h.EnsureRuntimeClasses(ctx, family)
 		}})

@@ -15,6 +15,7 @@
 package e2e
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,8 +33,10 @@ import (
 func TestE2E(t *testing.T) { h.RunE2E(t) }
 
 // The binary declares what each suite needs, as the runner asks it
-// (senv.Declare): the runner installs the fixtures from this and knows no
-// suite by name.
+// (senv.Declare): the runner installs the fixtures and grants the API
+// permissions from this and knows no suite by name. The declarations are
+// kept in testdata/declarations.json, which the runner's tests read (the
+// ClusterRole of docs/rbac.md); SKEWPROOF_UPDATE_DOCS=1 rewrites it.
 func TestBinaryDeclaresTheSuitesNeeds(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "suites.json")
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestE2E$")
@@ -45,12 +48,33 @@ func TestBinaryDeclaresTheSuitesNeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []senv.Suite{
-		{Family: "apparmor", Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureAppArmorProfiles, senv.FixtureRuntimeClasses}},
-		{Family: "profiles"},
-		{Family: "seccomp", Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureRuntimeClasses}},
+	fixtures := map[string][]string{}
+	for _, d := range got {
+		fixtures[d.Family] = d.Fixtures
+		if len(d.Permissions) == 0 {
+			t.Errorf("suite %s declares no API permission", d.Family)
+		}
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("declared %+v, want %+v", got, want)
+	want := map[string][]string{
+		"apparmor": {senv.FixtureSeccompProfiles, senv.FixtureAppArmorProfiles, senv.FixtureRuntimeClasses},
+		"profiles": nil,
+		"seccomp":  {senv.FixtureSeccompProfiles, senv.FixtureRuntimeClasses},
+	}
+	if !reflect.DeepEqual(fixtures, want) {
+		t.Errorf("declared fixtures %+v, want %+v", fixtures, want)
+	}
+	const golden = "testdata/declarations.json"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old, _ := os.ReadFile(golden); !bytes.Equal(old, b) {
+		if os.Getenv("SKEWPROOF_UPDATE_DOCS") != "" {
+			if err := os.WriteFile(golden, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("%s is not what the binary declares; SKEWPROOF_UPDATE_DOCS=1 go test ./suites/e2e -run TestBinaryDeclaresTheSuitesNeeds rewrites it", golden)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/skewproof/skewproof/internal/rbac"
 )
 
 // Declare names the file a suite binary writes its suites' declarations
@@ -32,10 +34,14 @@ const (
 )
 
 // Suite is a suite's declaration: its family (its specs' first label and
-// the name --suites takes) and the fixtures the runner sets up for it.
+// the name --suites takes), the fixtures the runner sets up for it, and
+// the API permissions its specs use, each with the reason (the runner's
+// ClusterRole for a run against an existing cluster, 'skewproof rbac', is
+// the runner's own and those of the suites it runs).
 type Suite struct {
-	Family   string   `json:"family"`
-	Fixtures []string `json:"fixtures,omitempty"`
+	Family      string      `json:"family"`
+	Fixtures    []string    `json:"fixtures,omitempty"`
+	Permissions []rbac.Rule `json:"permissions,omitempty"`
 }
 
 // WriteSuites writes declarations to path (the binary's side).

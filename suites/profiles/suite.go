@@ -39,7 +39,7 @@ var env struct {
 const family = "profiles"
 
 func init() {
-	h.Register(h.Suite{Family: family, SetUp: setUp})
+	h.Register(h.Suite{Family: family, SetUp: setUp, Permissions: permissions()})
 }
 
 func nodeNames() []string {

@@ -3,7 +3,9 @@ package seccomp
 import (
 	"context"
 	"errors"
+	"slices"
 
+	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/profiles"
 	senv "github.com/skewproof/skewproof/suites/env"
 	h "github.com/skewproof/skewproof/suites/internal/harness"
@@ -25,8 +27,11 @@ func init() {
 	// The fixture seccomp profiles (deny-mkdir and the failure rows') on
 	// every node, the nodes' kernel facts, and failure row 1's
 	// RuntimeClasses.
+	// Its API permissions: the scenarios', failure row 1's RuntimeClasses
+	// and row 4's profile, installed through the fixtures' agent.
 	h.Register(h.Suite{Family: family, Smoke: smoke, SetUp: setUp,
-		Fixtures: []string{senv.FixtureSeccompProfiles, senv.FixtureRuntimeClasses}})
+		Fixtures:    []string{senv.FixtureSeccompProfiles, senv.FixtureRuntimeClasses},
+		Permissions: slices.Concat(h.ScenarioPermissions, nodefacts.RuntimeClassRules(), profiles.InstallerRules())})
 }
 
 // setUp runs before the suite's first spec: the RuntimeClasses of failure

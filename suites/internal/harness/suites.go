@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/kubernetes/test/e2e/framework"
 
+	"github.com/skewproof/skewproof/internal/rbac"
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/skew"
 	senv "github.com/skewproof/skewproof/suites/env"
@@ -33,6 +34,11 @@ type Suite struct {
 	// (senv.FixtureSeccompProfiles, …): the binary declares them
 	// (senv.Declare), and the runner reads them.
 	Fixtures []string
+	// Permissions are the API permissions the suite's specs use beyond
+	// what every suite of the harness uses (Permissions, in the
+	// declaration): the binary declares them, and the runner grants them
+	// in the ClusterRole of a run against an existing cluster.
+	Permissions []rbac.Rule
 	// Precondition, when set, is asked before each spec the oracle does
 	// not skip, before the spec's namespace exists: it stops the spec with
 	// t.Skip (e.g. a cluster configured unlike the rules assume) or
@@ -85,7 +91,8 @@ func Declarations() []senv.Suite {
 	var out []senv.Suite
 	for _, name := range Families() {
 		f := registered(name)
-		out = append(out, senv.Suite{Family: f.Family, Fixtures: f.Fixtures})
+		out = append(out, senv.Suite{Family: f.Family, Fixtures: f.Fixtures,
+			Permissions: rbac.Merge(Permissions, f.Permissions)})
 	}
 	return out
 }

@@ -1,0 +1,147 @@
+//go:build integration
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+)
+
+// runnerKubeconfig applies, as the cluster's administrator (cs), what
+// 'bin rbac' prints, and writes a kubeconfig that holds a token of its
+// ServiceAccount and the cluster of admin (a kubeconfig file): what
+// docs/rbac.md tells a vendor to do. The objects are removed when the test
+// ends.
+func runnerKubeconfig(ctx context.Context, t *testing.T, bin, admin string, cs kubernetes.Interface) string {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, bin, "rbac").Output()
+	if err != nil {
+		t.Fatalf("skewproof rbac: %v", err)
+	}
+	docs := bytes.Split(out, []byte("\n---\n"))
+	if len(docs) != 3 {
+		t.Fatalf("skewproof rbac printed %d documents, want 3", len(docs))
+	}
+	var sa corev1.ServiceAccount
+	var cr rbacv1.ClusterRole
+	var crb rbacv1.ClusterRoleBinding
+	for i, into := range []any{&sa, &cr, &crb} {
+		if err := yaml.UnmarshalStrict(docs[i], into); err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+	}
+	if _, err := cs.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, &sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &cr, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = cs.RbacV1().ClusterRoleBindings().Delete(ctx, crb.Name, metav1.DeleteOptions{})
+		_ = cs.RbacV1().ClusterRoles().Delete(ctx, cr.Name, metav1.DeleteOptions{})
+		_ = cs.CoreV1().ServiceAccounts(sa.Namespace).Delete(ctx, sa.Name, metav1.DeleteOptions{})
+	})
+	hours := int64(2 * 3600)
+	tok, err := cs.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name,
+		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &hours}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.LoadFromFile(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := cfg.Contexts[cfg.CurrentContext]
+	if cur == nil {
+		t.Fatalf("%s has no current context", admin)
+	}
+	cfg.AuthInfos = map[string]*clientcmdapi.AuthInfo{sa.Name: {Token: tok.Status.Token}}
+	cur.AuthInfo = sa.Name
+	path := filepath.Join(t.TempDir(), "runner.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// requests403 are the API server's answers 403 so far, from its
+// apiserver_request_total metric (read as the administrator), by verb,
+// resource, subresource and dry run.
+func requests403(ctx context.Context, t *testing.T, cs kubernetes.Interface) map[string]float64 {
+	t.Helper()
+	b, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("reading the API server's metrics: %v", err)
+	}
+	label := regexp.MustCompile(`(\w+)="([^"]*)"`)
+	out := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `code="403"`) {
+			continue
+		}
+		i := strings.LastIndexByte(line, '}')
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[i+1:]), 64)
+		if err != nil {
+			t.Fatalf("metric line %q: %v", line, err)
+		}
+		l := map[string]string{}
+		for _, m := range label.FindAllStringSubmatch(line[:i], -1) {
+			l[m[1]] = m[2]
+		}
+		out[fmt.Sprintf("%s %s/%s dry_run=%s", l["verb"], l["resource"], l["subresource"], l["dry_run"])] += v
+	}
+	return out
+}
+
+// unexpected403 are the 403 answers of after that were not in before,
+// but those the specs provoke on purpose: Pod Security admission refusing
+// apparmor/psa's pods (POST pods), and profiles/agent/own-node's dry runs
+// with an agent's token.
+func unexpected403(before, after map[string]float64) []string {
+	var out []string
+	for k, n := range after {
+		if n <= before[k] || strings.HasPrefix(k, "POST pods/ ") || !strings.HasSuffix(k, "dry_run=") {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %.0f", k, n-before[k]))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Only the 403 answers the specs provoke on purpose are expected (a unit
+// test of unexpected403, named to run with TestIntegrationVendorMode).
+func TestIntegrationVendorModeUnexpected403(t *testing.T) {
+	before := map[string]float64{"WATCH pods/ dry_run=": 1}
+	after := map[string]float64{"WATCH pods/ dry_run=": 3, "POST pods/ dry_run=": 6, "POST profilenodestatuses/ dry_run=All": 1, "GET nodes/proxy dry_run=": 1}
+	got := unexpected403(before, after)
+	want := []string{"GET nodes/proxy dry_run=: 1", "WATCH pods/ dry_run=: 2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("unexpected403 = %v, want %v", got, want)
+	}
+}
