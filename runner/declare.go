@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/skewproof/skewproof/runner/schedule"
 	senv "github.com/skewproof/skewproof/suites/env"
@@ -45,13 +46,24 @@ func Declared(decls []senv.Suite, suites []string) ([]senv.Suite, error) {
 	return out, nil
 }
 
-// declaredFixtures are the fixtures the suites of the run declare.
-func (o Options) declaredFixtures(ctx context.Context) (map[string]bool, error) {
-	decls, err := Declarations(ctx, o.SuiteBinary)
-	if err != nil {
-		return nil, err
+// ResolveSuites are the suites a run runs: those named, each one the
+// binary declares (decls), or every one when none is named. A
+// certification judges every suite.
+func ResolveSuites(decls []senv.Suite, named []string, certify bool) ([]string, error) {
+	var all []string
+	for _, d := range decls {
+		all = append(all, d.Family)
 	}
-	return fixturesOf(decls, o.Suites)
+	if len(named) == 0 {
+		return all, nil
+	}
+	if _, err := Declared(decls, named); err != nil {
+		return nil, fmt.Errorf("--suites: %v (it has: %s)", err, strings.Join(all, ", "))
+	}
+	if certify && len(slices.Compact(slices.Sorted(slices.Values(named)))) != len(all) {
+		return nil, fmt.Errorf("--certify judges every suite: give --suites %s (or leave it to the certification's default)", strings.Join(all, ","))
+	}
+	return named, nil
 }
 
 // fixturesOf is the set of fixtures the suites named declare; a suite the

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,5 +38,35 @@ func TestFixturesOfTheDeclaredSuites(t *testing.T) {
 	}
 	if _, err := fixturesOf(decls, []string{"nope"}); err == nil || !strings.Contains(err.Error(), `no suite "nope"`) {
 		t.Errorf("an undeclared suite: %v", err)
+	}
+}
+
+// The suites of a run are those named that the binary has, or all; a
+// certification takes them all.
+func TestResolveSuites(t *testing.T) {
+	decls := []senv.Suite{{Family: "a"}, {Family: "b"}}
+	for _, c := range []struct {
+		named   []string
+		certify bool
+		want    []string
+		err     string
+	}{
+		{nil, false, []string{"a", "b"}, ""},
+		{nil, true, []string{"a", "b"}, ""},
+		{[]string{"b"}, false, []string{"b"}, ""},
+		{[]string{"b", "a"}, true, []string{"b", "a"}, ""},
+		{[]string{"b"}, true, nil, "--certify judges every suite: give --suites a,b"},
+		{[]string{"a", "nope"}, false, nil, `--suites: the suite binary has no suite "nope" (it has: a, b)`},
+	} {
+		got, err := ResolveSuites(decls, c.named, c.certify)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v certify %v: %v, want %q", c.named, c.certify, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%v certify %v: %v, %v; want %v", c.named, c.certify, got, err, c.want)
+		}
 	}
 }

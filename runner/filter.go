@@ -73,19 +73,16 @@ func FailedFilter(junit string) (string, error) {
 }
 
 // ParseSuites reads a comma-separated list of suites (empty items are
-// ignored) and refuses a name that is not one of Suites.
-func ParseSuites(list string) ([]string, error) {
+// ignored; none: every suite). Whether the suite binary has them is the
+// run's first step (ResolveSuites).
+func ParseSuites(list string) []string {
 	var out []string
 	for _, n := range strings.Split(list, ",") {
-		if n = strings.TrimSpace(n); n == "" {
-			continue
+		if n = strings.TrimSpace(n); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
 		}
-		if !slices.Contains(Suites, n) {
-			return nil, fmt.Errorf("%q is not a suite (%s)", n, strings.Join(Suites, ", "))
-		}
-		out = append(out, n)
 	}
-	return out, nil
+	return out
 }
 
 // junitFiles is path itself, or the JUnit files directly in directory path:
@@ -114,15 +111,8 @@ func junitFiles(path string) ([]string, error) {
 }
 
 // perProcess tells the files a run keeps beside its merged JUnit file
-// (junit-<name>.<suite>.xml, junit-<name>.<suite>.part-<p>.xml).
+// (junit-<name>.<suite>.xml, junit-<name>.<suite>.part-<p>.xml): a cluster
+// name has no dot (a DNS label), so a dot in the middle is a suite's.
 func perProcess(base string) bool {
-	if strings.Contains(base, ".part-") {
-		return true
-	}
-	for _, s := range Suites {
-		if strings.HasSuffix(base, "."+s+".xml") {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(base, "junit-") && strings.Contains(strings.TrimSuffix(base, ".xml"), ".")
 }

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -13,7 +12,8 @@ import (
 // and usage, once for both; each front end starts from its own defaults
 // (CLIDefaults, InClusterDefaults).
 type SharedFlags struct {
-	// SuiteList is --suites, comma-separated (ParseSuites reads it).
+	// SuiteList is --suites, comma-separated (ParseSuites reads it); empty:
+	// every suite of the suite binary.
 	SuiteList            string
 	LabelFilter          string
 	AgentImage           string
@@ -27,17 +27,14 @@ type SharedFlags struct {
 
 // CLIDefaults are the defaults of 'skewproof run'.
 func CLIDefaults() SharedFlags {
-	return SharedFlags{SuiteList: "seccomp,apparmor", Timeout: 30 * time.Minute, Name: "skewproof-run", FlakeAttempts: DefaultFlakeAttempts}
+	return SharedFlags{Timeout: 30 * time.Minute, Name: "skewproof-run", FlakeAttempts: DefaultFlakeAttempts}
 }
 
 // InClusterDefaults are the defaults of the in-cluster entrypoint. They
-// differ from CLIDefaults on purpose in three flags: --suites is every
-// suite (the conformance image runs all it holds; E2E_FOCUS selects),
-// --name is "in-cluster" (the CLI's names the cluster it brings up) and
-// --timeout is an hour.
+// differ from CLIDefaults on purpose in two flags: --name is "in-cluster"
+// (the CLI's names the cluster it brings up) and --timeout is an hour.
 func InClusterDefaults() SharedFlags {
 	d := CLIDefaults()
-	d.SuiteList = strings.Join(Suites, ",")
 	d.Name = "in-cluster"
 	d.Timeout = time.Hour
 	return d
@@ -48,7 +45,7 @@ func InClusterDefaults() SharedFlags {
 // front ends: the CLI's help, the entrypoint's error messages and
 // docs/cli.md show it.
 func (f *SharedFlags) BindFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.SuiteList, "suites", f.SuiteList, "comma-separated suites to run, of "+strings.Join(Suites, ", "))
+	fs.StringVar(&f.SuiteList, "suites", f.SuiteList, "comma-separated suites to run, e.g. seccomp,apparmor (default: every suite of the suite binary)")
 	fs.StringVar(&f.LabelFilter, "label-filter", f.LabelFilter, "Ginkgo label filter, e.g. 'kubelet && !failure' or 'seccomp-kubelet-enforce' (ids with '/' replaced by '-')")
 	fs.StringVar(&f.AgentImage, "agent-image", f.AgentImage, "node agent image present on every node (default: in the cluster, the entrypoint's own image; "+
 		"otherwise one built from this binary and loaded into the nodes, which must then be local containers)")

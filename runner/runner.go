@@ -38,9 +38,6 @@ import (
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
-// Suites are the suites of the e2e binary, in the order they run.
-var Suites = []string{"seccomp", "apparmor", "profiles"}
-
 // Options configure one run.
 type Options struct {
 	// Name is the cluster's name: the new cluster's, or the name recorded
@@ -51,10 +48,14 @@ type Options struct {
 	Kubeconfig string
 	Up         clusters.UpOptions
 	// Suites to run: at the same time with Parallel (see plan), else one
-	// after the other.
+	// after the other; none: every suite of the suite binary.
 	Suites []string
 	// SuiteBinary is the e2e binary (see FindSuiteBinary).
 	SuiteBinary string
+	// Declarations are the suite binary's (Declarations), when the front
+	// end has asked it already (to refuse an unknown suite before anything
+	// else); nil: Run asks it.
+	Declarations []senv.Suite
 	// LabelFilter, Focus and Skip select specs (Ginkgo syntax), on top of
 	// the suite and the partition.
 	LabelFilter, Focus, Skip string
@@ -114,19 +115,12 @@ func (o Options) Validate() error {
 	switch {
 	case o.Timeout <= 0:
 		return errors.New("--timeout must be positive")
-	case len(o.Suites) == 0:
-		return errors.New("--suites: give at least one suite, e.g. seccomp")
 	case o.FlakeAttempts < 1:
 		return errors.New("--flake-attempts must be at least 1 (1: no retry)")
 	case o.AllowedNotReadyNodes < 0:
 		return errors.New("--allowed-not-ready-nodes must be 0 or more")
 	case o.AllowedNotReadyNodes > 0 && o.Kubeconfig == "" && o.Mode != "in-cluster":
 		return errors.New("--allowed-not-ready-nodes applies to an existing cluster (--kubeconfig): every worker of a cluster skewproof brings up must be Ready")
-	}
-	for _, s := range o.Suites {
-		if !slices.Contains(Suites, s) {
-			return fmt.Errorf("--suites: unknown suite %q (known: %s)", s, strings.Join(Suites, ", "))
-		}
 	}
 	if o.Certify {
 		return o.validateCertify()
@@ -138,8 +132,6 @@ func (o Options) Validate() error {
 // the catalogue, or a run that tolerates what a certification may not.
 func (o Options) validateCertify() error {
 	switch {
-	case len(o.Suites) != len(Suites):
-		return fmt.Errorf("--certify judges every suite: give --suites %s (or leave it to the certification's default)", strings.Join(Suites, ","))
 	case o.Selection() != reports.Selection{}:
 		return fmt.Errorf("--certify judges every catalogue id: drop the narrowing (%s)", o.Selection())
 	case o.AllowFlaky:
@@ -217,7 +209,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 			err = r.cleanups[i](err)
 		}
 	}()
-	steps := []func(context.Context) error{r.start, r.bringUp, r.connect, r.findUntestable, r.agentImage, r.fixtures, r.makePlan, r.runtimeClasses}
+	steps := []func(context.Context) error{r.declare, r.start, r.bringUp, r.connect, r.findUntestable, r.agentImage, r.fixtures, r.makePlan, r.runtimeClasses}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			r.reportEarly(ctx, err)
@@ -285,6 +277,28 @@ func (r *run) start(ctx context.Context) error {
 	}
 	r.kubeconfig, r.own = o.Kubeconfig, o.Kubeconfig == ""
 	return nil
+}
+
+// declare resolves the run's suites against what the suite binary
+// declares (Options.Declarations, or asked now): none named is every one,
+// an unknown one is an error before anything is made, a certification
+// takes every one; the fixtures the run sets up are those its suites
+// declare.
+func (r *run) declare(ctx context.Context) error {
+	decls := r.o.Declarations
+	if decls == nil {
+		var err error
+		if decls, err = Declarations(ctx, r.o.SuiteBinary); err != nil {
+			return err
+		}
+	}
+	suites, err := ResolveSuites(decls, r.o.Suites, r.o.Certify)
+	if err != nil {
+		return err
+	}
+	r.o.Suites = suites
+	r.need, err = fixturesOf(decls, suites)
+	return err
 }
 
 // bringUp brings up the new cluster (no Options.Kubeconfig), to be deleted
@@ -388,11 +402,7 @@ func (r *run) agentImage(ctx context.Context) (err error) {
 // agent.
 func (r *run) fixtures(ctx context.Context) error {
 	o := r.o
-	need, err := o.declaredFixtures(ctx)
-	if err != nil {
-		return err
-	}
-	r.need = need
+	need := r.need
 	if !need[senv.FixtureSeccompProfiles] && !need[senv.FixtureAppArmorProfiles] {
 		return nil
 	}

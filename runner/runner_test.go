@@ -99,8 +99,6 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	for want, mod := range map[string]func(*Options){
 		"--timeout must be positive":                               func(o *Options) { o.Timeout = 0 },
-		"--suites: give at least one suite":                        func(o *Options) { o.Suites = nil },
-		`--suites: unknown suite "bogus"`:                          func(o *Options) { o.Suites = []string{"bogus"} },
 		"--flake-attempts must be at least 1":                      func(o *Options) { o.FlakeAttempts = 0 },
 		"--allowed-not-ready-nodes must be 0 or more":              func(o *Options) { o.AllowedNotReadyNodes = -1 },
 		"--allowed-not-ready-nodes applies to an existing cluster": func(o *Options) { o.AllowedNotReadyNodes = 1 },
@@ -166,7 +164,7 @@ func TestRunFailedEarlyLeavesAFailure(t *testing.T) {
 
 // A certification is the whole catalogue, nothing narrowed or tolerated.
 func TestValidateCertify(t *testing.T) {
-	ok := Options{Suites: Suites, Timeout: time.Minute, FlakeAttempts: 2, Certify: true}
+	ok := Options{Timeout: time.Minute, FlakeAttempts: 2, Certify: true}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("a whole certification: %v", err)
 	}
@@ -175,7 +173,6 @@ func TestValidateCertify(t *testing.T) {
 		edit func(*Options)
 		says string
 	}{
-		{"one suite", func(o *Options) { o.Suites = []string{"seccomp"} }, "--suites seccomp,apparmor,profiles"},
 		{"label filter", func(o *Options) { o.LabelFilter = "smoke" }, `label filter "smoke"`},
 		{"focus", func(o *Options) { o.Focus = "row-1" }, `focus "row-1"`},
 		{"allow flaky", func(o *Options) { o.AllowFlaky = true }, "--allow-flaky"},

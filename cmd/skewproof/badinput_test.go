@@ -71,7 +71,7 @@ func badInputRows() []badInput {
 		{name: "images-build-malformed", args: []string{"images", "build", "--kubernetes", "1.x"}, code: 2, want: "--apiserver:"},
 		// Other flags of run.
 		{name: "flake-attempts-0", args: []string{"run", "--apiserver", "1.37.2", "--flake-attempts", "0"}, code: 2, want: "--flake-attempts must be at least 1"},
-		{name: "unknown-suite", args: []string{"run", "--apiserver", "1.37.2", "--suites", "seccomp,bogus"}, code: 2, want: "--suites:"},
+		{name: "unknown-suite", args: []string{"run", "--kubeconfig", nothing, "--suite-binary", suiteBin, "--suites", "seccomp,bogus"}, code: 2, want: `--suites: the suite binary has no suite "bogus" (it has: apparmor, profiles, seccomp)`},
 		{name: "name-upper-case", args: []string{"run", "--name", "Bad", "--apiserver", "1.37.2"}, code: 2, want: `--name "Bad": use lower-case letters, digits and '-'`},
 		{name: "name-too-long", args: []string{"run", "--name", strings.Repeat("a", 41), "--apiserver", "1.37.2"}, code: 2, want: "--name must be 1-40 characters"},
 		{name: "timeout-0", args: []string{"run", "--kubeconfig", nothing, "--timeout", "0s"}, code: 2, want: "--timeout must be positive"},
@@ -146,7 +146,12 @@ func badInputFixtures(t *testing.T) string {
 	write("kubeconfig-malformed", "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \n", 0o600)
 	write("kubeconfig-empty", "apiVersion: v1\nkind: Config\n", 0o600)
 	write("kubeconfig-unreadable", fakeKubeconfig("https://127.0.0.1:1"), 0o000)
-	write("skewproof-e2e.test", "#!/bin/sh\nexit 1\n", 0o755)
+	// A suite binary that declares the real one's suites (and runs nothing).
+	decls, err := filepath.Abs("../../suites/e2e/testdata/declarations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("skewproof-e2e.test", "#!/bin/sh\nif [ -n \"$SKEWPROOF_DECLARE\" ]; then cp "+decls+" \"$SKEWPROOF_DECLARE\"; exit 0; fi\nexit 1\n", 0o755)
 	write("bad-seccomp.json", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [`, 0o644)
 	write("broken.xml", `<testsuites><testsuite name="seccomp"><testcase name="x"><failure>`, 0o644)
 	write("passed.xml", `<testsuites><testsuite name="seccomp" tests="1"><testcase name="[seccomp/api/types] x" classname="seccomp"></testcase></testsuite></testsuites>`, 0o644)

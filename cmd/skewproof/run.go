@@ -124,6 +124,14 @@ func (o runOptions) run(ctx context.Context) error {
 			return fmt.Errorf("%w (or --build-suites from the source tree)", err)
 		}
 	}
+	// Its suites next: one the binary does not have is refused before
+	// anything is built.
+	if ro.Declarations, err = runner.Declarations(ctx, ro.SuiteBinary); err != nil {
+		return err
+	}
+	if ro.Suites, err = runner.ResolveSuites(ro.Declarations, ro.Suites, ro.Certify); err != nil {
+		return cli.Usagef("%v", err)
+	}
 	if o.matrix != "" {
 		return o.runMatrix(ctx, ro)
 	}

@@ -33,8 +33,6 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"--apiserver", "1.37.x"}, "--apiserver"},
 		{[]string{"--kubeconfig", kc, "--timeout", "0s"}, "--timeout"},
 		{[]string{"--kubeconfig", kc, "extra"}, "unexpected argument"},
-		{[]string{"--kubeconfig", kc, "--suites", ""}, "at least one suite"},
-		{[]string{"--kubeconfig", kc, "--suites", "../x"}, "not a suite"},
 		{[]string{"--kubeconfig", kc, "--suite-binary", filepath.Join(t.TempDir(), "absent")}, "--suite-binary"},
 		{[]string{"--kubeconfig", kc, "--suite-binary", kc, "--build-suites"}, "not both"},
 		{[]string{"--apiserver", "1.37.2", "--feature-gates", "AppArmor=false"}, "no longer exists in v1.37.2"},
@@ -53,7 +51,7 @@ func TestRunUsageErrors(t *testing.T) {
 // E2E_EXTRA_ARGS, with the same usage and type, and their defaults differ
 // only where runner.InClusterDefaults says so.
 func TestRunAndEntrypointShareFlags(t *testing.T) {
-	differ := map[string]bool{"suites": true, "name": true, "timeout": true}
+	differ := map[string]bool{"name": true, "timeout": true}
 	run := newRunCmd().Flags()
 	var s runner.SharedFlags
 	n := 0

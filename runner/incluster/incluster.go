@@ -184,6 +184,15 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 	if err != nil {
 		return nil, total, err
 	}
+	// The suites first: the binary declares them, and the plan selects by
+	// them.
+	decls, err := runner.Declarations(ctx, suiteBin)
+	if err != nil {
+		return nil, total, err
+	}
+	if s.Suites, err = runner.ResolveSuites(decls, s.Suites, s.Certify); err != nil {
+		return nil, total, fmt.Errorf("%s: %v", sonobuoy.EnvExtraArgs, err)
+	}
 	kubeconfig, cs, err := inClusterKubeconfig()
 	if err != nil {
 		return nil, total, err
@@ -222,7 +231,7 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 	var done int
 	var failures []string
 	p := progress.New(out)
-	o := runner.Options{Name: s.Name, Kubeconfig: kubeconfig, Suites: s.Suites, SuiteBinary: suiteBin,
+	o := runner.Options{Name: s.Name, Kubeconfig: kubeconfig, Suites: s.Suites, SuiteBinary: suiteBin, Declarations: decls,
 		LabelFilter: s.LabelFilter, Focus: s.Focus, Skip: s.Skip, JUnitDir: dir, JUnitName: JUnitFile,
 		Parallel: true, Timeout: s.Timeout, FlakeAttempts: s.FlakeAttempts, AllowFlaky: s.AllowFlaky,
 		AllowedNotReadyNodes: s.AllowedNotReadyNodes, Certify: s.Certify, AgentImage: s.AgentImage, AgentBinary: exe, Mode: "in-cluster",
