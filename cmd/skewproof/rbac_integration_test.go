@@ -86,39 +86,59 @@ func runnerKubeconfig(ctx context.Context, t *testing.T, bin, admin string, cs k
 	return path
 }
 
-// requests403 are the API server's answers 403 so far, from its
-// apiserver_request_total metric (read as the administrator), by verb,
-// resource, subresource and dry run.
-func requests403(ctx context.Context, t *testing.T, cs kubernetes.Interface) map[string]float64 {
+// apiserverMetrics is the API server's /metrics (read as the
+// administrator): the 403 answers of its handlers (apiserver_request_total,
+// by verb, resource, subresource and dry run: admission's refusals), and
+// the requests its authorizers refused (apiserver_authorization_attempts_total
+// with result denied or no-opinion: RBAC refuses with no opinion, and a
+// request no authorizer allows is answered 403 before any handler, so it
+// is in no request metric).
+type apiserverMetrics struct {
+	forbidden map[string]float64
+	refused   float64
+}
+
+func readMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface) apiserverMetrics {
 	t.Helper()
 	b, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		t.Fatalf("reading the API server's metrics: %v", err)
 	}
 	label := regexp.MustCompile(`(\w+)="([^"]*)"`)
-	out := map[string]float64{}
+	m := apiserverMetrics{forbidden: map[string]float64{}}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `code="403"`) {
+		name, rest, ok := strings.Cut(line, "{")
+		if !ok || name != "apiserver_request_total" && name != "apiserver_authorization_attempts_total" {
 			continue
 		}
-		i := strings.LastIndexByte(line, '}')
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[i+1:]), 64)
+		i := strings.LastIndexByte(rest, '}')
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest[i+1:]), 64)
 		if err != nil {
 			t.Fatalf("metric line %q: %v", line, err)
 		}
 		l := map[string]string{}
-		for _, m := range label.FindAllStringSubmatch(line[:i], -1) {
-			l[m[1]] = m[2]
+		for _, kv := range label.FindAllStringSubmatch(rest[:i], -1) {
+			l[kv[1]] = kv[2]
 		}
-		out[fmt.Sprintf("%s %s/%s dry_run=%s", l["verb"], l["resource"], l["subresource"], l["dry_run"])] += v
+		switch {
+		case name == "apiserver_request_total" && l["code"] == "403":
+			m.forbidden[fmt.Sprintf("%s %s/%s dry_run=%s", l["verb"], l["resource"], l["subresource"], l["dry_run"])] += v
+		case name == "apiserver_authorization_attempts_total" && (l["result"] == "denied" || l["result"] == "no-opinion"):
+			m.refused += v
+		}
 	}
-	return out
+	return m
 }
 
-// unexpected403 are the 403 answers of after that were not in before,
+// ownNodeRefusals is how many requests profiles/agent/own-node has
+// refused on purpose by authorization: an agent deleting a profile (dry
+// run), which its Role does not allow.
+const ownNodeRefusals = 1
+
+// unexpected403 are the 403 answers of handlers in after that were not in before,
 // but creations and dry runs. A creation is refused 403 to every component
 // in a namespace being deleted (NamespaceLifecycle admission: the
 // controllers' ConfigMaps, ControllerRevisions and ReplicaSets, the
