@@ -89,7 +89,7 @@ func runnerKubeconfig(ctx context.Context, t *testing.T, bin, admin string, cs k
 // apiserverMetrics is the API server's /metrics (read as the
 // administrator): the 403 answers of its handlers (apiserver_request_total,
 // by verb, resource, subresource and dry run: admission's refusals), and
-// the requests its authorizers refused (apiserver_authorization_attempts_total
+// the requests its authorizers refused (authorization_attempts_total
 // with result denied or no-opinion: RBAC refuses with no opinion, and a
 // request no authorizer allows is answered 403 before any handler, so it
 // is in no request metric).
@@ -111,7 +111,7 @@ func readMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface) api
 	for sc.Scan() {
 		line := sc.Text()
 		name, rest, ok := strings.Cut(line, "{")
-		if !ok || name != "apiserver_request_total" && name != "apiserver_authorization_attempts_total" {
+		if !ok || name != "apiserver_request_total" && name != "authorization_attempts_total" {
 			continue
 		}
 		i := strings.LastIndexByte(rest, '}')
@@ -126,7 +126,7 @@ func readMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface) api
 		switch {
 		case name == "apiserver_request_total" && l["code"] == "403":
 			m.forbidden[fmt.Sprintf("%s %s/%s dry_run=%s", l["verb"], l["resource"], l["subresource"], l["dry_run"])] += v
-		case name == "apiserver_authorization_attempts_total" && (l["result"] == "denied" || l["result"] == "no-opinion"):
+		case name == "authorization_attempts_total" && (l["result"] == "denied" || l["result"] == "no-opinion"):
 			m.refused += v
 		}
 	}
