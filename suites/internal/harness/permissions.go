@@ -25,7 +25,7 @@ var Permissions = []rbac.Rule{
 var ScenarioPermissions = []rbac.Rule{
 	rbac.Core([]string{"pods"}, nil,
 		"the specs' pods: created, read with their status, watched while waiting (a change wakes the wait), updated (the update rules), deleted; "+
-			"listed: the pods of a workload", "get", "list", "create", "update", "delete"),
+			"listed: the pods of a workload", "get", "list", "watch", "create", "update", "delete"),
 	rbac.Core([]string{"pods/ephemeralcontainers"}, nil, "the ephemeral rules add an ephemeral container", "update"),
 	rbac.Core([]string{"pods/exec"}, nil,
 		"the effect probes run commands in the specs' containers (is the syscall blocked, is the write denied); "+
