@@ -82,14 +82,20 @@ func ExplainedRules(decls []senv.Suite) ([]rbac.Rule, error) {
 		return nil, err
 	}
 	lists[0] = own
-	out := rbac.Merge(lists...)
-	slices.SortStableFunc(out, func(a, b rbac.Rule) int {
+	return SortRules(rbac.Merge(lists...)), nil
+}
+
+// SortRules sorts rules as the ClusterRole lists them: by API group (the
+// core group first), resource, and the rules on any object before those
+// restricted by name; non-resource URLs last.
+func SortRules(rules []rbac.Rule) []rbac.Rule {
+	slices.SortStableFunc(rules, func(a, b rbac.Rule) int {
 		return cmp.Or(cmp.Compare(len(a.NonResourceURLs), len(b.NonResourceURLs)),
 			cmp.Compare(groupRank(a), groupRank(b)), strings.Compare(first(a.APIGroups), first(b.APIGroups)),
 			strings.Compare(first(a.Resources), first(b.Resources)),
 			cmp.Compare(len(a.ResourceNames), len(b.ResourceNames)))
 	})
-	return out, nil
+	return rules
 }
 
 // groupRank puts the core API group first.

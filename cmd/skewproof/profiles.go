@@ -53,7 +53,7 @@ func profilesCmd(use, short string, run func(ctx context.Context, c *profiles.Cl
 			if err := kubeclient.Unreachable(f.kubeconfig, err); err != nil {
 				return err
 			}
-			return kubeclient.WithRemedy(oneLine(run(cmd.Context(), pc)), "grant the permissions 'skewproof rbac' prints (docs/rbac.md)")
+			return kubeclient.WithRemedy(oneLine(run(cmd.Context(), pc)), "grant the permissions 'skewproof rbac --profiles-namespace "+f.namespace+"' prints (docs/rbac.md)")
 		},
 	}
 	c.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (required)")

@@ -8,12 +8,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/skewproof/skewproof/cmd/internal/cli"
+	"github.com/skewproof/skewproof/internal/rbac"
+	"github.com/skewproof/skewproof/profiles"
+	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/runner"
 	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 func newRBACCmd() *cobra.Command {
 	var ns, sa, suites, suite string
+	var profilesNS []string
 	c := &cobra.Command{
 		Use:   "rbac [--namespace NS] [--service-account NAME] [--suites LIST] | kubectl apply -f -",
 		Short: "print the ServiceAccount, ClusterRole and ClusterRoleBinding a run against an existing cluster needs (YAML for kubectl apply)",
@@ -47,6 +51,20 @@ func newRBACCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if len(profilesNS) > 0 {
+				for _, n := range profilesNS {
+					if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
+						return cli.Usagef("--profiles-namespace %q is no namespace name: %s", n, msgs[0])
+					}
+				}
+				// What 'skewproof profiles install|status|teardown' do
+				// there: the agent deployed and removed, profiles installed.
+				deploy, err := profiles.DeployerRules(profilesNS...)
+				if err != nil {
+					return err
+				}
+				rules = runner.SortRules(rbac.Merge(rules, deploy, profiles.InstallerRules()))
+			}
 			b, err := runner.Manifests(ns, sa, rules)
 			if err != nil {
 				return err
@@ -58,6 +76,7 @@ func newRBACCmd() *cobra.Command {
 	c.Flags().StringVar(&ns, "namespace", runner.DefaultServiceAccountNamespace, "namespace of the ServiceAccount (it must exist)")
 	c.Flags().StringVar(&sa, "service-account", runner.DefaultServiceAccount, "name of the ServiceAccount the ClusterRole "+runner.ClusterRoleName+" is bound to")
 	c.Flags().StringVar(&suites, "suites", "", "the suites the run will run, comma-separated (default: every suite of the suite binary)")
+	c.Flags().StringSliceVar(&profilesNS, "profiles-namespace", nil, "also grant what 'skewproof profiles install|status|teardown --namespace NS' do in this namespace (repeatable; theirs is "+agent.DefaultNamespace+" unless told)")
 	c.Flags().StringVar(&suite, "suite-binary", "", "the e2e binary whose suites declare their permissions (default: "+runner.SuiteBinaryName+" beside this executable)")
 	return c
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skewproof/skewproof/internal/rbac"
+	"github.com/skewproof/skewproof/profiles/agent"
 	senv "github.com/skewproof/skewproof/suites/env"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -101,5 +103,37 @@ func TestRBACBadInput(t *testing.T) {
 		if code := run(args); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// --profiles-namespace adds what 'skewproof profiles' does in that
+// namespace: the agent applied and removed there by name, and the profiles
+// installed.
+func TestRBACProfilesNamespace(t *testing.T) {
+	out := withServedCache(t)
+	if code := run([]string{"rbac", "--suite-binary", declaringBinary(t), "--suites", "seccomp", "--profiles-namespace", "my-profiles"}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	docs := strings.Split(out.String(), "\n---\n")
+	var cr rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &cr); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := agent.Objects(agent.DeployOptions{Namespace: "my-profiles", Image: "unused", OwnNodePolicy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		for _, verb := range []string{"create", "patch"} {
+			if !rbac.Allows(cr.Rules, verb, o.Resource.Group, o.Resource.Resource, o.Object.GetName()) {
+				t.Errorf("%s %s/%s: no %s", o.Resource.Resource, o.Object.GetNamespace(), o.Object.GetName(), verb)
+			}
+		}
+	}
+	if !rbac.Allows(cr.Rules, "create", "profiles.skewproof.io", "seccompprofiles", "") {
+		t.Error("installing a profile is not granted")
+	}
+	if code, _, stderr := runCaptured(t, "rbac", "--suite-binary", declaringBinary(t), "--profiles-namespace", "Bad_NS"); code != 2 || !strings.Contains(stderr, `--profiles-namespace "Bad_NS" is no namespace name`) {
+		t.Errorf("a bad namespace: exit %d, %s", code, stderr)
 	}
 }
