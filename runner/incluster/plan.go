@@ -3,44 +3,29 @@ package incluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 
 	"github.com/skewproof/skewproof/runner"
-
-	"github.com/skewproof/skewproof/runner/schedule"
 )
 
-// plan lists the specs the settings select with a dry run of the e2e
-// binary; in a dry run of the entrypoint, that run's JUnit report is the
-// result.
+// plan lists the specs the settings select (runner.DryRun), before the
+// runner touches the cluster: how many, for "Will run", and whether any; in
+// a dry run of the entrypoint, that run's JUnit report is the result.
 func plan(ctx context.Context, bin string, s Settings, env []string, junit string) (will, total int, err error) {
 	tmp, err := os.MkdirTemp("", "skewproof-plan-")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
-	report := filepath.Join(tmp, "report.json")
-	args := append(schedule.SuiteArgs(strings.Join(s.Suites, " || "), s.LabelFilter, s.Focus, s.Skip),
-		"-ginkgo.dry-run", "-ginkgo.json-report", report)
+	var dryJUnit string
 	if s.DryRun {
-		args = append(args, "-ginkgo.junit-report", junit)
+		dryJUnit = junit
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	b, err := cmd.CombinedOutput()
+	selected, total, err := runner.DryRun(ctx, bin, tmp, s.Suites, s.LabelFilter, s.Focus, s.Skip, env, dryJUnit)
 	if err != nil {
-		return 0, 0, fmt.Errorf("listing the specs: %v\n%s", err, runner.Tail(string(b), 20))
+		return 0, 0, err
 	}
-	selected, total, err := schedule.ReadDryRun(report)
-	if err != nil {
-		return 0, 0, fmt.Errorf("reading the spec list: %w", err)
-	}
-	will = len(selected)
-	return will, total, nil
+	return len(selected), total, nil
 }
 
 // dryRunDone checks that the dry run wrote its JUnit report (Ginkgo's,
