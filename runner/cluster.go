@@ -82,10 +82,10 @@ func kernelRelease() string {
 }
 
 // allLocal reports whether commands can run on every node from this host
-// (kind node containers and User-Mode Linux nodes).
-func allLocal(ctx context.Context, nodes []string) bool {
+// (kind node containers and User-Mode Linux nodes), as prov's Docker sees it.
+func allLocal(ctx context.Context, prov *clusters.Provider, nodes []string) bool {
 	for _, n := range nodes {
-		if !clusters.NewProvider(nil).IsLocalNode(ctx, n) {
+		if !prov.IsLocalNode(ctx, n) {
 			return false
 		}
 	}

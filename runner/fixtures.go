@@ -20,11 +20,11 @@ import (
 
 // agentImage is the node agent image: Options.AgentImage, or one built from
 // the static skewproof binary and loaded into local nodes.
-func (o Options) agentImage(ctx context.Context, p *progress.Progress, nodes []string, access nodeaccess.Access) (agentimage.Image, error) {
+func (o Options) agentImage(ctx context.Context, p *progress.Progress, prov *clusters.Provider, nodes []string, access nodeaccess.Access) (agentimage.Image, error) {
 	if o.AgentImage != "" {
 		return agentimage.Image{Ref: o.AgentImage, Note: o.AgentImageNote}, nil
 	}
-	if access != nodeaccess.Docker && !allLocal(ctx, nodes) {
+	if access != nodeaccess.Docker && !allLocal(ctx, prov, nodes) {
 		return agentimage.Image{}, fmt.Errorf("the nodes are not local containers: pass --agent-image with a skewproof agent image present on every node (see docs/vendor.md)")
 	}
 	var img agentimage.Image

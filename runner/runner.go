@@ -393,7 +393,7 @@ func (r *run) findUntestable(context.Context) error {
 func (r *run) agentImage(ctx context.Context) (err error) {
 	r.access = nodeaccess.Probe(ctx, r.c.names()...)
 	r.rec.NodeAccess = string(nodeaccess.Summary(r.access))
-	r.image, err = r.o.agentImage(ctx, r.p, r.c.names(), nodeaccess.Summary(r.access))
+	r.image, err = r.o.agentImage(ctx, r.p, r.prov, r.c.names(), nodeaccess.Summary(r.access))
 	return err
 }
 
