@@ -225,31 +225,51 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 }
 
 // run is one Run in progress: what its steps found, for the next ones.
+// Its state is in three parts, each filled by the steps named: the
+// cluster under test (bringUp, connect, findUntestable), what was set up
+// on it (agentImage, fixtures) and the run plan (makePlan).
 type run struct {
-	o        Options
-	p        *progress.Progress
-	prov     *clusters.Provider
-	out      *Outcome
-	junitDir string
-	rec      reports.Record
+	o    Options
+	p    *progress.Progress
+	prov *clusters.Provider
+	out  *Outcome
 	// cleanups undo the steps, last first; each gets the run's error and
-	// returns it with its own joined.
+	// returns it with its own joined; cleanupErr: the cluster's deletion
+	// failed.
 	cleanups   []func(error) error
-	cleanupErr error // the cluster's deletion failed
-	kubeconfig string
-	images     []string        // the new cluster's node images (Options.RemoveImages)
-	need       map[string]bool // the fixtures the run's suites declare
-	own        bool            // the run brought the cluster up
-	c          *cluster
-	nodes      []senv.PlanNode // the plan's nodes
-	notTested  map[string]string
+	cleanupErr error
+	junitDir   string
+	rec        reports.Record
 	specs      []reports.Result // the suites' results
-	plan       senv.Plan
-	planFile   string
-	image      agentimage.Image
+	target     target
+	setup      setup
+	plan       runPlan
+}
+
+// target is the cluster under test.
+type target struct {
+	kubeconfig string
+	own        bool     // the run brought the cluster up
+	images     []string // the new cluster's node images (Options.RemoveImages)
+	c          *cluster
+	notTested  map[string]string            // the nodes that cannot be tested, and why
 	access     map[string]nodeaccess.Access // per node
-	appArmor   map[string]bool              // whether AppArmor profiles load, per node (the agent's report)
-	host       map[string]skew.HostFacts    // the kernel facts the agent read on each node
+}
+
+// setup is what the run set up on the cluster for its suites.
+type setup struct {
+	need     map[string]bool // the fixtures the run's suites declare
+	image    agentimage.Image
+	appArmor map[string]bool           // whether AppArmor profiles load, per node (the agent's report)
+	host     map[string]skew.HostFacts // the kernel facts the agent read on each node
+}
+
+// runPlan is the run plan the suite processes read (senv.Plan), the file
+// it is written to, and the nodes as connect found them, before it.
+type runPlan struct {
+	senv.Plan
+	nodes []senv.PlanNode
+	file  string
 }
 
 // start makes the results directory and begins the run record; it names
@@ -275,7 +295,7 @@ func (r *run) start(ctx context.Context) error {
 			}
 		}
 	}
-	r.kubeconfig, r.own = o.Kubeconfig, o.Kubeconfig == ""
+	r.target.kubeconfig, r.target.own = o.Kubeconfig, o.Kubeconfig == ""
 	return nil
 }
 
@@ -297,7 +317,7 @@ func (r *run) declare(ctx context.Context) error {
 		return err
 	}
 	r.o.Suites = suites
-	r.need, err = fixturesOf(decls, suites)
+	r.setup.need, err = fixturesOf(decls, suites)
 	return err
 }
 
@@ -305,7 +325,7 @@ func (r *run) declare(ctx context.Context) error {
 // on success, failure and interrupt (ctx is cancelled on SIGINT/SIGTERM),
 // unless Keep.
 func (r *run) bringUp(ctx context.Context) error {
-	if !r.own {
+	if !r.target.own {
 		return nil
 	}
 	o, p := r.o, r.p
@@ -324,13 +344,13 @@ func (r *run) bringUp(ctx context.Context) error {
 		}
 		dctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		if derr := p.Timed("deleting cluster "+o.Name, func() error { return r.prov.Down(dctx, o.Name, r.kubeconfig) }); derr != nil {
+		if derr := p.Timed("deleting cluster "+o.Name, func() error { return r.prov.Down(dctx, o.Name, r.target.kubeconfig) }); derr != nil {
 			r.cleanupErr = fmt.Errorf("deleting cluster %s: %v; remove it with 'skewproof cluster down --name %s'", o.Name, reports.FirstLine(derr.Error()), o.Name)
 			return errors.Join(err, r.cleanupErr)
 		}
-		if o.RemoveImages && len(r.images) > 0 {
-			_ = p.Timed(fmt.Sprintf("removing the cluster's %d node images (--remove-images)", len(r.images)), func() error {
-				return r.prov.RemoveNodeImages(dctx, r.images)
+		if o.RemoveImages && len(r.target.images) > 0 {
+			_ = p.Timed(fmt.Sprintf("removing the cluster's %d node images (--remove-images)", len(r.target.images)), func() error {
+				return r.prov.RemoveNodeImages(dctx, r.target.images)
 			})
 		}
 		return err
@@ -344,7 +364,7 @@ func (r *run) bringUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bringing up cluster %s: %w", o.Name, err)
 	}
-	r.kubeconfig, r.images = c.Kubeconfig, c.Images
+	r.target.kubeconfig, r.target.images = c.Kubeconfig, c.Images
 	h := nodefacts.Host()
 	r.rec.Host = &reports.HostRecord{Kernel: kernelRelease(), Seccomp: h.Seccomp, AppArmor: h.AppArmor, CgroupVersion: h.CgroupVersion}
 	return nil
@@ -352,16 +372,16 @@ func (r *run) bringUp(ctx context.Context) error {
 
 // connect asks the API server its version and nodes, once for the run.
 func (r *run) connect(ctx context.Context) (err error) {
-	if r.c, err = connect(ctx, r.kubeconfig); err != nil {
+	if r.target.c, err = connect(ctx, r.target.kubeconfig); err != nil {
 		return err
 	}
-	if !r.own {
-		reportOtherRuns(ctx, r.c, r.p)
+	if !r.target.own {
+		reportOtherRuns(ctx, r.target.c, r.p)
 	}
-	r.rec.APIServer = r.c.apiserver
+	r.rec.APIServer = r.target.c.apiserver
 	// The plan's nodes, with this host's kernel facts until the agents
 	// have read each node's (fixtures).
-	r.nodes, err = senv.NodesOf(r.c.nodes, nodefacts.Host(), senv.HostFromLocal)
+	r.plan.nodes, err = senv.NodesOf(r.target.c.nodes, nodefacts.Host(), senv.HostFromLocal)
 	return err
 }
 
@@ -369,17 +389,17 @@ func (r *run) connect(ctx context.Context) (err error) {
 // deployed, not after the agent's time-out.
 func (r *run) findUntestable(context.Context) error {
 	var cordoned []string
-	r.notTested, cordoned = untestable(r.c.nodes, senv.Plan{Nodes: r.nodes}.Workers(), r.own)
-	for i := range r.nodes {
-		r.nodes[i].Untestable = r.notTested[r.nodes[i].Name]
+	r.target.notTested, cordoned = untestable(r.target.c.nodes, senv.Plan{Nodes: r.plan.nodes}.Workers(), r.target.own)
+	for i := range r.plan.nodes {
+		r.plan.nodes[i].Untestable = r.target.notTested[r.plan.nodes[i].Name]
 	}
-	r.out.NotTested, r.rec.NotTested = r.notTested, r.notTested
+	r.out.NotTested, r.rec.NotTested = r.target.notTested, r.target.notTested
 	reported := skew.Skip
-	if r.own {
+	if r.target.own {
 		reported = skew.Fail
 	}
-	for _, why := range DescribeNotTested(r.notTested) {
-		r.p.Step("cannot test %s; its kubelet rules are reported %s; %s", why, reported, untestableRemedy(r.own))
+	for _, why := range DescribeNotTested(r.target.notTested) {
+		r.p.Step("cannot test %s; its kubelet rules are reported %s; %s", why, reported, untestableRemedy(r.target.own))
 	}
 	for _, n := range cordoned {
 		r.p.Step("node %s is cordoned (unschedulable): tested anyway, the specs bind their pods to it by name as DaemonSets do; leave it out with --label-filter '!(node: containsAny %s)'", n, n)
@@ -391,9 +411,9 @@ func (r *run) findUntestable(context.Context) error {
 // without docker access takes nothing away from the kind nodes) and gets
 // the agent image onto the nodes.
 func (r *run) agentImage(ctx context.Context) (err error) {
-	r.access = nodeaccess.Probe(ctx, r.c.names()...)
-	r.rec.NodeAccess = string(nodeaccess.Summary(r.access))
-	r.image, err = r.o.agentImage(ctx, r.p, r.prov, r.c.names(), nodeaccess.Summary(r.access))
+	r.target.access = nodeaccess.Probe(ctx, r.target.c.names()...)
+	r.rec.NodeAccess = string(nodeaccess.Summary(r.target.access))
+	r.setup.image, err = r.o.agentImage(ctx, r.p, r.prov, r.target.c.names(), nodeaccess.Summary(r.target.access))
 	return err
 }
 
@@ -402,17 +422,17 @@ func (r *run) agentImage(ctx context.Context) (err error) {
 // agent.
 func (r *run) fixtures(ctx context.Context) error {
 	o := r.o
-	need := r.need
+	need := r.setup.need
 	if !need[senv.FixtureSeccompProfiles] && !need[senv.FixtureAppArmorProfiles] {
 		return nil
 	}
-	f, err := o.installFixtures(ctx, r.p, r.kubeconfig, r.image.Ref, len(r.c.nodes)-len(r.notTested), slices.Sorted(maps.Keys(r.notTested)), need[senv.FixtureAppArmorProfiles])
-	if f.remove != nil && !o.Keep && !r.own {
+	f, err := o.installFixtures(ctx, r.p, r.target.kubeconfig, r.setup.image.Ref, len(r.target.c.nodes)-len(r.target.notTested), slices.Sorted(maps.Keys(r.target.notTested)), need[senv.FixtureAppArmorProfiles])
+	if f.remove != nil && !o.Keep && !r.target.own {
 		// A new cluster goes as a whole; on an existing one the agent
 		// removes the files when their profiles go.
 		r.cleanups = append(r.cleanups, func(err error) error { return errors.Join(err, f.remove()) })
 	}
-	r.appArmor, r.host = f.appArmor, f.host
+	r.setup.appArmor, r.setup.host = f.appArmor, f.host
 	return err
 }
 
@@ -420,41 +440,41 @@ func (r *run) fixtures(ctx context.Context) error {
 // the nodes with their facts, read once here.
 func (r *run) makePlan(context.Context) error {
 	o := r.o
-	nodes := r.nodes
+	nodes := r.plan.nodes
 	for i := range nodes {
 		n := &nodes[i]
-		if f, ok := r.host[n.Name]; ok {
+		if f, ok := r.setup.host[n.Name]; ok {
 			// Read on the node itself, by its agent.
 			n.Host.CgroupVersion, n.Host.Seccomp, n.Host.AppArmor, n.HostFrom = f.CgroupVersion, f.Seccomp, f.AppArmor, senv.HostFromAgent
 		}
-		if on, ok := r.appArmor[n.Name]; ok {
+		if on, ok := r.setup.appArmor[n.Name]; ok {
 			// Whether AppArmor profiles load there, as the agent found.
 			n.Host.AppArmor = on
 		}
 	}
-	r.plan = senv.Plan{Cluster: o.Name, Kubeconfig: r.kubeconfig, RunID: rand.String(6), Own: r.own, Keep: o.Keep,
-		APIServer: r.c.apiserver, AgentImage: r.image.Ref, AgentImageNote: r.image.Note, Nodes: nodes}
-	r.plan.SetAccess(r.access)
-	r.rec.Nodes = r.c.records(r.appArmor, r.access)
-	r.planFile = filepath.Join(r.junitDir, ".plan-"+o.Name+".json")
+	r.plan.Plan = senv.Plan{Cluster: o.Name, Kubeconfig: r.target.kubeconfig, RunID: rand.String(6), Own: r.target.own, Keep: o.Keep,
+		APIServer: r.target.c.apiserver, AgentImage: r.setup.image.Ref, AgentImageNote: r.setup.image.Note, Nodes: nodes}
+	r.plan.SetAccess(r.target.access)
+	r.rec.Nodes = r.target.c.records(r.setup.appArmor, r.target.access)
+	r.plan.file = filepath.Join(r.junitDir, ".plan-"+o.Name+".json")
 	if !o.Keep {
 		// Kept with the cluster: a suite process can be run by hand on it
 		// with the same plan (SKEWPROOF_PLAN).
-		r.cleanups = append(r.cleanups, func(err error) error { _ = os.Remove(r.planFile); return err })
+		r.cleanups = append(r.cleanups, func(err error) error { _ = os.Remove(r.plan.file); return err })
 	}
-	return senv.WritePlan(r.planFile, r.plan)
+	return senv.WritePlan(r.plan.file, r.plan.Plan)
 }
 
 // runtimeClasses creates the RuntimeClasses of failure row 1, shared by the
 // processes: here, so that no process deletes them while another still
 // uses them.
 func (r *run) runtimeClasses(ctx context.Context) error {
-	if !r.need[senv.FixtureRuntimeClasses] {
+	if !r.setup.need[senv.FixtureRuntimeClasses] {
 		return nil
 	}
-	created, err := ensureRuntimeClasses(ctx, r.c, r.plan.RunID)
+	created, err := ensureRuntimeClasses(ctx, r.target.c, r.plan.RunID)
 	if len(created) > 0 {
-		r.cleanups = append(r.cleanups, func(err error) error { deleteRuntimeClasses(r.c, created); return err })
+		r.cleanups = append(r.cleanups, func(err error) error { deleteRuntimeClasses(r.target.c, created); return err })
 	}
 	return err
 }
@@ -471,10 +491,10 @@ func (r *run) runSuites(ctx context.Context) ([]reports.Suite, error) {
 			o.slowNodes = append(o.slowNodes, n.Name)
 		}
 	}
-	suites, logs, err := o.runProcesses(ctx, r.p, r.junitDir, []string{senv.PlanFile + "=" + r.planFile})
+	suites, logs, err := o.runProcesses(ctx, r.p, r.junitDir, []string{senv.PlanFile + "=" + r.plan.file})
 	r.out.Logs = append(r.out.Logs, logs...)
-	if !r.own && !r.o.Keep {
-		deleteRunNamespaces(r.c, r.plan.RunID, r.p)
+	if !r.target.own && !r.o.Keep {
+		deleteRunNamespaces(r.target.c, r.plan.RunID, r.p)
 	}
 	return suites, err
 }
@@ -501,7 +521,7 @@ func (r *run) report(ctx context.Context, suites []reports.Suite, suiteErr error
 		// JUnit file only (Sonobuoy, Hydrophone, testgrid): the nodes that
 		// could not be tested are a failed test case of their own.
 		report = append(report, reports.RunFailure(o.Name, NodesTestedID, "every requested node tested",
-			fmt.Sprintf("%d node(s) could not be tested: %s\n%s", len(r.notTested), strings.Join(DescribeNotTested(r.notTested), "\n"), untestableRemedy(r.own))))
+			fmt.Sprintf("%d node(s) could not be tested: %s\n%s", len(r.target.notTested), strings.Join(DescribeNotTested(r.target.notTested), "\n"), untestableRemedy(r.target.own))))
 	}
 	if unread := reports.NotResearched(r.specs); len(unread) > 0 {
 		// Skips a JUnit reader would count as green: nothing was judged
@@ -536,7 +556,7 @@ func (r *run) report(ctx context.Context, suites []reports.Suite, suiteErr error
 // the suites is bad input (an unreachable or forbidden kubeconfig), which
 // leaves nothing behind.
 func (r *run) reportEarly(ctx context.Context, err error) {
-	if r.junitDir == "" || !r.own {
+	if r.junitDir == "" || !r.target.own {
 		return
 	}
 	r.out.JUnit = filepath.Join(r.junitDir, r.o.JUnitName)
@@ -588,7 +608,7 @@ func ExitStatus(err error) int {
 
 // nodesFail says whether the nodes that could not be tested fail the run.
 func (r *run) nodesFail() bool {
-	return len(r.notTested) > 0 && (r.own || len(r.notTested) > r.o.AllowedNotReadyNodes)
+	return len(r.target.notTested) > 0 && (r.target.own || len(r.target.notTested) > r.o.AllowedNotReadyNodes)
 }
 
 // verdict is the run's error: nil only when every requested spec was
@@ -601,11 +621,11 @@ func (r *run) verdict(ctx context.Context, suiteErr error) error {
 	case ctx.Err() != nil:
 		return InterruptedError{Report: out.JUnit, Kept: o.Keep}
 	case r.nodesFail():
-		msg := fmt.Sprintf("%d node(s) could not be tested: %s", len(r.notTested), strings.Join(DescribeNotTested(r.notTested), "; "))
+		msg := fmt.Sprintf("%d node(s) could not be tested: %s", len(r.target.notTested), strings.Join(DescribeNotTested(r.target.notTested), "; "))
 		if counts[skew.Fail] > 0 {
 			msg += fmt.Sprintf("; %d of %d specs failed", counts[skew.Fail], len(specs))
 		}
-		if !r.own {
+		if !r.target.own {
 			msg += fmt.Sprintf(" (--allowed-not-ready-nodes %d)", o.AllowedNotReadyNodes)
 		}
 		return fmt.Errorf("%s; see %s", msg, out.JUnit)

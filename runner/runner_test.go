@@ -149,7 +149,7 @@ func TestRunFailedEarlyLeavesAFailure(t *testing.T) {
 	o := Options{Name: "early", Suites: []string{"seccomp"}, JUnitDir: dir, Progress: progress.New(&out)}
 	o.Complete()
 	var res Outcome
-	r := &run{o: o, p: o.Progress, out: &res, junitDir: dir, own: true}
+	r := &run{o: o, p: o.Progress, out: &res, junitDir: dir, target: target{own: true}}
 	r.reportEarly(context.Background(), errors.New("bringing up cluster early: kind create: node early-worker did not become Ready"))
 	suites, rerr := reports.ReadJUnitFiles(res.JUnit)
 	if rerr != nil || len(suites) != 1 || len(suites[0].Results) != 1 || suites[0].Results[0].Verdict != skew.Fail ||
