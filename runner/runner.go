@@ -209,7 +209,7 @@ func Run(ctx context.Context, o Options) (out Outcome, err error) {
 			err = r.cleanups[i](err)
 		}
 	}()
-	steps := []func(context.Context) error{r.declare, r.start, r.bringUp, r.connect, r.findUntestable, r.agentImage, r.fixtures, r.makePlan, r.runtimeClasses}
+	steps := []func(context.Context) error{r.start, r.bringUp, r.declare, r.connect, r.findUntestable, r.agentImage, r.fixtures, r.makePlan, r.runtimeClasses}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			r.reportEarly(ctx, err)
@@ -301,9 +301,11 @@ func (r *run) start(ctx context.Context) error {
 
 // declare resolves the run's suites against what the suite binary
 // declares (Options.Declarations, or asked now): none named is every one,
-// an unknown one is an error before anything is made, a certification
-// takes every one; the fixtures the run sets up are those its suites
-// declare.
+// an unknown one is an error, a certification takes every one; the
+// fixtures the run sets up are those its suites declare. The front ends
+// (the CLI, the in-cluster entrypoint) resolve the suites before they call
+// Run, so that nothing is made for an unknown one; a run whose cluster
+// name is taken is refused first, for what it is.
 func (r *run) declare(ctx context.Context) error {
 	decls := r.o.Declarations
 	if decls == nil {
@@ -316,7 +318,7 @@ func (r *run) declare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.o.Suites = suites
+	r.o.Suites, r.rec.Suites = suites, suites
 	r.setup.need, err = fixturesOf(decls, suites)
 	return err
 }
