@@ -32,52 +32,37 @@ func Declarations(ctx context.Context, binary string) ([]senv.Suite, error) {
 	return senv.ReadSuites(path)
 }
 
-// Declared are the declarations of the suites named, in that order; a
-// suite the binary does not declare is an error.
-func Declared(decls []senv.Suite, suites []string) ([]senv.Suite, error) {
+// ResolveSuites are the declarations (of decls, the binary's) of the suites
+// a run runs: those named, or every one when none is named. A suite the
+// binary does not declare is an error; a certification judges every suite.
+func ResolveSuites(decls []senv.Suite, named []string, certify bool) ([]senv.Suite, error) {
+	all := senv.Families(decls)
+	if len(named) == 0 {
+		return decls, nil
+	}
 	var out []senv.Suite
-	for _, s := range suites {
+	for _, s := range named {
 		i := slices.IndexFunc(decls, func(d senv.Suite) bool { return d.Family == s })
 		if i < 0 {
-			return nil, fmt.Errorf("the suite binary has no suite %q", s)
+			return nil, fmt.Errorf("--suites: the suite binary has no suite %q (it has: %s)", s, strings.Join(all, ", "))
 		}
-		out = append(out, decls[i])
+		if !slices.ContainsFunc(out, func(d senv.Suite) bool { return d.Family == s }) {
+			out = append(out, decls[i])
+		}
+	}
+	if certify && len(out) != len(decls) {
+		return nil, fmt.Errorf("--certify judges every suite: give --suites %s (or leave it to the certification's default)", strings.Join(all, ","))
 	}
 	return out, nil
 }
 
-// ResolveSuites are the suites a run runs: those named, each one the
-// binary declares (decls), or every one when none is named. A
-// certification judges every suite.
-func ResolveSuites(decls []senv.Suite, named []string, certify bool) ([]string, error) {
-	var all []string
-	for _, d := range decls {
-		all = append(all, d.Family)
-	}
-	if len(named) == 0 {
-		return all, nil
-	}
-	if _, err := Declared(decls, named); err != nil {
-		return nil, fmt.Errorf("--suites: %v (it has: %s)", err, strings.Join(all, ", "))
-	}
-	if certify && len(slices.Compact(slices.Sorted(slices.Values(named)))) != len(all) {
-		return nil, fmt.Errorf("--certify judges every suite: give --suites %s (or leave it to the certification's default)", strings.Join(all, ","))
-	}
-	return named, nil
-}
-
-// fixturesOf is the set of fixtures the suites named declare; a suite the
-// binary does not declare is an error.
-func fixturesOf(decls []senv.Suite, suites []string) (map[string]bool, error) {
-	chosen, err := Declared(decls, suites)
-	if err != nil {
-		return nil, err
-	}
+// fixturesOf is the set of fixtures the suites declare.
+func fixturesOf(suites []senv.Suite) map[string]bool {
 	need := map[string]bool{}
-	for _, d := range chosen {
+	for _, d := range suites {
 		for _, f := range d.Fixtures {
 			need[f] = true
 		}
 	}
-	return need, nil
+	return need
 }

@@ -68,7 +68,10 @@ func runnerRules(fixtures map[string]bool) ([]rbac.Rule, error) {
 // group and resource. No rule has a wildcard; the runner holds what it
 // grants the node agent rather than escalate and bind
 // (profiles.DeployerRules).
-func ExplainedRules(decls []senv.Suite) ([]rbac.Rule, error) {
+//
+// extra are more rules to grant with them (skewproof rbac
+// --profiles-namespace: what the profiles commands do).
+func ExplainedRules(decls []senv.Suite, extra ...[]rbac.Rule) ([]rbac.Rule, error) {
 	fixtures := map[string]bool{}
 	lists := [][]rbac.Rule{nil}
 	for _, d := range decls {
@@ -82,13 +85,13 @@ func ExplainedRules(decls []senv.Suite) ([]rbac.Rule, error) {
 		return nil, err
 	}
 	lists[0] = own
-	return SortRules(rbac.Merge(lists...)), nil
+	return sortRules(rbac.Merge(append(lists, extra...)...)), nil
 }
 
-// SortRules sorts rules as the ClusterRole lists them: by API group (the
+// sortRules sorts rules as the ClusterRole lists them: by API group (the
 // core group first), resource, and the rules on any object before those
 // restricted by name; non-resource URLs last.
-func SortRules(rules []rbac.Rule) []rbac.Rule {
+func sortRules(rules []rbac.Rule) []rbac.Rule {
 	slices.SortStableFunc(rules, func(a, b rbac.Rule) int {
 		return cmp.Or(cmp.Compare(len(a.NonResourceURLs), len(b.NonResourceURLs)),
 			cmp.Compare(groupRank(a), groupRank(b)), strings.Compare(first(a.APIGroups), first(b.APIGroups)),

@@ -318,9 +318,10 @@ func (r *run) declare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.o.Suites, r.rec.Suites = suites, suites
-	r.setup.need, err = fixturesOf(decls, suites)
-	return err
+	r.o.Suites = senv.Families(suites)
+	r.rec.Suites = r.o.Suites
+	r.setup.need = fixturesOf(suites)
+	return nil
 }
 
 // bringUp brings up the new cluster (no Options.Kubeconfig), to be deleted

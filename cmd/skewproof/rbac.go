@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -12,7 +11,6 @@ import (
 	"github.com/skewproof/skewproof/profiles"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/runner"
-	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 func newRBACCmd() *cobra.Command {
@@ -40,30 +38,29 @@ func newRBACCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if suites != "" {
-				chosen, err := runner.Declared(decls, splitList(suites))
-				if err != nil {
-					return cli.Usagef("--suites: %v (it has: %s)", err, strings.Join(families(decls), ", "))
-				}
-				decls = chosen
-			}
-			rules, err := runner.ExplainedRules(decls)
+			decls, err = runner.ResolveSuites(decls, splitList(suites), false)
 			if err != nil {
-				return err
+				return cli.Usagef("%v", err)
 			}
+			// What 'skewproof profiles install|status|teardown' do in
+			// --profiles-namespace: the agent deployed and removed there,
+			// profiles installed.
+			var forProfiles [][]rbac.Rule
 			if len(profilesNS) > 0 {
 				for _, n := range profilesNS {
 					if msgs := validation.IsDNS1123Label(n); len(msgs) > 0 {
 						return cli.Usagef("--profiles-namespace %q is no namespace name: %s", n, msgs[0])
 					}
 				}
-				// What 'skewproof profiles install|status|teardown' do
-				// there: the agent deployed and removed, profiles installed.
 				deploy, err := profiles.DeployerRules(profilesNS...)
 				if err != nil {
 					return err
 				}
-				rules = runner.SortRules(rbac.Merge(rules, deploy, profiles.InstallerRules()))
+				forProfiles = [][]rbac.Rule{deploy, profiles.InstallerRules()}
+			}
+			rules, err := runner.ExplainedRules(decls, forProfiles...)
+			if err != nil {
+				return err
 			}
 			b, err := runner.Manifests(ns, sa, rules)
 			if err != nil {
@@ -99,13 +96,4 @@ func suiteBinary(flag string) (string, error) {
 		return "", cli.Usagef("%v", err)
 	}
 	return bin, nil
-}
-
-// families are the suites declared.
-func families(decls []senv.Suite) []string {
-	var out []string
-	for _, d := range decls {
-		out = append(out, d.Family)
-	}
-	return out
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/skewproof/skewproof/reports"
 	"github.com/skewproof/skewproof/runner"
 	"github.com/skewproof/skewproof/skew/release"
+	senv "github.com/skewproof/skewproof/suites/env"
 )
 
 type runOptions struct {
@@ -129,9 +130,11 @@ func (o runOptions) run(ctx context.Context) error {
 	if ro.Declarations, err = runner.Declarations(ctx, ro.SuiteBinary); err != nil {
 		return err
 	}
-	if ro.Suites, err = runner.ResolveSuites(ro.Declarations, ro.Suites, ro.Certify); err != nil {
+	suites, err := runner.ResolveSuites(ro.Declarations, ro.Suites, ro.Certify)
+	if err != nil {
 		return cli.Usagef("%v", err)
 	}
+	ro.Suites = senv.Families(suites)
 	if o.matrix != "" {
 		return o.runMatrix(ctx, ro)
 	}

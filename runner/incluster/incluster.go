@@ -190,9 +190,11 @@ func run(ctx context.Context, dir string, out *output) (_ []reports.Result, tota
 	if err != nil {
 		return nil, total, err
 	}
-	if s.Suites, err = runner.ResolveSuites(decls, s.Suites, s.Certify); err != nil {
+	suites, err := runner.ResolveSuites(decls, s.Suites, s.Certify)
+	if err != nil {
 		return nil, total, fmt.Errorf("%s: %v", sonobuoy.EnvExtraArgs, err)
 	}
+	s.Suites = senv.Families(suites)
 	kubeconfig, cs, err := inClusterKubeconfig()
 	if err != nil {
 		return nil, total, err

@@ -44,6 +44,15 @@ type Suite struct {
 	Permissions []rbac.Rule `json:"permissions,omitempty"`
 }
 
+// Families are the families of the suites declared, in their order.
+func Families(suites []Suite) []string {
+	var out []string
+	for _, d := range suites {
+		out = append(out, d.Family)
+	}
+	return out
+}
+
 // WriteSuites writes declarations to path (the binary's side).
 func WriteSuites(path string, suites []Suite) error {
 	b, err := json.MarshalIndent(suites, "", "  ")
