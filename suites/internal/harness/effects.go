@@ -98,8 +98,9 @@ func contains(l []string, s string) bool {
 // proveSeccompDenyMkdir: under the deny-mkdir profile (errnoRet 1) mkdir
 // fails with EPERM, and a write, a read and a directory listing work.
 func proveSeccompDenyMkdir(ctx context.Context, t *Scenario, c *observe.Container) observe.Effect {
-	mkdirOK, mkdir := t.Try(ctx, c.Pod, c.Name, "mkdir", "mkdir /tmp/skewproof-effect-mkdir")
-	otherOK, other := t.Try(ctx, c.Pod, c.Name, "write+read+list", "echo x > /tmp/skewproof-effect && cat /tmp/skewproof-effect >/dev/null && ls / >/dev/null")
+	ok, desc := t.TryAll(ctx, c.Pod, c.Name, Probe{"mkdir", "mkdir /tmp/skewproof-effect-mkdir"},
+		Probe{"write+read+list", "echo x > /tmp/skewproof-effect && cat /tmp/skewproof-effect >/dev/null && ls / >/dev/null"})
+	mkdirOK, mkdir, otherOK, other := ok[0], desc[0], ok[1], desc[1]
 	e := observe.Effect{Detail: mkdir + ", " + other}
 	e.Shown = !mkdirOK && strings.Contains(mkdir, "Operation not permitted") && otherOK
 	return e
@@ -109,8 +110,8 @@ func proveSeccompDenyMkdir(ctx context.Context, t *Scenario, c *observe.Containe
 // fails with EACCES and a read works. Nothing is redirected to a file, not
 // even /dev/null: the profile denies opening it for writing.
 func proveAppArmorDenyWrite(ctx context.Context, t *Scenario, c *observe.Container) observe.Effect {
-	writeOK, write := t.Try(ctx, c.Pod, c.Name, "write", "echo x > /tmp/skewproof-effect")
-	readOK, read := t.Try(ctx, c.Pod, c.Name, "read", "head -n 1 /etc/passwd")
+	ok, desc := t.TryAll(ctx, c.Pod, c.Name, Probe{"write", "echo x > /tmp/skewproof-effect"}, Probe{"read", "head -n 1 /etc/passwd"})
+	writeOK, write, readOK, read := ok[0], desc[0], ok[1], desc[1]
 	e := observe.Effect{Detail: write + ", " + read}
 	e.Shown = !writeOK && strings.Contains(write, "Permission denied") && readOK
 	return e
@@ -240,14 +241,18 @@ func proveSeccompRuntimeDefault(ctx context.Context, t *Scenario, c *observe.Con
 	return e
 }
 
-// tryProbes runs every probe in a container and records each result with
-// set.
+// tryProbes runs every probe in a container (in one exec) and records each
+// result with set.
 func tryProbes(ctx context.Context, t *Scenario, pod, container string, set func(*probeResult, bool, string)) []probeResult {
 	rs := make([]probeResult, len(enforceProbes))
+	ps := make([]Probe, len(enforceProbes))
+	for i, p := range enforceProbes {
+		ps[i] = Probe{p.syscall, p.shell}
+	}
+	ok, desc := t.TryAll(ctx, pod, container, ps...)
 	for i, p := range enforceProbes {
 		rs[i].probe = p
-		ok, desc := t.Try(ctx, pod, container, p.syscall, p.shell)
-		set(&rs[i], ok, desc)
+		set(&rs[i], ok[i], desc[i])
 	}
 	return rs
 }

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -140,5 +142,48 @@ func TestFirstWithAccess(t *testing.T) {
 	defer func() { Env.Nodes = nil }()
 	if _, err := NodeShell(context.Background(), "a-uml", "true"); err == nil || !strings.Contains(err.Error(), "no access to node a-uml") {
 		t.Errorf("NodeShell on a node without access: %v", err)
+	}
+}
+
+// TryAll's script, run by a real sh: each probe's result and streams come
+// back apart, as Try describes them one exec each (stderr, then stdout); a probe the exec
+// did not reach failed, naming the exec's error.
+func TestTryAllScriptKeepsProbesApart(t *testing.T) {
+	probes := []Probe{
+		{"fails", "echo out; echo 'cannot do it' >&2; exit 3"},
+		{"quotes", `test "$(echo 'a b')" = 'a b'`},
+		{"no newline", "printf partial; printf err >&2; false"},
+		{"last", "true"},
+	}
+	script := tryAllScript(probes)
+	if strings.Contains(script, ">/dev/null") || strings.Contains(script, "> /") {
+		t.Errorf("the script redirects to a file: %s", script)
+	}
+	cmd := exec.Command("sh", "-c", script)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	ok, desc := parseTryAll(probes, out.String(), errb.String(), nil)
+	want := []struct {
+		ok   bool
+		desc string
+	}{{false, "fails: cannot do it\n out"}, {true, "quotes: ok"}, {false, "no newline: err partial"}, {true, "last: ok"}}
+	for i, w := range want {
+		if ok[i] != w.ok || desc[i] != w.desc {
+			t.Errorf("probe %d: %v %q, want %v %q", i, ok[i], desc[i], w.ok, w.desc)
+		}
+	}
+	// The exec ended after the first probe: the others were not run.
+	cut := out.String()[:strings.Index(out.String(), tryMarker+"1--")]
+	ok, desc = parseTryAll(probes, cut, errb.String(), errors.New("stream closed"))
+	if ok[0] || desc[0] != "fails: cannot do it\n out" {
+		t.Errorf("probe 0 of a cut exec: %v %q", ok[0], desc[0])
+	}
+	for i := 1; i < len(probes); i++ {
+		if ok[i] || !strings.Contains(desc[i], "not run (stream closed)") {
+			t.Errorf("probe %d of a cut exec: %v %q", i, ok[i], desc[i])
+		}
 	}
 }
