@@ -2,12 +2,15 @@ package apparmor
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	admissionapi "k8s.io/pod-security-admission/api"
 
@@ -15,7 +18,13 @@ import (
 	h "github.com/skewproof/skewproof/suites/internal/harness"
 )
 
-// setEnforce sets the namespace's Pod Security enforce level.
+// setEnforce sets the namespace's Pod Security enforce level, then waits
+// until the API server enforces it. Pod Security reads namespaces from its
+// informer, so a pod created right after the label can still be admitted
+// under the namespace's old level (seen once, under load: baseline's first
+// pod, Unconfined, accepted). A server-side dry run of a privileged pod,
+// which both levels forbid, shows when the new level holds: it is refused
+// naming that level.
 func setEnforce(ctx context.Context, t *h.Scenario, level admissionapi.Level) {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		ns, err := t.F.ClientSet.CoreV1().Namespaces().Get(ctx, t.NS, metav1.GetOptions{})
@@ -28,6 +37,19 @@ func setEnforce(ctx context.Context, t *h.Scenario, level admissionapi.Level) {
 		return err
 	})
 	Expect(err).NotTo(HaveOccurred(), "labelling namespace %s %s", t.NS, level)
+	probe := fx.Pod("psa-level-probe", fx.Unschedulable(), fx.Container("privileged", fx.WithPrivileged()))
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, last = t.F.ClientSet.CoreV1().Pods(t.NS).Create(ctx, probe.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return last != nil && strings.Contains(last.Error(), enforcedMessage(level)), nil
+	})
+	Expect(err).NotTo(HaveOccurred(), "namespace %s labelled %s, but a privileged pod's dry run is not refused at that level: %v", t.NS, level, last)
+}
+
+// enforcedMessage is what Pod Security's refusal says of the level
+// (`violates PodSecurity "baseline:latest"`).
+func enforcedMessage(level admissionapi.Level) string {
+	return `violates PodSecurity "` + string(level) + `:latest"`
 }
 
 // KEP-24 §Version Skew Strategy › Pod Security Admission.
