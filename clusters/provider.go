@@ -92,23 +92,30 @@ func (p *Provider) ListImages(ctx context.Context) (string, error) {
 	return nodeimage.List(ctx, p.host)
 }
 
-// PruneImages removes skewproof's images from Docker and its build cache.
-// Images used by existing clusters are kept by Docker (it refuses).
-func (p *Provider) PruneImages(ctx context.Context) error { return nodeimage.Prune(ctx, p.host) }
+// PruneImages removes skewproof's images from Docker and its build cache,
+// and the AppArmor node disks of images that are gone. Images used by
+// existing clusters are kept by Docker (it refuses).
+func (p *Provider) PruneImages(ctx context.Context) error {
+	defer sweepDisks(ctx, p.host)
+	return nodeimage.Prune(ctx, p.host)
+}
 
 // PruneNodeImages keeps the newest keep node images (by creation time) and
-// removes the others; the build cache stays, so a removed image is
-// reassembled from cached binaries when needed again. Images in use by a
-// cluster are kept by Docker (it refuses), and said so.
+// removes the others, with their AppArmor node disks; the build cache
+// stays, so a removed image is reassembled from cached binaries when needed
+// again. Images in use by a cluster are kept by Docker (it refuses), and
+// said so.
 func (p *Provider) PruneNodeImages(ctx context.Context, keep int) error {
+	defer sweepDisks(ctx, p.host)
 	return nodeimage.PruneNodes(ctx, p.host, keep)
 }
 
-// RemoveNodeImages removes node images (a Cluster's Images) from Docker;
-// the build cache stays, so a removed image is reassembled from cached
+// RemoveNodeImages removes node images (a Cluster's Images) from Docker,
+// with their AppArmor node disks; the build cache stays, so a removed image is reassembled from cached
 // binaries when needed again. An image a cluster still uses is kept by
 // Docker (it refuses), and said so.
 func (p *Provider) RemoveNodeImages(ctx context.Context, refs []string) error {
+	defer sweepDisks(ctx, p.host)
 	return nodeimage.Remove(ctx, p.host, refs)
 }
 

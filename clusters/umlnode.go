@@ -77,6 +77,39 @@ type umlNodes struct {
 	stop  context.CancelFunc // ends the milestones and a wait for the network
 }
 
+// sweepDisks removes the AppArmor node disks no build can use again
+// (uml.StaleDisks: their node image is gone from Docker, or their node
+// files changed), and says which. It runs before disks are built and
+// whenever node images are removed; a failure to sweep is said and does
+// not stop what called it.
+func sweepDisks(ctx context.Context, h command.Host) {
+	p := h.Progress
+	cache, err := cachedir.Resolve()
+	if err != nil {
+		return
+	}
+	if m, _ := filepath.Glob(filepath.Join(cache, "uml", "disk-*.ext4")); len(m) == 0 {
+		return
+	}
+	out, err := h.Docker(ctx, "images", "--all", "--quiet", "--no-trunc")
+	if err != nil {
+		p.Step("AppArmor node disks: not swept (%s)", command.ErrSummary(err.Error()))
+		return
+	}
+	stale, err := uml.StaleDisks(cache, strings.Fields(out))
+	if err != nil {
+		p.Step("AppArmor node disks: not swept (%v)", err)
+		return
+	}
+	for _, d := range stale {
+		if err := os.Remove(d); err != nil {
+			p.Step("AppArmor node disk %s: not removed (%v)", filepath.Base(d), err)
+			continue
+		}
+		p.Step("removed AppArmor node disk %s: its node image is gone (or its node files changed)", filepath.Base(d))
+	}
+}
+
 // prepareAppArmorNodes finds (or builds, once) the UML kernel and each
 // node's disk, before kind's create: one disk per node image, each node
 // writing to its own copy-on-write file over it.
@@ -98,6 +131,7 @@ func prepareAppArmorNodes(ctx context.Context, h command.Host, o UpOptions, imag
 			return nil, err
 		}
 	}
+	sweepDisks(ctx, h)
 	// One disk per node image, the missing ones built at the same time
 	// (docker export and mkfs.ext4 of a 0.7-1 GB image each).
 	var distinct []string

@@ -134,6 +134,33 @@ func Disk(ctx context.Context, cacheDir, image, imageID string, step func(string
 	return disk, nil
 }
 
+// StaleDisks lists the disks in cacheDir that no build can use again: of a
+// node image Docker no longer has (live: the IDs of the images it has), or
+// made with other node files than this build's (the key's second half).
+// Each is 0.7-1.1 GB, and every node image removed or rebuilt leaves its
+// own behind. A disk being built is in a temporary directory, not listed.
+func StaleDisks(cacheDir string, live []string) ([]string, error) {
+	fh, err := filesHash()
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	for _, id := range live {
+		if id = strings.TrimPrefix(id, "sha256:"); len(id) >= 16 {
+			ids[id[:16]] = true
+		}
+	}
+	disks, _ := filepath.Glob(filepath.Join(cacheDir, "uml", "disk-*.ext4"))
+	var stale []string
+	for _, d := range disks {
+		id, files, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(d), "disk-"), ".ext4"), "-")
+		if !ok || files != fh || !ids[id] {
+			stale = append(stale, d)
+		}
+	}
+	return stale, nil
+}
+
 // exportImage unpacks a Docker image's file system into root (as root, so
 // that owners and device nodes are kept).
 func exportImage(ctx context.Context, image, root string) error {
