@@ -100,7 +100,7 @@ func newImagesPruneCmd() *cobra.Command {
 	keep := -1
 	c := &cobra.Command{
 		Use:   "prune [--keep N]",
-		Short: "remove every node image and cached build of skewproof, or with --keep N all node images but the newest N (the build cache stays)",
+		Short: "remove every node image and cached build of skewproof, or with --keep N all node images but the newest N (the build cache stays); the AppArmor node disks of removed images go too",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			prov := clusters.NewProvider(progress.New(os.Stderr))
 			if cmd.Flags().Changed("keep") {
