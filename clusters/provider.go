@@ -111,9 +111,9 @@ func (p *Provider) PruneNodeImages(ctx context.Context, keep int) error {
 }
 
 // RemoveNodeImages removes node images (a Cluster's Images) from Docker,
-// with their AppArmor node disks; the build cache stays, so a removed image is reassembled from cached
-// binaries when needed again. An image a cluster still uses is kept by
-// Docker (it refuses), and said so.
+// with their AppArmor node disks; the build cache stays, so a removed
+// image is reassembled from cached binaries when needed again. An image a
+// cluster still uses is kept by Docker (it refuses), and said so.
 func (p *Provider) RemoveNodeImages(ctx context.Context, refs []string) error {
 	defer sweepDisks(ctx, p.host)
 	return nodeimage.Remove(ctx, p.host, refs)

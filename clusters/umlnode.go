@@ -88,15 +88,13 @@ func sweepDisks(ctx context.Context, h command.Host) {
 	if err != nil {
 		return
 	}
-	if m, _ := filepath.Glob(filepath.Join(cache, "uml", "disk-*.ext4")); len(m) == 0 {
-		return
-	}
-	out, err := h.Docker(ctx, "images", "--all", "--quiet", "--no-trunc")
-	if err != nil {
-		p.Step("AppArmor node disks: not swept (%s)", command.ErrSummary(err.Error()))
-		return
-	}
-	stale, err := uml.StaleDisks(cache, strings.Fields(out))
+	stale, err := uml.StaleDisks(cache, func() ([]string, error) {
+		out, err := h.Docker(ctx, "images", "--all", "--quiet", "--no-trunc")
+		if err != nil {
+			return nil, errors.New(command.ErrSummary(err.Error()))
+		}
+		return strings.Fields(out), nil
+	})
 	if err != nil {
 		p.Step("AppArmor node disks: not swept (%v)", err)
 		return

@@ -135,22 +135,30 @@ func Disk(ctx context.Context, cacheDir, image, imageID string, step func(string
 }
 
 // StaleDisks lists the disks in cacheDir that no build can use again: of a
-// node image Docker no longer has (live: the IDs of the images it has), or
-// made with other node files than this build's (the key's second half).
-// Each is 0.7-1.1 GB, and every node image removed or rebuilt leaves its
-// own behind. A disk being built is in a temporary directory, not listed.
-func StaleDisks(cacheDir string, live []string) ([]string, error) {
+// node image Docker no longer has (live gives the IDs of the images it
+// has; asked only when there are disks), or made with other node files
+// than this build's (the key's second half). Each is 0.7-1.1 GB, and every
+// node image removed or rebuilt leaves its own behind. A disk being built
+// is in a temporary directory, not listed.
+func StaleDisks(cacheDir string, live func() ([]string, error)) ([]string, error) {
+	disks, _ := filepath.Glob(filepath.Join(cacheDir, "uml", "disk-*.ext4"))
+	if len(disks) == 0 {
+		return nil, nil
+	}
 	fh, err := filesHash()
 	if err != nil {
 		return nil, err
 	}
+	images, err := live()
+	if err != nil {
+		return nil, err
+	}
 	ids := map[string]bool{}
-	for _, id := range live {
+	for _, id := range images {
 		if id = strings.TrimPrefix(id, "sha256:"); len(id) >= 16 {
 			ids[id[:16]] = true
 		}
 	}
-	disks, _ := filepath.Glob(filepath.Join(cacheDir, "uml", "disk-*.ext4"))
 	var stale []string
 	for _, d := range disks {
 		id, files, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(d), "disk-"), ".ext4"), "-")

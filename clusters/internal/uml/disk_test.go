@@ -29,7 +29,7 @@ func TestStaleDisks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stale, err := StaleDisks(cache, []string{live})
+	stale, err := StaleDisks(cache, func() ([]string, error) { return []string{live}, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,11 @@ func TestStaleDisks(t *testing.T) {
 		t.Errorf("stale %q, want %q", names, want)
 	}
 	// With no image left, every disk is stale.
-	if stale, _ := StaleDisks(cache, nil); len(stale) != 3 {
+	if stale, _ := StaleDisks(cache, func() ([]string, error) { return nil, nil }); len(stale) != 3 {
 		t.Errorf("no live image: stale %q, want all three disks", stale)
+	}
+	// Without a disk, Docker is not asked.
+	if _, err := StaleDisks(t.TempDir(), func() ([]string, error) { t.Error("Docker asked with no disk"); return nil, nil }); err != nil {
+		t.Error(err)
 	}
 }

@@ -291,11 +291,16 @@ func appArmorLabel(attr string) string {
 // Try runs a shell command in the container and describes the result.
 func (t *Scenario) Try(ctx context.Context, pod, container, label, shell string) (ok bool, desc string) {
 	out, stderr, err := t.Exec(ctx, pod, container, "sh", "-c", shell)
-	if err == nil {
-		return true, label + ": ok"
+	return err == nil, described(label, err == nil, stderr, out)
+}
+
+// described is what Try and TryAll say of a probe: "LABEL: ok", or what it
+// printed, standard error first.
+func described(label string, ok bool, stderr, out string) string {
+	if ok {
+		return label + ": ok"
 	}
-	msg := strings.TrimSpace(stderr + " " + out)
-	return false, fmt.Sprintf("%s: %s", label, msg)
+	return fmt.Sprintf("%s: %s", label, strings.TrimSpace(stderr+" "+out))
 }
 
 // TryAll tries each probe as Try does, one after the other in a single
@@ -337,13 +342,9 @@ func parseTryAll(probes []Probe, out, stderr string, err error) (ok []bool, desc
 			rc, _, _ = strings.Cut(rc, "\n")
 		}
 		ok[i] = done && rc == "0"
-		switch {
-		case ok[i]:
-			desc[i] = p.Label + ": ok"
-		case done:
-			desc[i] = fmt.Sprintf("%s: %s", p.Label, strings.TrimSpace(e+" "+o))
-		default:
-			desc[i] = fmt.Sprintf("%s: not run (%v) %s", p.Label, err, strings.TrimSpace(e+" "+o))
+		desc[i] = described(p.Label, ok[i], e, o)
+		if !done {
+			desc[i] = described(p.Label+": not run ("+fmt.Sprint(err)+")", false, e, o)
 		}
 	}
 	return ok, desc

@@ -245,44 +245,37 @@ func proveSeccompRuntimeDefault(ctx context.Context, t *Scenario, c *observe.Con
 // result with set.
 func tryProbes(ctx context.Context, t *Scenario, pod, container string, set func(*probeResult, bool, string)) []probeResult {
 	rs := make([]probeResult, len(enforceProbes))
-	ps := make([]Probe, len(enforceProbes))
+	ok, desc := t.TryAll(ctx, pod, container, enforceProbes...)
 	for i, p := range enforceProbes {
-		ps[i] = Probe{p.syscall, p.shell}
-	}
-	ok, desc := t.TryAll(ctx, pod, container, ps...)
-	for i, p := range enforceProbes {
-		rs[i].probe = p
+		rs[i].Probe = p
 		set(&rs[i], ok[i], desc[i])
 	}
 	return rs
 }
 
-// probe is a shell command that makes one syscall the runtime default
+// enforceProbes each make one syscall (the Label) that the runtime default
 // profile blocks for a container without added capabilities, and that an
-// unconfined container makes without any.
-type probe struct{ syscall, shell string }
-
-// enforceProbes are tried in an Unconfined container (the control: the
-// command works there) and in the RuntimeDefault one (where the filter must
-// make it fail). containerd's default profile (contrib/seccomp/
+// unconfined container makes without any. They are tried in an Unconfined
+// container (the control: the command works there) and in the
+// RuntimeDefault one (where the filter must make it fail). containerd's default profile (contrib/seccomp/
 // seccomp_default.go, 1.7 and 2.x), CRI-O's (containers/common
 // pkg/seccomp/default_linux.go) and Docker's allow personality(2) only for
 // PER_LINUX, PER_LINUX32, UNAME26, UNAME26|PER_LINUX32 and the query
 // 0xffffffff, and unshare(2) only with CAP_SYS_ADMIN.
-var enforceProbes = []probe{
+var enforceProbes = []Probe{
 	// busybox's linux64 -R calls personality(PER_LINUX|ADDR_NO_RANDOMIZE),
 	// 0x40000: no namespace and no capability involved, so the control
 	// works on every host.
-	{syscall: "personality(ADDR_NO_RANDOMIZE)", shell: "linux64 -R true"},
+	{Label: "personality(ADDR_NO_RANDOMIZE)", Shell: "linux64 -R true"},
 	// unshare(CLONE_NEWUSER): the control fails where the host has user
 	// namespaces off (user.max_user_namespaces=0, or a distribution's
 	// switch for unprivileged ones); then this probe shows nothing.
-	{syscall: "unshare(CLONE_NEWUSER)", shell: "unshare -U true"},
+	{Label: "unshare(CLONE_NEWUSER)", Shell: "unshare -U true"},
 }
 
 // probeResult is one probe tried in both containers.
 type probeResult struct {
-	probe
+	Probe                       // its Label is the syscall
 	controlOK, blockedOK bool   // the command succeeded: Unconfined, RuntimeDefault
 	control, blocked     string // what each printed (Scenario.Try)
 }
@@ -295,12 +288,12 @@ type probeResult struct {
 func enforceChecks(rs []probeResult) (must, unmade []string, made bool) {
 	for _, r := range rs {
 		if !r.controlOK {
-			unmade = append(unmade, fmt.Sprintf("%s fails unconfined too (%s)", r.syscall, r.control))
+			unmade = append(unmade, fmt.Sprintf("%s fails unconfined too (%s)", r.Label, r.control))
 			continue
 		}
 		made = true
 		if r.blockedOK {
-			must = append(must, fmt.Sprintf("a syscall the runtime default profile blocks succeeded: %s (%s)", r.syscall, r.blocked))
+			must = append(must, fmt.Sprintf("a syscall the runtime default profile blocks succeeded: %s (%s)", r.Label, r.blocked))
 		}
 	}
 	return must, unmade, made

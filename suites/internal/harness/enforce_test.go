@@ -10,11 +10,11 @@ import (
 
 func TestEnforceChecks(t *testing.T) {
 	personality := func(controlOK, blockedOK bool) probeResult {
-		return probeResult{probe: enforceProbes[0], controlOK: controlOK, blockedOK: blockedOK,
+		return probeResult{Probe: enforceProbes[0], controlOK: controlOK, blockedOK: blockedOK,
 			control: "personality(ADDR_NO_RANDOMIZE): ok", blocked: "personality(ADDR_NO_RANDOMIZE): linux64: personality(0x40000): Operation not permitted"}
 	}
 	userNS := func(controlOK, blockedOK bool) probeResult {
-		return probeResult{probe: enforceProbes[1], controlOK: controlOK, blockedOK: blockedOK,
+		return probeResult{Probe: enforceProbes[1], controlOK: controlOK, blockedOK: blockedOK,
 			control: "unshare(CLONE_NEWUSER): unshare: unshare(0x10000000): Operation not permitted"}
 	}
 	for _, c := range []struct {
@@ -54,7 +54,7 @@ func TestEnforceChecks(t *testing.T) {
 // first probe is not unshare.
 func TestEnforceProbesNeedNoUserNamespace(t *testing.T) {
 	for _, p := range enforceProbes {
-		if !strings.Contains(p.shell, "unshare") {
+		if !strings.Contains(p.Shell, "unshare") {
 			return
 		}
 	}
