@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -37,9 +36,6 @@ type MatrixOptions struct {
 	// and runtime, so that the leg judges AppArmor enforcement at each of
 	// its kubelets whatever the host's kernel.
 	AppArmorNodes []bool
-	// Cores is the host's CPU count that bounds the AppArmor nodes of legs
-	// at once (default runtime.NumCPU()).
-	Cores int
 	// Output receives the legs' progress when they run at once, each line
 	// prefixed with the leg's name (default os.Stderr).
 	Output io.Writer
@@ -89,9 +85,7 @@ func (o MatrixOptions) legUp(l Leg) clusters.UpOptions {
 
 // RunMatrix runs the clusters of the matrix, Parallel at a time, each into
 // its own directory under Base.JUnitDir, and returns every leg, failed ones
-// included, in the matrix's order; the error joins the legs' errors. Legs
-// at once start as legSchedule orders them: those with AppArmor nodes
-// first, never more AppArmor nodes at once than the host has cores. An interrupt (ctx cancelled)
+// included; the error joins the legs' errors. An interrupt (ctx cancelled)
 // stops the legs that run (each deletes its cluster) and starts no other.
 func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 	if len(o.Clusters) == 0 {
@@ -118,66 +112,42 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 			legs = append(legs, Leg{Cluster: c, AppArmorNodes: aa, Runtime: rt, Name: LegName(o.Base.Name, c) + "-" + strings.ReplaceAll(rt.String(), "+", "-")})
 		}
 	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
 	for i := range legs {
 		legs[i].Dir = filepath.Join(o.Base.JUnitDir, legs[i].Name)
-	}
-	cores := o.Cores
-	if cores == 0 {
-		cores = runtime.NumCPU()
-	}
-	run := func(l *Leg) {
-		ro := o.Base
-		ro.Name, ro.JUnitDir = l.Name, l.Dir
-		if n > 1 {
-			// Legs at once: each line says whose it is.
-			ro.Progress = progress.New(progress.Prefixed(out, &outMu, l.Name+": "))
-			ro.OnSpec = nil
-		}
-		ro.Up = o.legUp(*l)
-		if len(l.Cluster.Suites) > 0 {
-			ro.Suites = l.Cluster.Suites
-		}
-		p.Step("matrix: cluster %s (kube-apiserver %s, kubelets %s, runtime %s, suites %s) into %s", l.Name, l.Cluster.Apiserver,
-			strings.Join(l.Cluster.Kubelets, " "), l.Runtime, strings.Join(ro.Suites, ","), l.Dir)
-		l.Outcome, l.Err = Run(ctx, ro)
-		if l.Err != nil {
-			l.Err = fmt.Errorf("%s: %w", l.Name, l.Err)
-		}
-	}
-	s := newLegSchedule(legs, n, cores)
-	done := make(chan int)
-	interrupted := ctx.Done()
-	stop := func() {
-		// Start no other leg; the running ones delete their clusters.
-		for _, i := range s.pending {
-			legs[i].Err = fmt.Errorf("not started: %w", context.Cause(ctx))
-		}
-		s.pending, interrupted = nil, nil
-	}
-	for s.left() {
-		if ctx.Err() != nil && interrupted != nil {
-			stop()
-		}
-		for {
-			i, waits := s.next()
-			for _, w := range waits {
-				p.Step("matrix: %s", w)
-			}
-			if i < 0 {
-				break
-			}
-			go func() { run(&legs[i]); done <- i }()
-		}
-		if len(s.running) == 0 {
-			break // interrupted before any leg started
-		}
 		select {
-		case i := <-done:
-			s.ended(i)
-		case <-interrupted:
-			stop()
+		case sem <- struct{}{}:
+		case <-ctx.Done():
 		}
+		if ctx.Err() != nil {
+			legs[i].Err = fmt.Errorf("not started: %w", context.Cause(ctx))
+			continue
+		}
+		wg.Add(1)
+		go func(l *Leg) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ro := o.Base
+			ro.Name, ro.JUnitDir = l.Name, l.Dir
+			if n > 1 {
+				// Legs at once: each line says whose it is.
+				ro.Progress = progress.New(progress.Prefixed(out, &outMu, l.Name+": "))
+				ro.OnSpec = nil
+			}
+			ro.Up = o.legUp(*l)
+			if len(l.Cluster.Suites) > 0 {
+				ro.Suites = l.Cluster.Suites
+			}
+			p.Step("matrix: cluster %s (kube-apiserver %s, kubelets %s, runtime %s, suites %s) into %s", l.Name, l.Cluster.Apiserver,
+				strings.Join(l.Cluster.Kubelets, " "), l.Runtime, strings.Join(ro.Suites, ","), l.Dir)
+			l.Outcome, l.Err = Run(ctx, ro)
+			if l.Err != nil {
+				l.Err = fmt.Errorf("%s: %w", l.Name, l.Err)
+			}
+		}(&legs[i])
 	}
+	wg.Wait()
 	var errs []error
 	for _, l := range legs {
 		errs = append(errs, l.Err)

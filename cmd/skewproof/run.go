@@ -78,7 +78,7 @@ func newRunCmd() *cobra.Command {
 	fs.StringArrayVar(&o.imageArgs, "node-image", nil, nodeImageUsage)
 	fs.StringVar(&o.matrix, "matrix", "", "run every cluster 'skewproof matrix' plans for these kube-apiserver minors, e.g. 1.36..1.37, each named --name and its minor (skewproof-run-1-37) with its results in --junit-dir/<that name>/, then merge them into --junit-dir/report/")
 	fs.StringVar(&o.matrixRuntimeList, "matrix-runtimes", "", matrixRuntimesUsage)
-	fs.IntVar(&o.matrixParallel, "matrix-parallel", 1, "with --matrix: clusters at once (preflight refuses more than the host's free memory fits); those with AppArmor nodes start first and never with more AppArmor nodes at once than the host has cores")
+	fs.IntVar(&o.matrixParallel, "matrix-parallel", 1, "with --matrix: clusters at once (preflight refuses more than the host's free memory fits)")
 	return c
 }
 
