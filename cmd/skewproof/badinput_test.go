@@ -62,6 +62,7 @@ func badInputRows() []badInput {
 		{name: "matrix-reversed", args: []string{"run", "--matrix", "1.37..1.36"}, code: 2, want: "--matrix:"},
 		{name: "matrix-malformed", args: []string{"run", "--matrix", "1.x..1.37"}, code: 2, want: "--matrix:"},
 		{name: "matrix-with-kubeconfig", args: []string{"run", "--matrix", "1.36..1.37", "--kubeconfig", nothing}, code: 2, want: "--matrix plans its own clusters; leave out --kubeconfig"},
+		{name: "matrix-parallel-word", args: []string{"run", "--matrix", "1.36..1.37", "--matrix-parallel", "two"}, code: 2, want: "--matrix-parallel two: give a number of clusters, at least 1, or auto"},
 		{name: "matrix-parallel-99", args: []string{"run", "--matrix", "1.36..1.37", "--matrix-parallel", "99"}, code: 2, want: "--matrix-parallel 99: 99 clusters of"},
 		{name: "matrix-runtimes-alone", args: []string{"run", "--apiserver", "1.37.2", "--matrix-runtimes", "+crun"}, code: 2, want: "--matrix-runtimes fans the clusters of --matrix out"},
 		{name: "matrix-runtimes-unknown", args: []string{"run", "--matrix", "1.36..1.37", "--matrix-runtimes", "cri-dockerd+crun"}, code: 2, want: `--matrix-runtimes "cri-dockerd+crun": unknown CRI runtime "cri-dockerd" (known: containerd, containerd2, crio)`},

@@ -90,7 +90,7 @@ func proveAppArmorRuntimeDefault(ctx context.Context, t *Scenario, c *observe.Co
 		return observe.Effect{Unmade: "the AppArmor Unconfined control cannot " + ProcWrite + " on node " + t.NodeName() +
 			" (" + control.desc + "): nothing shows what the runtime default denies"}
 	}
-	ok, desc := t.TryAll(ctx, c.Pod, c.Name, Probe{ProcWrite, ProcWriteProbe}, Probe{"write /tmp", "echo x > /tmp/skewproof-effect"})
+	ok, desc := t.tryIn(ctx, c, appArmorRuntimeDefaultProbes...)
 	procOK, proc, writeOK, write := ok[0], desc[0], ok[1], desc[1]
 	e := observe.Effect{Detail: proc + ", " + write + " (the Unconfined control: " + control.desc + ")"}
 	e.Shown = !procOK && strings.Contains(proc, "Permission denied") && writeOK

@@ -118,12 +118,14 @@ func (t *Scenario) ObserveContainer(ctx context.Context, pod, container string, 
 		case s.State.Running != nil:
 			// A container whose process cannot start may show Running for a
 			// moment: it counts as running once an exec into it works.
-			mode, label, err := t.readPID1(ctx, pod, container)
+			probes := t.candidateProbes()
+			mode, label, runs, err := t.readPID1(ctx, pod, container, probes)
 			if err != nil {
 				lastErr = err
 				return false, nil
 			}
 			got = &observe.Container{State: skew.Running, SeccompMode: mode, AppArmorProfile: label, Pod: pod, Name: container}
+			t.keepProbed(got, runs)
 			return true, nil
 		case s.State.Terminated != nil && isEphemeral(p, container):
 			// Ephemeral containers are never restarted: this is final.
@@ -231,13 +233,86 @@ const attrMarker = "--skewproof-attr-current--"
 const readPID1Script = "cat /proc/1/status && echo " + attrMarker + " && { cat /proc/1/attr/current || true; }"
 
 // readPID1 reads, in one exec, the container's PID 1 "Seccomp:" line of
-// /proc/1/status (SeccompMode) and /proc/1/attr/current (AppArmorLabel).
-func (t *Scenario) readPID1(ctx context.Context, pod, container string) (*int, string, error) {
-	out, stderr, err := t.Exec(ctx, pod, container, "sh", "-c", readPID1Script)
+// /proc/1/status (SeccompMode) and /proc/1/attr/current (AppArmorLabel),
+// and then tries the probes as TryAll does (their results in runs): on an
+// AppArmor node an exec costs one to two seconds, and the effect probes of
+// a spec's container would otherwise take one more right after.
+func (t *Scenario) readPID1(ctx context.Context, pod, container string, probes []Probe) (mode *int, label string, runs map[Probe]probeRun, err error) {
+	out, stderr, err := t.Exec(ctx, pod, container, "sh", "-c", readPID1WithProbes(probes))
 	if err != nil {
-		return nil, "", fmt.Errorf("reading /proc/1/status in %s/%s: %v %s", pod, container, err, stderr)
+		return nil, "", nil, fmt.Errorf("reading /proc/1/status in %s/%s: %v %s", pod, container, err, stderr)
 	}
-	return parsePID1(out, pod, container)
+	return parsePID1WithProbes(probes, out, stderr, pod, container)
+}
+
+// readPID1WithProbes is readPID1's script: readPID1Script (its failure is
+// the script's), an empty line (so that a label without a newline ends
+// before the first probe's marker), then the probes.
+func readPID1WithProbes(probes []Probe) string {
+	if len(probes) == 0 {
+		return readPID1Script
+	}
+	return "{ " + readPID1Script + "; } || exit\necho\n" + tryAllScript(probes)
+}
+
+// parsePID1WithProbes splits the output of readPID1WithProbes: what
+// readPID1Script printed, then the probes' sections (parseTryAll).
+func parsePID1WithProbes(probes []Probe, out, stderr, pod, container string) (*int, string, map[Probe]probeRun, error) {
+	pid1 := out
+	var runs map[Probe]probeRun
+	if len(probes) > 0 {
+		first := fmt.Sprintf("\n%s0--\n", tryMarker)
+		i := strings.Index(out, first)
+		if i < 0 {
+			return nil, "", nil, fmt.Errorf("reading /proc/1/status in %s/%s: no probe after it in %q", pod, container, out)
+		}
+		pid1 = out[:i+1]
+		ok, desc := parseTryAll(probes, out[i+1:], stderr, nil)
+		runs = map[Probe]probeRun{}
+		for k, p := range probes {
+			runs[p] = probeRun{ok[k], desc[k]}
+		}
+	}
+	mode, label, err := parsePID1(pid1, pod, container)
+	return mode, label, runs, err
+}
+
+// probeRun is what a probe did in a container: Try's result.
+type probeRun struct {
+	ok   bool
+	desc string
+}
+
+// keepProbed keeps what the probes run with the read of c's PID 1 did, for
+// tryIn.
+func (t *Scenario) keepProbed(c *observe.Container, runs map[Probe]probeRun) {
+	if len(runs) == 0 {
+		return
+	}
+	t.probedMu.Lock()
+	defer t.probedMu.Unlock()
+	if t.probed == nil {
+		t.probed = map[*observe.Container]map[Probe]probeRun{}
+	}
+	t.probed[c] = runs
+}
+
+// tryIn tries the probes in the observed container c as TryAll does, and
+// takes their results from the read of its PID 1 when every one of them
+// ran there (keepProbed): the same container, seen running, a moment
+// earlier.
+func (t *Scenario) tryIn(ctx context.Context, c *observe.Container, probes ...Probe) (ok []bool, desc []string) {
+	t.probedMu.Lock()
+	runs := t.probed[c]
+	t.probedMu.Unlock()
+	for _, p := range probes {
+		r, found := runs[p]
+		if !found {
+			return t.TryAll(ctx, c.Pod, c.Name, probes...)
+		}
+		ok, desc = append(ok, r.ok), append(desc, r.desc)
+	}
+	return ok, desc
 }
 
 // parsePID1 splits readPID1's output into the Seccomp mode and the

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -95,11 +96,48 @@ func contains(l []string, s string) bool {
 	return false
 }
 
+// The probes of each effect's prover, by effect: ObserveContainer runs
+// those of the effects the scenario's oracle names with its read of the
+// container's PID 1 (Scenario.candidateProbes), in the same exec, and the
+// provers take their results from there (Scenario.tryIn).
+var (
+	denyMkdirProbes = []Probe{{"mkdir", "mkdir /tmp/skewproof-effect-mkdir"},
+		{"write+read+list", "echo x > /tmp/skewproof-effect && cat /tmp/skewproof-effect >/dev/null && ls / >/dev/null"}}
+	denyWriteProbes              = []Probe{{"write", "echo x > /tmp/skewproof-effect"}, {"read", "head -n 1 /etc/passwd"}}
+	appArmorRuntimeDefaultProbes = []Probe{{ProcWrite, ProcWriteProbe}, {"write /tmp", "echo x > /tmp/skewproof-effect"}}
+	effectProbes                 = map[string][]Probe{
+		skew.EffectSeccompRuntimeDefault:  enforceProbes,
+		skew.EffectSeccompDenyMkdir:       denyMkdirProbes,
+		skew.EffectAppArmorDenyWrite:      denyWriteProbes,
+		skew.EffectAppArmorRuntimeDefault: appArmorRuntimeDefaultProbes,
+	}
+)
+
+// candidateProbes are the probes of every effect the scenario's oracle
+// names, in any outcome or case of the KEP's plan or of upstream's
+// behaviour, each once.
+func (t *Scenario) candidateProbes() []Probe {
+	var out []Probe
+	for _, o := range []skew.Observation{t.Exp.KEPPlanned, t.Exp.Expected} {
+		outcomes := append(slices.Clone(o.AnyOf), o.Cases...)
+		if o.Container != nil {
+			outcomes = append(outcomes, *o.Container)
+		}
+		for _, w := range outcomes {
+			for _, p := range effectProbes[w.Effect] {
+				if !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // proveSeccompDenyMkdir: under the deny-mkdir profile (errnoRet 1) mkdir
 // fails with EPERM, and a write, a read and a directory listing work.
 func proveSeccompDenyMkdir(ctx context.Context, t *Scenario, c *observe.Container) observe.Effect {
-	ok, desc := t.TryAll(ctx, c.Pod, c.Name, Probe{"mkdir", "mkdir /tmp/skewproof-effect-mkdir"},
-		Probe{"write+read+list", "echo x > /tmp/skewproof-effect && cat /tmp/skewproof-effect >/dev/null && ls / >/dev/null"})
+	ok, desc := t.tryIn(ctx, c, denyMkdirProbes...)
 	mkdirOK, mkdir, otherOK, other := ok[0], desc[0], ok[1], desc[1]
 	e := observe.Effect{Detail: mkdir + ", " + other}
 	e.Shown = !mkdirOK && strings.Contains(mkdir, "Operation not permitted") && otherOK
@@ -110,7 +148,7 @@ func proveSeccompDenyMkdir(ctx context.Context, t *Scenario, c *observe.Containe
 // fails with EACCES and a read works. Nothing is redirected to a file, not
 // even /dev/null: the profile denies opening it for writing.
 func proveAppArmorDenyWrite(ctx context.Context, t *Scenario, c *observe.Container) observe.Effect {
-	ok, desc := t.TryAll(ctx, c.Pod, c.Name, Probe{"write", "echo x > /tmp/skewproof-effect"}, Probe{"read", "head -n 1 /etc/passwd"})
+	ok, desc := t.tryIn(ctx, c, denyWriteProbes...)
 	writeOK, write, readOK, read := ok[0], desc[0], ok[1], desc[1]
 	e := observe.Effect{Detail: write + ", " + read}
 	e.Shown = !writeOK && strings.Contains(write, "Permission denied") && readOK
@@ -218,7 +256,8 @@ func proveSeccompRuntimeDefault(ctx context.Context, t *Scenario, c *observe.Con
 	}
 	rs := make([]probeResult, len(control))
 	copy(rs, control)
-	tried := tryProbes(ctx, t, c.Pod, c.Name, func(r *probeResult, ok bool, desc string) { r.blockedOK, r.blocked = ok, desc })
+	ok, desc := t.tryIn(ctx, c, enforceProbes...)
+	tried := probeResults(ok, desc, func(r *probeResult, ok bool, desc string) { r.blockedOK, r.blocked = ok, desc })
 	var seen []string
 	for i := range rs {
 		rs[i].blockedOK, rs[i].blocked = tried[i].blockedOK, tried[i].blocked
@@ -244,8 +283,14 @@ func proveSeccompRuntimeDefault(ctx context.Context, t *Scenario, c *observe.Con
 // tryProbes runs every probe in a container (in one exec) and records each
 // result with set.
 func tryProbes(ctx context.Context, t *Scenario, pod, container string, set func(*probeResult, bool, string)) []probeResult {
-	rs := make([]probeResult, len(enforceProbes))
 	ok, desc := t.TryAll(ctx, pod, container, enforceProbes...)
+	return probeResults(ok, desc, set)
+}
+
+// probeResults records what each of enforceProbes did (ok, desc: TryAll's
+// results) with set.
+func probeResults(ok []bool, desc []string, set func(*probeResult, bool, string)) []probeResult {
+	rs := make([]probeResult, len(enforceProbes))
 	for i, p := range enforceProbes {
 		rs[i].Probe = p
 		set(&rs[i], ok[i], desc[i])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/skewproof/skewproof/internal/nodeaccess"
 	"github.com/skewproof/skewproof/skew"
+	"github.com/skewproof/skewproof/suites/internal/observe"
 )
 
 // These tests need no cluster: they check how sub-case expectations are
@@ -185,5 +187,80 @@ func TestTryAllScriptKeepsProbesApart(t *testing.T) {
 		if ok[i] || !strings.Contains(desc[i], "not run (stream closed)") {
 			t.Errorf("probe %d of a cut exec: %v %q", i, ok[i], desc[i])
 		}
+	}
+}
+
+// The read of PID 1 with the effect probes after it, run by a real sh on
+// this host's PID 1: the mode and label come out as the read alone gives
+// them, and each probe's result as TryAll gives it; a label without a
+// newline still ends before the first probe.
+func TestReadPID1WithProbes(t *testing.T) {
+	probes := []Probe{{"fails", "echo no >&2; exit 1"}, {"works", "true"}}
+	run := func(script string) (string, string) {
+		cmd := exec.Command("sh", "-c", script)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v %s", script, err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	alone, _ := run(readPID1WithProbes(nil))
+	wantMode, wantLabel, err := parsePID1(alone, "p", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr := run(readPID1WithProbes(probes))
+	mode, label, runs, err := parsePID1WithProbes(probes, out, stderr, "p", "c")
+	if err != nil || *mode != *wantMode || label != wantLabel {
+		t.Errorf("with probes: mode %v, label %q, %v; alone: %d, %q", mode, label, err, *wantMode, wantLabel)
+	}
+	if r := runs[probes[0]]; r.ok || r.desc != "fails: no" {
+		t.Errorf("probe fails: %+v", r)
+	}
+	if r := runs[probes[1]]; !r.ok || r.desc != "works: ok" {
+		t.Errorf("probe works: %+v", r)
+	}
+	status := "Name:\tsleep\nSeccomp:\t2\n"
+	m := tryMarker + "0--"
+	_, label, runs, err = parsePID1WithProbes(probes[:1], status+attrMarker+"\nunconfined\n"+m+"\n"+m+"rc=0\n", m+"\n", "p", "c")
+	if err != nil || label != "unconfined" || !runs[probes[0]].ok {
+		t.Errorf("label without a newline: %q, %+v, %v", label, runs, err)
+	}
+	if _, _, _, err := parsePID1WithProbes(probes, status+attrMarker+"\n", "", "p", "c"); err == nil {
+		t.Error("output without the probes accepted")
+	}
+}
+
+// The probes run with the read of PID 1 are those of every effect the
+// oracle names, each once; a prover takes their results from that read,
+// and only for the container it observed.
+func TestCandidateProbesServeTheProvers(t *testing.T) {
+	sc := &Scenario{Exp: skew.Expectation{
+		KEPPlanned: skew.Observation{Cases: []skew.ContainerOutcome{{Case: "a", Effect: skew.EffectAppArmorDenyWrite}, {Case: "b", Effect: skew.EffectAppArmorRuntimeDefault}}},
+		Expected:   skew.Observation{Container: &skew.ContainerOutcome{Effect: skew.EffectAppArmorDenyWrite}},
+	}}
+	got := sc.candidateProbes()
+	want := append(slices.Clone(denyWriteProbes), appArmorRuntimeDefaultProbes...)
+	if !slices.Equal(got, want) {
+		t.Errorf("candidate probes %v, want %v", got, want)
+	}
+	c := &observe.Container{Pod: "p", Name: "c"}
+	runs := map[Probe]probeRun{}
+	for _, p := range got {
+		runs[p] = probeRun{p.Label == "read", p.Label + ": seen"}
+	}
+	sc.keepProbed(c, runs)
+	// Every probe was run with the read: no exec (the scenario has no
+	// framework to make one).
+	ok, desc := sc.tryIn(context.Background(), c, denyWriteProbes...)
+	if !slices.Equal(ok, []bool{false, true}) || !slices.Equal(desc, []string{"write: seen", "read: seen"}) {
+		t.Errorf("deny-write from the read: %v %v", ok, desc)
+	}
+	if e := proveAppArmorDenyWrite(context.Background(), sc, c); e.Shown {
+		t.Errorf("a write that failed without Permission denied shown as denied: %+v", e)
+	}
+	if (&Scenario{}).candidateProbes() != nil {
+		t.Error("probes for an oracle that names no effect")
 	}
 }

@@ -74,6 +74,10 @@ type Scenario struct {
 	// ctx is the spec's context, for what Judge still observes (the
 	// effects of the containers' profiles, ProveEffects).
 	ctx context.Context
+	// probed holds, per container observed running, what the effect
+	// probes run with the read of its PID 1 did (ObserveContainer, tryIn).
+	probedMu sync.Mutex
+	probed   map[*observe.Container]map[Probe]probeRun
 }
 
 // NodeName is the scenario's node ("" for API rules).
