@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skewproof/skewproof/internal/nodefacts"
+	"github.com/skewproof/skewproof/internal/podready"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,13 +91,7 @@ func readiness(ctx context.Context, cs kubernetes.Interface, want int) string {
 		if pod.Status.Phase == corev1.PodSucceeded {
 			continue
 		}
-		ready := false
-		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				ready = true
-			}
-		}
-		if !ready {
+		if !podready.Ready(&pod) {
 			why := string(pod.Status.Phase)
 			for _, s := range pod.Status.ContainerStatuses {
 				if s.State.Waiting != nil {

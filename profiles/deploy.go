@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/skewproof/skewproof/internal/podready"
 	"github.com/skewproof/skewproof/profiles/agent"
 	"github.com/skewproof/skewproof/profiles/api"
 )
@@ -186,7 +187,18 @@ func (c *Cluster) WaitAgentReady(ctx context.Context, timeout time.Duration) err
 			}
 			return false, nil
 		}
-		if ok, why := daemonSetReady(ds); !ok {
+		ok, why := daemonSetReady(ds)
+		if !ok && agentsUpdated(ds) && c.notReadyNodesOfAgents(ctx) == "" {
+			// The DaemonSet counts its pods' Ready conditions, which a
+			// kubelet before v1.21 sets up to a minute after the agent's
+			// startup probe passed: count the pods themselves (on Ready
+			// nodes: a node that stopped reporting leaves its pods'
+			// last container statuses).
+			if ready, err := c.AgentPods(ctx); err == nil && countReady(ready) >= int(ds.Status.DesiredNumberScheduled) {
+				ok = true
+			}
+		}
+		if !ok {
 			if pods, err := c.notReadyAgents(ctx); err == nil || ctx.Err() == nil && !deadlineNear(err) {
 				last = why + "; " + pods
 			}
@@ -227,6 +239,24 @@ func daemonSetReady(ds *appsv1.DaemonSet) (bool, string) {
 		return false, fmt.Sprintf("%d/%d updated, %d/%d ready", s.UpdatedNumberScheduled, s.DesiredNumberScheduled, s.NumberReady, s.DesiredNumberScheduled)
 	}
 	return true, ""
+}
+
+// agentsUpdated: the DaemonSet controller has seen the DaemonSet and runs
+// its current template on every node it schedules to.
+func agentsUpdated(ds *appsv1.DaemonSet) bool {
+	s := ds.Status
+	return s.ObservedGeneration >= ds.Generation && s.DesiredNumberScheduled > 0 && s.UpdatedNumberScheduled >= s.DesiredNumberScheduled
+}
+
+// countReady counts the nodes whose agent pod is ready.
+func countReady(byNode map[string]bool) int {
+	n := 0
+	for _, r := range byNode {
+		if r {
+			n++
+		}
+	}
+	return n
 }
 
 // AgentPods maps node name to the agent pod's readiness.
@@ -295,14 +325,9 @@ func (c *Cluster) notReadyAgents(ctx context.Context) (string, error) {
 	return "agent not ready on node(s) " + strings.Join(bad, ", "), nil
 }
 
-func podReady(p *corev1.Pod) bool {
-	for _, cd := range p.Status.Conditions {
-		if cd.Type == corev1.PodReady && cd.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
-}
+// podReady: the pod's Ready condition, or the same fact told sooner by a
+// kubelet before v1.21 (podready.Ready).
+func podReady(p *corev1.Pod) bool { return podready.Ready(p) }
 
 // podWhy is why a pod's containers do not run, from their statuses: the
 // waiting reason and message ("RunContainerError: … error executing
