@@ -268,7 +268,7 @@ func (c *Cluster) AgentPods(ctx context.Context) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, p := range pl.Items {
 		if p.DeletionTimestamp == nil {
-			out[p.Spec.NodeName] = out[p.Spec.NodeName] || podReady(&p)
+			out[p.Spec.NodeName] = out[p.Spec.NodeName] || podready.Ready(&p)
 		}
 	}
 	return out, nil
@@ -306,7 +306,7 @@ func (c *Cluster) notReadyAgents(ctx context.Context) (string, error) {
 	}
 	var bad []string
 	for _, p := range pl.Items {
-		if p.DeletionTimestamp != nil || podReady(&p) {
+		if p.DeletionTimestamp != nil || podready.Ready(&p) {
 			continue
 		}
 		n := p.Spec.NodeName
@@ -324,10 +324,6 @@ func (c *Cluster) notReadyAgents(ctx context.Context) (string, error) {
 	}
 	return "agent not ready on node(s) " + strings.Join(bad, ", "), nil
 }
-
-// podReady: the pod's Ready condition, or the same fact told sooner by a
-// kubelet before v1.21 (podready.Ready).
-func podReady(p *corev1.Pod) bool { return podready.Ready(p) }
 
 // podWhy is why a pod's containers do not run, from their statuses: the
 // waiting reason and message ("RunContainerError: … error executing
