@@ -30,8 +30,7 @@ mkdir -p /etc/cni/net.d
 cat > /etc/cni/net.d/10-skewproof.conflist.tmp <<CNI
 {"cniVersion": "0.4.0", "name": "skewproof", "plugins": [
   {"type": "ptp", "ipMasq": false, "mtu": 1500, "ipam": {"type": "host-local", "dataDir": "/run/cni-ipam-state",
-   "ranges": [[{"subnet": "$cidr"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
-  {"type": "portmap", "capabilities": {"portMappings": true}}]}
+   "ranges": [[{"subnet": "$cidr"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
 CNI
 mv /etc/cni/net.d/10-skewproof.conflist.tmp /etc/cni/net.d/10-skewproof.conflist
 say "joined, pod CIDR $cidr"
