@@ -25,7 +25,7 @@ if [[ -n "${HISTORY:-}" && "${HISTORY}" != 0 ]]; then
 	MATRIX=history
 	# Eleven clusters: each one's node images go once it is deleted (the
 	# build cache stays), so that the disk holds only those of the clusters
-	# that run at once: one per core, as many as memory fits (a
+	# that run at once: one per core and one more, as many as memory fits (a
 	# --matrix-parallel in RUN_FLAGS comes later and wins).
 	RUN_FLAGS="--remove-images --matrix-parallel auto ${RUN_FLAGS:-}"
 fi

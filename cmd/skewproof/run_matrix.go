@@ -97,13 +97,16 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 }
 
 // matrixParallel is the number of clusters --matrix-parallel arg asks for:
-// a number, or auto, one per core of the host's cores as long as memory
-// fits them (fit; at least one). The clusters' nodes are CPU-bound on a
-// small host: two at once on two cores took the history preset from 28.4
-// to 19.2 min (docs/clusters/README.md).
+// a number, or auto, one per core of the host's cores and one more, as long
+// as memory fits them (fit; at least one). The clusters' nodes are
+// CPU-bound on a small host, but each cluster also waits (kind's create,
+// its nodes' readiness, the API): on two cores the history preset took
+// 28.4 min one cluster at a time, 18.0 min two at once (the cores idle 283
+// of 2111 CPU-s) and 16.9 min three at once (idle 141 of 2007;
+// docs/clusters/README.md).
 func matrixParallel(arg string, cores, fit int) (int, error) {
 	if arg == "auto" {
-		return max(1, min(cores, fit)), nil
+		return max(1, min(cores+1, fit)), nil
 	}
 	n, err := strconv.Atoi(arg)
 	if err != nil || n < 1 {

@@ -11,8 +11,9 @@ func TestMatrixParallel(t *testing.T) {
 		cores, fit int
 		want       int
 	}{
-		{"auto", 2, 11, 2},
+		{"auto", 2, 11, 3},
 		{"auto", 16, 3, 3},
+		{"auto", 1, 11, 2},
 		{"auto", 2, 0, 1},
 		{"3", 2, 11, 3},
 		{"99", 2, 1, 99},
