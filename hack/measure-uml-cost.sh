@@ -32,29 +32,6 @@ with_cluster_cleanup "$BIN" "$NAME"
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
 say() { printf 'measure-uml-cost: %s\n' "$*"; }
-# cpu PID: CPU-seconds (user + system) of every process in the session of
-# PID (a UML kernel and its address-space processes), children reaped
-# included.
-cpu() {
-	local tck total=0 f
-	tck=$(getconf CLK_TCK)
-	for f in /proc/[0-9]*/stat; do
-		# fields after the command: 3 state … 6 session … 14 utime 15 stime 16 cutime 17 cstime
-		read -r -a s < <(sed 's/^[0-9]* (.*) //' "$f" 2>/dev/null) || continue
-		[[ ${#s[@]} -gt 14 && ${s[3]} == "$1" ]] || continue
-		total=$((total + s[11] + s[12] + s[13] + s[14]))
-	done
-	awk -v t="$total" -v h="$tck" 'BEGIN{printf "%.1f", t/h}'
-}
-# umlpids: "NODE PID" of each AppArmor node of the cluster, one a line
-# (node.json has no newline at its end).
-umlpids() {
-	local d l
-	for d in "${SKEWPROOF_CACHE_DIR:-$HOME/.cache/skewproof}"/uml/nodes/"$NAME"-uml-worker*/; do
-		l=$(sed -n 's/.*"name":"\([^"]*\)".*"pid":\([0-9]*\).*/\1 \2/p' "$d/node.json" 2>/dev/null || true)
-		[[ -z $l ]] || echo "$l"
-	done
-}
 make -s build
 say "host: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), AMX $(grep -qw amx_tile /proc/cpuinfo && echo yes || echo no), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 IFS=, read -r -a kl <<<"$KUBELETS"
@@ -73,20 +50,20 @@ done
 export KUBECONFIG=$HOME/.kube/skewproof-$NAME.yaml
 declare -A boot rest
 while read -r node pid; do
-	boot[$node]=$(cpu "$pid")
+	boot[$node]=$(uml_session_cpu "$pid")
 	say "$node: $(kubectl get node "$node" -o jsonpath='{.status.nodeInfo.kubeletVersion}'), boot to Ready ${boot[$node]} CPU-s"
-done < <(umlpids)
+done < <(uml_node_pids "$NAME")
 declare -A r0
-while read -r node pid; do r0[$node]=$(cpu "$pid"); done < <(umlpids)
+while read -r node pid; do r0[$node]=$(uml_session_cpu "$pid"); done < <(uml_node_pids "$NAME")
 la=$(cut -d' ' -f1 /proc/loadavg)
 sleep "$REST"
 while read -r node pid; do
-	say "$node: at rest $(awk -v a="${r0[$node]}" -v b="$(cpu "$pid")" -v s="$REST" 'BEGIN{printf "%.3f CPU-s per s (%.1f over %d s)", (b-a)/s, b-a, s}') (load average before: $la)"
-done < <(umlpids)
+	say "$node: at rest $(awk -v a="${r0[$node]}" -v b="$(uml_session_cpu "$pid")" -v s="$REST" 'BEGIN{printf "%.3f CPU-s per s (%.1f over %d s)", (b-a)/s, b-a, s}') (load average before: $la)"
+done < <(uml_node_pids "$NAME")
 pause=
 while read -r node pid; do
 	[[ -n $pause ]] || pause=$(kubectl get node "$node" -o jsonpath='{range .status.images[*]}{range .names[*]}{@}{"\n"}{end}{end}' | awk '/\/pause:/ {print; exit}')
-	c0=$(cpu "$pid")
+	c0=$(uml_session_cpu "$pid")
 	t=$(now)
 	for i in $(seq 1 "$PODS"); do
 		kubectl apply -f - >/dev/null <<POD
@@ -103,5 +80,5 @@ POD
 		kubectl delete pod "cost-$node-$i" --wait=true >/dev/null
 	done
 	wall=$(since "$t")
-	say "$node: per pod (created to Ready, deleted) $(awk -v a="$c0" -v b="$(cpu "$pid")" -v n="$PODS" -v w="$wall" 'BEGIN{printf "%.1f CPU-s, %.1f s wall (%d pods)", (b-a)/n, w/n, n}')"
-done < <(umlpids)
+	say "$node: per pod (created to Ready, deleted) $(awk -v a="$c0" -v b="$(uml_session_cpu "$pid")" -v n="$PODS" -v w="$wall" 'BEGIN{printf "%.1f CPU-s, %.1f s wall (%d pods)", (b-a)/n, w/n, n}')"
+done < <(uml_node_pids "$NAME")

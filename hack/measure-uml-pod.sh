@@ -24,25 +24,6 @@ NAME=uml-p
 . hack/lib.sh
 with_cluster_cleanup "$BIN" "$NAME"
 say() { printf 'measure-uml-pod: %s\n' "$*"; }
-# cpu PID: CPU-seconds of every process in the session of PID (the node's
-# kernel and its address-space processes), children reaped included.
-cpu() {
-	local tck total=0 f
-	tck=$(getconf CLK_TCK)
-	for f in /proc/[0-9]*/stat; do
-		read -r -a s < <(sed 's/^[0-9]* (.*) //' "$f" 2>/dev/null) || continue
-		[[ ${#s[@]} -gt 14 && ${s[3]} == "$1" ]] || continue
-		total=$((total + s[11] + s[12] + s[13] + s[14]))
-	done
-	awk -v t="$total" -v h="$tck" 'BEGIN{printf "%.2f", t/h}'
-}
-umlpids() {
-	local d l
-	for d in "${SKEWPROOF_CACHE_DIR:-$HOME/.cache/skewproof}"/uml/nodes/"$NAME"-uml-worker*/; do
-		l=$(sed -n 's/.*"name":"\([^"]*\)".*"pid":\([0-9]*\).*/\1 \2/p' "$d/node.json" 2>/dev/null || true)
-		[[ -z $l ]] || echo "$l"
-	done
-}
 delta() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", b-a}'; }
 pod() { # NODE I CMD
 	local cmd
@@ -73,23 +54,23 @@ for round in $(seq 1 "$ROUNDS"); do
 		while read -r node pid; do
 			names=()
 			for i in $(seq 1 "$PODS"); do names+=("p-$node-$i"); done
-			t0=$(date +%s.%N) c0=$(cpu "$pid")
+			t0=$(date +%s.%N) c0=$(uml_session_cpu "$pid")
 			for i in $(seq 1 "$PODS"); do pod "$node" "$i" "$c" | kubectl apply -f - >/dev/null; done
 			kubectl wait --for=condition=Ready "${names[@]/#/pod/}" --timeout=5m >/dev/null
-			c1=$(cpu "$pid")
+			c1=$(uml_session_cpu "$pid")
 			sleep "$REST"
-			c2=$(cpu "$pid")
+			c2=$(uml_session_cpu "$pid")
 			for n in "${names[@]}"; do kubectl exec "$n" -- sh -c 'echo x > /tmp/x; cat /tmp/x' >/dev/null; done
-			c3=$(cpu "$pid")
+			c3=$(uml_session_cpu "$pid")
 			kubectl delete pod "${names[@]}" --wait=true >/dev/null
-			c4=$(cpu "$pid")
+			c4=$(uml_session_cpu "$pid")
 			say "round $round, $c, $node ($(kubectl get node "$node" -o jsonpath='{.metadata.labels.skewproof\.io/oci-runtime}')): create $PODS $(delta "$c0" "$c1") CPU-s; at rest ${REST} s $(delta "$c1" "$c2"); $PODS execs $(delta "$c2" "$c3"); delete $(delta "$c3" "$c4"); in all $(delta "$c0" "$c4") CPU-s, $(delta "$t0" "$(date +%s.%N)") s"
-		done < <(umlpids)
+		done < <(uml_node_pids "$NAME")
 	done
 done
 declare -A a0
-while read -r node pid; do a0[$node]=$(cpu "$pid"); done < <(umlpids)
+while read -r node pid; do a0[$node]=$(uml_session_cpu "$pid"); done < <(uml_node_pids "$NAME")
 t0=$(date +%s.%N)
 "$BIN" profiles deploy --kubeconfig "$KUBECONFIG" >/dev/null 2>&1
 say "agent deployed (image loaded into every node, Ready on every node) in $(delta "$t0" "$(date +%s.%N)") s"
-while read -r node pid; do say "agent on $node: $(delta "${a0[$node]}" "$(cpu "$pid")") CPU-s"; done < <(umlpids)
+while read -r node pid; do say "agent on $node: $(delta "${a0[$node]}" "$(uml_session_cpu "$pid")") CPU-s"; done < <(uml_node_pids "$NAME")
