@@ -36,12 +36,6 @@ type MatrixOptions struct {
 	// and runtime, so that the leg judges AppArmor enforcement at each of
 	// its kubelets whatever the host's kernel.
 	AppArmorNodes []bool
-	// AppArmorParallel, when more than 0, is how many of the clusters with
-	// AppArmor nodes run at once, at most: their User-Mode Linux nodes are
-	// the heaviest part of a leg (three such clusters at once, five AppArmor
-	// nodes, pressed a 24 GiB host's memory until they stalled for two
-	// minutes; docs/clusters/README.md).
-	AppArmorParallel int
 	// Output receives the legs' progress when they run at once, each line
 	// prefixed with the leg's name (default os.Stderr).
 	Output io.Writer
@@ -119,21 +113,12 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 		}
 	}
 	sem := make(chan struct{}, n)
-	heavy := newBudget(o.AppArmorParallel)
 	var wg sync.WaitGroup
 	for i := range legs {
 		legs[i].Dir = filepath.Join(o.Base.JUnitDir, legs[i].Name)
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-		}
-		need := 0
-		if legs[i].AppArmorNodes {
-			need = 1
-		}
-		if ctx.Err() == nil {
-			// Returns when a running leg ends (each ends on interrupt).
-			heavy.take(need)
 		}
 		if ctx.Err() != nil {
 			legs[i].Err = fmt.Errorf("not started: %w", context.Cause(ctx))
@@ -143,7 +128,6 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 		go func(l *Leg) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			defer heavy.give(need)
 			ro := o.Base
 			ro.Name, ro.JUnitDir = l.Name, l.Dir
 			if n > 1 {
@@ -169,39 +153,4 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 		errs = append(errs, l.Err)
 	}
 	return legs, errors.Join(errs...)
-}
-
-// budget hands out a limited resource to the legs (a size of 0 is no
-// limit): a leg takes what it needs before it starts and gives it back when
-// its cluster is gone.
-type budget struct {
-	mu         sync.Mutex
-	cond       *sync.Cond
-	size, used int
-	running    int
-}
-
-func newBudget(size int) *budget {
-	b := &budget{size: size}
-	b.cond = sync.NewCond(&b.mu)
-	return b
-}
-
-// take waits until need fits beside the legs running (or none runs).
-func (b *budget) take(need int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for b.size > 0 && b.running > 0 && b.used+need > b.size {
-		b.cond.Wait()
-	}
-	b.used += need
-	b.running++
-}
-
-func (b *budget) give(need int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.used -= need
-	b.running--
-	b.cond.Broadcast()
 }

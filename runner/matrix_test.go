@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/skewproof/skewproof/clusters"
 	"github.com/skewproof/skewproof/clusters/noderuntime"
@@ -68,56 +67,5 @@ func TestLegUpAppArmorNodes(t *testing.T) {
 	leg.AppArmorNodes = false
 	if up := o.legUp(leg); up.AppArmorNodes != nil {
 		t.Errorf("without AppArmorNodes: %v", up.AppArmorNodes)
-	}
-}
-
-// A leg whose need does not fit beside the running ones waits for one to
-// end; one that does not fit even alone starts when none runs.
-func TestBudget(t *testing.T) {
-	b := newBudget(10)
-	b.take(6)
-	started := make(chan struct{})
-	go func() {
-		b.take(6)
-		close(started)
-	}()
-	select {
-	case <-started:
-		t.Fatal("a leg of 6 started beside one of 6 in a budget of 10")
-	case <-time.After(100 * time.Millisecond):
-	}
-	b.take(4) // fits beside the first (6+4 = 10)
-	b.give(6)
-	// The waiter fits beside the 4 now (4+6 = 10)
-	select {
-	case <-started:
-	case <-time.After(time.Second):
-		t.Fatal("the waiting leg did not start once the first ended")
-	}
-	b.give(4)
-	b.give(6)
-	b.take(5)
-	started = make(chan struct{})
-	go func() {
-		b.take(6)
-		close(started)
-	}()
-	select {
-	case <-started:
-		t.Fatal("a leg of 6 started beside one of 5 in a budget of 10")
-	case <-time.After(100 * time.Millisecond):
-	}
-	b.give(5)
-	select {
-	case <-started:
-	case <-time.After(time.Second):
-		t.Fatal("the waiting leg did not start once the others ended")
-	}
-	b.give(6)
-	b.take(20) // alone, whatever it needs
-	b.give(20)
-	if none := newBudget(0); true {
-		none.take(1 << 20)
-		none.take(1 << 20) // no budget: never waits
 	}
 }

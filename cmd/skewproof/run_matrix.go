@@ -115,18 +115,6 @@ func matrixParallel(arg string, cores, fit int) (int, error) {
 	return n, nil
 }
 
-// appArmorParallel is MatrixOptions.AppArmorParallel for --matrix-parallel
-// arg: with auto, one cluster with AppArmor nodes per core at most (auto
-// runs a cluster more than the host has cores, and three clusters with
-// AppArmor nodes at once pressed a 2-core, 24 GiB host's memory until they
-// stalled); a number given is taken as it is (0: no limit).
-func appArmorParallel(arg string, cores int) int {
-	if arg == "auto" {
-		return max(1, cores)
-	}
-	return 0
-}
-
 // planMatrix plans the clusters of a --matrix: a range of kube-apiserver
 // minors (release.Matrix) or the preset "history" (skew.History).
 func planMatrix(ctx context.Context, spec string) ([]release.Cluster, error) {
@@ -173,8 +161,7 @@ func planMatrix(ctx context.Context, spec string) ([]release.Cluster, error) {
 // --junit-dir/report (merged JUnit, summary.json, matrix.md, matrix.html).
 func (o runOptions) runMatrix(ctx context.Context, base runner.Options) error {
 	base.Mode = "matrix"
-	legs, runErr := runner.RunMatrix(ctx, runner.MatrixOptions{Base: base, Clusters: o.plan, Runtimes: o.matrixRuntimes, Parallel: o.matrixParallel, AppArmorNodes: o.matrixAppArmorNodes,
-		AppArmorParallel: appArmorParallel(o.matrixParallelArg, runtime.NumCPU())})
+	legs, runErr := runner.RunMatrix(ctx, runner.MatrixOptions{Base: base, Clusters: o.plan, Runtimes: o.matrixRuntimes, Parallel: o.matrixParallel, AppArmorNodes: o.matrixAppArmorNodes})
 	var dirs []string
 	fmt.Println()
 	for _, l := range legs {

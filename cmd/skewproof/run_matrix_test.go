@@ -28,15 +28,3 @@ func TestMatrixParallel(t *testing.T) {
 		}
 	}
 }
-
-func TestAppArmorParallel(t *testing.T) {
-	for _, c := range []struct {
-		arg   string
-		cores int
-		want  int
-	}{{"auto", 2, 2}, {"auto", 0, 1}, {"3", 2, 0}, {"1", 8, 0}} {
-		if got := appArmorParallel(c.arg, c.cores); got != c.want {
-			t.Errorf("appArmorParallel(%s, %d cores) = %d, want %d", c.arg, c.cores, got, c.want)
-		}
-	}
-}
