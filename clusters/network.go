@@ -65,7 +65,7 @@ func setupNetworking(kn []nodes.Node, infos []NodeInfo) error {
 			continue
 		}
 		var script strings.Builder
-		fmt.Fprintf(&script, "set -e\nmkdir -p /etc/cni/net.d\ncat > /etc/cni/net.d/10-skewproof.conflist.tmp <<'EOF'\n%sEOF\nmv /etc/cni/net.d/10-skewproof.conflist.tmp /etc/cni/net.d/10-skewproof.conflist\n", cniConfig(me.PodCIDR))
+		script.WriteString(cniScript(me.PodCIDR))
 		for _, other := range infos {
 			if other.Name != me.Name {
 				fmt.Fprintf(&script, "ip route replace %s via %s\n", other.PodCIDR, other.InternalIP)
@@ -77,6 +77,14 @@ func setupNetworking(kn []nodes.Node, infos []NodeInfo) error {
 		}
 	}
 	return nil
+}
+
+// cniScript is a shell script that writes the CNI configuration of a node
+// whose pod CIDR is podCIDR (cniConfig), on a kind node and on an AppArmor
+// node alike.
+func cniScript(podCIDR string) string {
+	return "set -e\nmkdir -p /etc/cni/net.d\ncat > /etc/cni/net.d/10-skewproof.conflist.tmp <<'EOF'\n" + cniConfig(podCIDR) +
+		"EOF\nmv /etc/cni/net.d/10-skewproof.conflist.tmp /etc/cni/net.d/10-skewproof.conflist\n"
 }
 
 func cniConfig(podCIDR string) string {

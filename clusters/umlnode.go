@@ -325,9 +325,9 @@ func joinAppArmorNode(ctx context.Context, o UpOptions, n *uml.Node, j uml.JoinC
 }
 
 // routeAppArmorNodes routes the pod CIDRs of the UML nodes (cidrs[i] is
-// nodes[i]'s) from every kind node and every other UML node, and the kind
-// nodes' pod CIDRs from each UML node: one command per node, all nodes at
-// once.
+// nodes[i]'s) from every kind node and every other UML node, and writes each
+// UML node's CNI configuration (cniScript) and routes the kind nodes' pod
+// CIDRs from it: one command per node, all nodes at once.
 func routeAppArmorNodes(ctx context.Context, h command.Host, nodes []*uml.Node, cidrs []string, infos []NodeInfo) error {
 	type route struct{ cidr, via string }
 	var all, umlRoutes []route
@@ -364,8 +364,8 @@ func routeAppArmorNodes(ctx context.Context, h command.Host, nodes []*uml.Node, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := n.Exec(ctx, nil, "sh", "-c", script(all, cidrs[k])); err != nil {
-				errs[len(infos)+k] = fmt.Errorf("routing the other nodes' pod CIDRs on %s: %w", n.Name, err)
+			if _, err := n.Exec(ctx, nil, "sh", "-c", cniScript(cidrs[k])+script(all, cidrs[k])); err != nil {
+				errs[len(infos)+k] = fmt.Errorf("configuring pod networking on %s: %w", n.Name, err)
 			}
 		}()
 	}

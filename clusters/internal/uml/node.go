@@ -368,9 +368,9 @@ func (n *Node) ConsoleTail(lines int) string {
 }
 
 // Join joins a booted node to its cluster: kubeadm join with the token,
-// then the CNI configuration of the node's podCIDR (files/join.sh), run
-// through the exec directory once the node's container runtime runs. It
-// returns when the script has ended.
+// then a wait for the node's podCIDR (files/join.sh), run through the exec
+// directory once the node's container runtime runs. It returns when the
+// script has ended; the host writes the node's CNI configuration then.
 func (n *Node) Join(ctx context.Context, j JoinConfig) error {
 	_, err := n.Exec(ctx, nil, "/kind/bin/skewproof-uml-join.sh", j.ControlPlaneIP+":6443", j.Token, j.ControlPlaneName, j.ControlPlaneIP)
 	return err

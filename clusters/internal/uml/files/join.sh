@@ -1,7 +1,7 @@
 #!/bin/sh
-# skewproof User-Mode Linux node: join the cluster with kubeadm, then write
-# the CNI configuration for this node's podCIDR (what skewproof does through
-# docker exec on kind nodes). The host runs it through the exec directory
+# skewproof User-Mode Linux node: join the cluster with kubeadm, then wait
+# for this node's podCIDR (the host writes the CNI configuration for it, as
+# on kind nodes). The host runs it through the exec directory
 # once the control plane serves (the node boots while kind makes the
 # others): join.sh ENDPOINT TOKEN CONTROL-PLANE-NAME CONTROL-PLANE-IP.
 # The host routes the other nodes' pod CIDRs (a node may read only its own
@@ -26,12 +26,5 @@ if [ ! -f /etc/kubernetes/kubelet.conf ]; then
 fi
 k="kubectl --kubeconfig /etc/kubernetes/kubelet.conf"
 until cidr=$($k get node "$name" -o jsonpath='{.spec.podCIDR}' 2>/dev/null) && [ -n "$cidr" ]; do sleep 1; done
-mkdir -p /etc/cni/net.d
-cat > /etc/cni/net.d/10-skewproof.conflist.tmp <<CNI
-{"cniVersion": "0.4.0", "name": "skewproof", "plugins": [
-  {"type": "ptp", "ipMasq": false, "mtu": 1500, "ipam": {"type": "host-local", "dataDir": "/run/cni-ipam-state",
-   "ranges": [[{"subnet": "$cidr"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
-CNI
-mv /etc/cni/net.d/10-skewproof.conflist.tmp /etc/cni/net.d/10-skewproof.conflist
 say "joined, pod CIDR $cidr"
 echo "$cidr"
