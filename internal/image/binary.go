@@ -116,12 +116,15 @@ func Binary(dir, ref, bin, inImage string, entrypoint []string, extra ...Layer) 
 }
 
 // WriteBinary writes the image of Binary as a "docker save" archive at
-// archive (work holds temporary files); `docker load` takes it, and so does
-// a node's containerd (clusters loads it into the nodes of a cluster).
+// archive (work holds temporary files), its layers gzip-compressed (the
+// agent's and the conformance image's are copied into the nodes at every
+// run); `docker load` takes it, and so does a node's containerd (clusters
+// loads it into the nodes of a cluster).
 func WriteBinary(archive, work, ref, bin, inImage string, entrypoint []string, extra ...Layer) error {
 	img, err := Binary(work, ref, bin, inImage, entrypoint, extra...)
 	if err != nil {
 		return err
 	}
+	img.Gzip = true
 	return WriteFile(archive, img)
 }

@@ -2,6 +2,9 @@ package image
 
 import (
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -154,6 +157,57 @@ func TestArchive(t *testing.T) {
 	}
 	if !strings.HasPrefix(cfg.Created, "1970-01-01T00:00:00") {
 		t.Errorf("created %s, want the epoch", cfg.Created)
+	}
+}
+
+// With Gzip the archive stores each layer gzip-compressed, named after the
+// digest of the compressed bytes, and the config keeps the uncompressed
+// diff ID: what docker load and ctr import check once they decompress it.
+// The same image gives the same bytes again.
+func TestArchiveGzip(t *testing.T) {
+	dir := t.TempDir()
+	l := testLayer(t, dir)
+	img := Image{Tags: []string{"example.org/xy:1"}, Layers: []Layer{l}, Gzip: true}
+	var buf, again bytes.Buffer
+	if err := Write(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&again, img); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+		t.Error("two archives of the same image differ")
+	}
+	files, _ := readTar(t, &buf)
+	var manifest []manifestEntry
+	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil || len(manifest) != 1 || len(manifest[0].Layers) != 1 {
+		t.Fatalf("manifest %s: %v", files["manifest.json"], err)
+	}
+	blob, ok := files[manifest[0].Layers[0]]
+	if !ok {
+		t.Fatalf("layer file %s not in the archive", manifest[0].Layers[0])
+	}
+	sum := sha256.Sum256(blob)
+	if want := hex.EncodeToString(sum[:]) + ".tar.gz"; manifest[0].Layers[0] != want {
+		t.Errorf("layer file %s, want %s (the compressed digest)", manifest[0].Layers[0], want)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(blob))
+	if err != nil {
+		t.Fatalf("the layer is not gzip: %v", err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := os.ReadFile(l.Path); !bytes.Equal(plain, raw) {
+		t.Error("the decompressed layer is not the layer tar as written")
+	}
+	var cfg configFile
+	if err := json.Unmarshal(files[manifest[0].Config], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.RootFS.DiffIDs, []string{l.DiffID}) {
+		t.Errorf("diff IDs %v, want [%s]", cfg.RootFS.DiffIDs, l.DiffID)
 	}
 }
 
