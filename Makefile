@@ -42,8 +42,8 @@ all: build
 # k8s.io/kubernetes release for that (TestProjectSharesKubernetesDependencies).
 #
 # GO_LDFLAGS: no DWARF and no symbol table (as Kubernetes' release builds):
-# skewproof-core is the node agent's image, copied into every node at every
-# run, and is 63 MB so instead of 90. Panics still print named stacks (the
+# skewproof-core is what the node agent's image holds, copied into every node
+# at every run: 63 MB instead of 90. Panics still print named stacks (the
 # Go runtime's own tables stay); for a debugger, make build GO_LDFLAGS=.
 GO_LDFLAGS ?= -s -w
 build:
