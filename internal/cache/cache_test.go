@@ -125,3 +125,24 @@ func TestLockHonoursContext(t *testing.T) {
 		t.Fatalf("second Lock: %v, want the context's deadline", err)
 	}
 }
+
+func TestHeld(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x")
+	if Held(path) {
+		t.Fatal("Held with no lock file")
+	}
+	unlock, err := Lock(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Held(path) {
+		t.Error("not Held while locked")
+	}
+	if !Held(path) {
+		t.Error("Held took the lock it tested")
+	}
+	unlock()
+	if Held(path) {
+		t.Error("Held after unlock")
+	}
+}

@@ -55,3 +55,18 @@ func Lock(ctx context.Context, path string, say func(format string, args ...any)
 		_ = f.Close()
 	}, nil
 }
+
+// Held reports whether the lock of what is built at path (Lock) is held
+// now, by another process or another Lock of this one.
+func Held(path string) bool {
+	f, err := os.Open(path + ".lock")
+	if err != nil {
+		return false
+	}
+	defer func() { _ = f.Close() }()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}

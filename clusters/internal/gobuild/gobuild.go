@@ -406,8 +406,15 @@ func kubernetesLDFlags(v string) string {
 	return b.String()
 }
 
+// ControlPlaneCommands are the commands of k8s.io/kubernetes a control-plane
+// node image holds (the kubelet among them, for the workers of its release).
+var ControlPlaneCommands = []string{"kubeadm", "kubectl", "kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"}
+
 // KubernetesBinaries builds the named commands (kubelet, kubeadm, ...) of
 // k8s.io/kubernetes at version v and returns the directory holding them.
+// The kubelet alone comes from the set of ControlPlaneCommands of the same
+// release when that set is built, or being built by another build, which it
+// waits for (kubeletFromControlPlane).
 func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...string) (string, error) {
 	raw, kdir, err := kubernetesGoMod(ctx, "v"+release.BareVersion(v))
 	if err != nil {
@@ -432,19 +439,57 @@ func KubernetesBinaries(ctx context.Context, p Progress, v string, names ...stri
 	for _, l := range subs {
 		p.Step("k8s.io/kubernetes v%s: %s", release.BareVersion(v), l)
 	}
-	progs := map[string]string{}
-	for _, n := range names {
-		progs[n] = "k8s.io/kubernetes/cmd/" + n
+	set := func(names []string) ProgramSet {
+		progs := map[string]string{}
+		for _, n := range names {
+			progs[n] = "k8s.io/kubernetes/cmd/" + n
+		}
+		return ProgramSet{
+			Module:   "k8s.io/kubernetes",
+			Version:  "v" + release.BareVersion(v),
+			Replaces: reps,
+			Requires: reqs,
+			Programs: progs,
+			LDFlags:  kubernetesLDFlags(v),
+			// Only kube-apiserver imports the definitions: a kubelet-only set
+			// keeps its key and build.
+			KubernetesOpenAPI: slices.Contains(names, "kube-apiserver") && needsOpenAPI(kdir),
+		}
 	}
-	return Build(ctx, p, ProgramSet{
-		Module:   "k8s.io/kubernetes",
-		Version:  "v" + release.BareVersion(v),
-		Replaces: reps,
-		Requires: reqs,
-		Programs: progs,
-		LDFlags:  kubernetesLDFlags(v),
-		// Only kube-apiserver imports the definitions: a kubelet-only set
-		// keeps its key and build.
-		KubernetesOpenAPI: slices.Contains(names, "kube-apiserver") && needsOpenAPI(kdir),
-	})
+	if slices.Equal(names, []string{"kubelet"}) {
+		if dir, ok, err := kubeletFromControlPlane(ctx, p, set(ControlPlaneCommands)); err != nil || ok {
+			return dir, err
+		}
+	}
+	return Build(ctx, p, set(names))
+}
+
+// kubeletFromControlPlane returns the directory of full, a release's set of
+// ControlPlaneCommands, when it is built; while another build holds it, it
+// waits for that build first. A kubelet of a release some other cluster
+// runs as its control plane (the history preset's trailing kubelets: 1.22,
+// 1.24, 1.29, 1.30) is then linked once, from the same module, version and
+// flags, instead of compiled again on its own: before v1.24 the set compiles
+// k8s.io/kubernetes from a tree with the OpenAPI definitions added, whose
+// packages the Go build cache cannot share with a kubelet-only build. ok is
+// false when the set is neither built nor being built.
+func kubeletFromControlPlane(ctx context.Context, p Progress, full ProgramSet) (dir string, ok bool, err error) {
+	cacheDir, err := cachedir.Resolve()
+	if err != nil {
+		return "", false, err
+	}
+	dst := filepath.Join(cacheDir, "bin", full.dirName())
+	if !cache.Complete(dst) && cache.Held(dst) {
+		p.Step("kubelet %s: waiting for the build of the control-plane commands of the same release, which has it", full.Version)
+		unlock, err := cache.Lock(ctx, dst, p.Step)
+		if err != nil {
+			return "", false, err
+		}
+		unlock()
+	}
+	if !cache.Complete(dst) {
+		return "", false, nil
+	}
+	p.Step("kubelet %s: from the control-plane commands of the same release (%s)", full.Version, dst)
+	return dst, true, nil
 }

@@ -111,7 +111,6 @@ func Build(ctx context.Context, h command.Host, spec Spec) (string, error) {
 	}
 	p.Step("building node image %s", ref)
 	cp, kl := "v"+release.BareVersion(spec.ControlPlane), "v"+release.BareVersion(spec.kubelet())
-	cpNames := []string{"kubeadm", "kubectl", "kubelet", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"}
 	// The base image (debootstrap: mostly the network and the disk) is
 	// built while the binaries compile (the cores); the first error stops
 	// the other.
@@ -124,7 +123,7 @@ func Build(ctx context.Context, h command.Host, spec Spec) (string, error) {
 	var cpBin, kubeletPath string
 	var criBins map[string]string
 	g.Go(func() (err error) {
-		if cpBin, err = gobuild.KubernetesBinaries(gctx, p, cp, cpNames...); err != nil {
+		if cpBin, err = gobuild.KubernetesBinaries(gctx, p, cp, gobuild.ControlPlaneCommands...); err != nil {
 			return err
 		}
 		kubeletPath = filepath.Join(cpBin, "kubelet")
