@@ -8,7 +8,7 @@
 # (`skewproof run --matrix`), one after the other, and merges the results into
 # ARTIFACTS/report/ (junit.xml, summary.json, matrix.md, matrix.html).
 # HISTORY=1 runs the history preset the same way (`--matrix history
-# --remove-images --matrix-parallel auto`): the
+# --remove-images=auto --matrix-parallel auto`): the
 # clusters of the annotation eras (seccomp v1.19-v1.27, AppArmor
 # v1.29-v1.31), each with the suites its versions were read for.
 # AppArmor nodes (workers on User-Mode Linux whose kernel enforces AppArmor,
@@ -23,11 +23,12 @@ cd "$(dirname "$0")/.."
 # RUN_FLAGS is split into words on purpose (several flags).
 if [[ -n "${HISTORY:-}" && "${HISTORY}" != 0 ]]; then
 	MATRIX=history
-	# Eleven clusters: each one's node images go once it is deleted (the
-	# build cache stays), so that the disk holds only those of the clusters
-	# that run at once: one per core and one more, as many as memory fits (a
-	# --matrix-parallel in RUN_FLAGS comes later and wins).
-	RUN_FLAGS="--remove-images --matrix-parallel auto ${RUN_FLAGS:-}"
+	# Eleven clusters: their node images stay for the next run when the disk
+	# holds them all; otherwise each one's go once it is deleted (the build
+	# cache stays), so that the disk holds only those of the clusters that
+	# run at once: one per core and one more, as many as memory fits (a
+	# --remove-images or --matrix-parallel in RUN_FLAGS comes later and wins).
+	RUN_FLAGS="--remove-images=auto --matrix-parallel auto ${RUN_FLAGS:-}"
 fi
 if [[ -n "${MATRIX:-}" ]]; then
 	# shellcheck disable=SC2086

@@ -30,6 +30,9 @@ const (
 	appArmorNodesOff = "off"
 )
 
+// removeImagesAuto is --remove-images auto: only when the disk needs it.
+const removeImagesAuto = "auto"
+
 const appArmorNodeUsage = "workers whose kernel is User-Mode Linux with AppArmor enabled, added to a new cluster so that AppArmor is enforced on a host whose kernel has none: 'all' (one per --kubelets entry: each kubelet version and runtime), a comma-separated list of kubelet versions, each optionally with its container runtime as in --kubelets (e.g. 1.34.4,1.37.2@crio+crun), 'off', or 'auto' (all on a host without AppArmor when the run has the AppArmor suite, else off). skewproof builds the kernel once from Debian's kernel source; 'sudo hack/setup-host.sh --uml' installs what that needs"
 
 // umlNodeWorkers is what one AppArmor node counts for in the host's memory,

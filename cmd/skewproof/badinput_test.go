@@ -52,6 +52,7 @@ func badInputRows() []badInput {
 		{name: "stray-argument", args: []string{"run", "--apiserver", "1.37.2", "extra"}, code: 2, want: `unexpected argument "extra"`},
 		{name: "cluster-down-positional-name", args: []string{"cluster", "down", "measure"}, code: 2, want: `skewproof cluster down: unexpected argument "measure"; name the cluster with --name`},
 		{name: "run-no-target", args: []string{"run"}, code: 2, want: "give --apiserver and --kubelets to create a cluster, or --kubeconfig to use an existing one"},
+		{name: "remove-images-unknown", args: []string{"run", "--apiserver", "1.37.2", "--remove-images=sometimes"}, code: 2, want: "--remove-images sometimes: give true, false or auto"},
 		{name: "remove-images-with-keep", args: []string{"run", "--apiserver", "1.37.2", "--keep", "--remove-images"}, code: 2, want: "with --keep the cluster stays"},
 		// Versions.
 		{name: "version-malformed", args: []string{"run", "--apiserver", "1.x"}, code: 2, want: "--apiserver:"},

@@ -36,7 +36,8 @@ type runOptions struct {
 	ociRuntimes                          map[string]string
 	suites, kubelets                     []string
 	keep, parallel, buildSuites          bool
-	removeImages                         bool
+	removeImages                         bool   // --remove-images true (auto: decided by checkDisk)
+	removeImagesArg                      string // --remove-images: true, false or auto
 	matrixParallel                       int
 	matrixParallelArg                    string
 	plan                                 []release.Cluster
@@ -67,7 +68,8 @@ func newRunCmd() *cobra.Command {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "run against this existing cluster instead of creating one")
 	fs.StringVar(&o.junitDir, "junit-dir", "_artifacts", "directory for the results: junit-<name>.xml (and each suite's), run.json and the suites' logs")
 	fs.BoolVar(&o.keep, "keep", false, "keep what the run created: the new cluster, or on an existing one (--kubeconfig) the suites' namespaces and the fixture profiles")
-	fs.BoolVar(&o.removeImages, "remove-images", false, "once a new cluster is deleted, remove its node images (the build cache stays: a later run reassembles them from cached binaries in seconds); for a matrix of many clusters, such as --matrix history, on a small disk")
+	fs.StringVar(&o.removeImagesArg, "remove-images", "false", "once a new cluster is deleted, remove its node images (the build cache stays: a later run reassembles them from cached binaries in seconds); for a matrix of many clusters, such as --matrix history, on a small disk. auto: only when the disk would not hold the node images of every cluster of the run, checked before anything is built")
+	fs.Lookup("remove-images").NoOptDefVal = "true"
 	fs.BoolVar(&o.parallel, "parallel", true, "run the suites at the same time, each in concurrent processes (the API server rules in one, each worker's kubelet rules in others); false: one suite after the other")
 	fs.StringVar(&o.ids, "ids", "", "comma-separated catalogue ids to run, e.g. seccomp/kubelet/enforce,seccomp/failure/row-4 (ANDed with --label-filter)")
 	fs.StringVar(&o.rerun, "rerun-failed", "", "a JUnit file of an earlier run, or a directory holding it (a run's --junit-dir, a report's --out): run only the specs that failed or were flaky there, on the nodes they failed on")
@@ -102,7 +104,7 @@ func (o runOptions) run(ctx context.Context) error {
 		if err := appArmorHostReady(len(o.appArmorNodes) > 0 || slices.Contains(o.matrixAppArmorNodes, true), o.umlKernel); err != nil {
 			return err
 		}
-		if err := o.checkDisk(ctx); err != nil {
+		if ro.RemoveImages, err = o.checkDisk(ctx); err != nil {
 			return err
 		}
 		ro.Mode = "new-cluster"
@@ -184,8 +186,10 @@ func missingDirs(dir string) []string {
 }
 
 // checkDisk refuses a run whose builds do not fit on disk, before anything
-// is built (after Docker answers: the images it has decide what is built).
-func (o runOptions) checkDisk(ctx context.Context) error {
+// is built (after Docker answers: the images it has decide what is built),
+// and says whether each cluster's node images go with it: --remove-images,
+// or with auto only when the disk would not hold every cluster's images.
+func (o runOptions) checkDisk(ctx context.Context) (removeImages bool, err error) {
 	plan := o.plan
 	if len(plan) == 0 {
 		plan = []release.Cluster{{Apiserver: o.apiserver, Kubelets: o.kubelets}}
@@ -205,13 +209,23 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 		for _, rt := range perWorker {
 			b, err := clusters.NewProvider(nil).PlanBuilds(ctx, c.Apiserver, c.Kubelets, o.images, rt...)
 			if err != nil {
-				return err
+				return false, err
 			}
 			all.Add(b, b.Nodes*max(1, o.matrixParallel))
 			legImages = append(legImages, b.NodeImages)
 		}
 	}
-	if o.removeImages {
+	removeImages = o.removeImages
+	if o.removeImagesArg == removeImagesAuto && !o.keep {
+		err := capacity.CheckDiskFits(ctx, all)
+		removeImages = err != nil && len(legImages) > 1
+		if removeImages {
+			fmt.Fprintf(os.Stderr, "--remove-images auto: each cluster's node images go with it; the disk would not hold them all (%s)\n", reports.FirstLine(err.Error()))
+		} else if len(legImages) > 1 {
+			fmt.Fprintf(os.Stderr, "--remove-images auto: the disk holds the node images of all %d clusters; they stay for the next run\n", len(legImages))
+		}
+	}
+	if removeImages {
 		// Each cluster's node images go with it: the disk holds those of
 		// the clusters that run at once, the largest counted.
 		slices.SortFunc(legImages, func(a, b []string) int { return len(b) - len(a) })
@@ -221,7 +235,7 @@ func (o runOptions) checkDisk(ctx context.Context) error {
 		}
 	}
 	if err := capacity.CheckDiskFits(ctx, all); err != nil {
-		return cli.Usagef("%v", err)
+		return false, cli.Usagef("%v", err)
 	}
-	return nil
+	return removeImages, nil
 }

@@ -55,6 +55,13 @@ func (o *runOptions) check(ctx context.Context) error {
 	if err := shared.Validate(); err != nil {
 		return cli.Usagef("%v", err)
 	}
+	switch o.removeImagesArg {
+	case "true":
+		o.removeImages = true
+	case "false", "", removeImagesAuto:
+	default:
+		return cli.Usagef("--remove-images %s: give true, false or auto", o.removeImagesArg)
+	}
 	switch {
 	case o.suiteBinary != "" && o.buildSuites:
 		return cli.Usagef("give --suite-binary or --build-suites, not both")

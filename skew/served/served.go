@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-version"
@@ -163,36 +164,60 @@ func Check(ctx context.Context, v *version.Version) error {
 // (it refuses v1.29.11 to v1.29.13 and serves v1.29.14), at most 30, and
 // adds those it serves to the cached list: the list leaves out releases
 // the proxy serves by exact version (v1.29.7 to v1.29.15 among them), so
-// a plan that takes the newest patch of a minor asks first.
+// a plan that takes the newest patch of a minor asks first. A minor the
+// list holds nothing of (v1.19 to v1.28 on a machine whose module cache is
+// empty: the proxy lists none of them) is asked from its .0 on, and the
+// four refused in a row count only after one it serves. The minors are
+// asked at once, each patch after the other.
 // It returns the list with them.
 func ProbeNewer(ctx context.Context, minors []release.Minor) ([]*version.Version, error) {
 	list, err := Versions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range minors {
-		newest := release.NewestServed(list, m)
-		if newest == nil {
-			continue
-		}
-		refused := 0
-		for p := newest.Segments()[2] + 1; p <= newest.Segments()[2]+30 && refused < 4; p++ {
-			v := version.Must(version.NewVersion(fmt.Sprintf("%d.%d.%d", m.Major, m.Minor, p)))
-			ok, err := prober(ctx, "v"+v.String())
-			if err != nil {
-				break
-			}
-			if !ok {
-				refused++
-				continue
-			}
-			refused = 0
+	found := make([][]*version.Version, len(minors))
+	var wg sync.WaitGroup
+	for i, m := range minors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[i] = probeMinor(ctx, m, release.NewestServed(list, m))
+		}()
+	}
+	wg.Wait()
+	for _, vs := range found {
+		for _, v := range vs {
 			if err := addToCache(v); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return Versions(ctx)
+}
+
+// probeMinor asks the proxy for the patches of m after newest (from .0
+// when newest is nil; ProbeNewer) and returns those it serves.
+func probeMinor(ctx context.Context, m release.Minor, newest *version.Version) []*version.Version {
+	first, seen := 0, newest != nil
+	if seen {
+		first = newest.Segments()[2] + 1
+	}
+	var out []*version.Version
+	refused := 0
+	for p := first; p < first+30 && !(seen && refused >= 4); p++ {
+		v := version.Must(version.NewVersion(fmt.Sprintf("%d.%d.%d", m.Major, m.Minor, p)))
+		ok, err := prober(ctx, "v"+v.String())
+		if err != nil {
+			break
+		}
+		if !ok {
+			refused++
+			continue
+		}
+		seen, refused = true, 0
+		out = append(out, v)
+	}
+	return out
 }
 
 // prober asks the proxy whether it serves one version of k8s.io/kubernetes.

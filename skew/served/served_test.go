@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/skewproof/skewproof/internal/cachedir"
@@ -118,8 +119,11 @@ func TestFirstHTTPProxy(t *testing.T) {
 func fakeProber(t *testing.T, served map[string]bool) *[]string {
 	t.Helper()
 	asked := new([]string)
+	var mu sync.Mutex // ProbeNewer asks for the minors at once
 	old := prober
 	prober = func(_ context.Context, v string) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		*asked = append(*asked, v)
 		return served[v], nil
 	}
@@ -153,20 +157,47 @@ func TestCheckProbesVersionsMissingFromTheList(t *testing.T) {
 }
 
 // ProbeNewer finds the patches the list leaves out, across a gap of
-// refused ones, and stops after four refused in a row.
+// refused ones, and stops after four refused in a row; a minor the list
+// holds nothing of is asked from its .0, past refused ones before the
+// first it serves.
 func TestProbeNewer(t *testing.T) {
 	t.Setenv(cachedir.Env, t.TempDir())
 	fakeLister(t, []string{"v1.29.6", "v1.37.2"}, nil)
-	asked := fakeProber(t, map[string]bool{"v1.29.7": true, "v1.29.10": true, "v1.29.14": true, "v1.29.15": true})
-	vs, err := ProbeNewer(context.Background(), []release.Minor{{Major: 1, Minor: 29}, {Major: 1, Minor: 20}})
+	asked := fakeProber(t, map[string]bool{"v1.29.7": true, "v1.29.10": true, "v1.29.14": true, "v1.29.15": true,
+		"v1.20.5": true, "v1.20.6": true, "v1.20.8": true, "v1.20.15": true})
+	vs, err := ProbeNewer(context.Background(), []release.Minor{{Major: 1, Minor: 29}, {Major: 1, Minor: 20}, {Major: 1, Minor: 18}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := release.NewestServed(vs, release.Minor{Major: 1, Minor: 29}); n == nil || n.String() != "1.29.15" {
 		t.Errorf("newest 1.29 after the probes: %v (list %v)", n, vs)
 	}
-	if got := strings.Join(*asked, " "); got != "v1.29.7 v1.29.8 v1.29.9 v1.29.10 v1.29.11 v1.29.12 v1.29.13 v1.29.14 v1.29.15 v1.29.16 v1.29.17 v1.29.18 v1.29.19" {
+	// 1.20.15 lies beyond four refused in a row (1.20.9-1.20.14): not asked.
+	if n := release.NewestServed(vs, release.Minor{Major: 1, Minor: 20}); n == nil || n.String() != "1.20.8" {
+		t.Errorf("newest 1.20 after the probes: %v (list %v)", n, vs)
+	}
+	if n := release.NewestServed(vs, release.Minor{Major: 1, Minor: 18}); n != nil {
+		t.Errorf("1.18 served after the probes: %v", n)
+	}
+	var got29, got20, got18 []string
+	for _, v := range *asked {
+		switch {
+		case strings.HasPrefix(v, "v1.29."):
+			got29 = append(got29, v)
+		case strings.HasPrefix(v, "v1.20."):
+			got20 = append(got20, v)
+		case strings.HasPrefix(v, "v1.18."):
+			got18 = append(got18, v)
+		}
+	}
+	if got := strings.Join(got29, " "); got != "v1.29.7 v1.29.8 v1.29.9 v1.29.10 v1.29.11 v1.29.12 v1.29.13 v1.29.14 v1.29.15 v1.29.16 v1.29.17 v1.29.18 v1.29.19" {
 		t.Errorf("probed %s", got)
+	}
+	if got := strings.Join(got20, " "); got != "v1.20.0 v1.20.1 v1.20.2 v1.20.3 v1.20.4 v1.20.5 v1.20.6 v1.20.7 v1.20.8 v1.20.9 v1.20.10 v1.20.11 v1.20.12" {
+		t.Errorf("probed %s", got)
+	}
+	if len(got18) != 30 {
+		t.Errorf("probed %d patches of 1.18, which serves none; want 30", len(got18))
 	}
 }
 
