@@ -30,6 +30,9 @@ const (
 	controlPlaneVersionGiB = 6.0
 	kubeletVersionGiB      = 3.0
 	nodeGiB                = 0.3
+	// An AppArmor node's disk: an ext4 file of its node image's files,
+	// about 1 GB written (clusters/internal/uml, diskSize).
+	appArmorDiskGiB = 1.0
 )
 
 // Builds is what bringing a cluster up would build (clusters'
@@ -42,6 +45,9 @@ type Builds struct {
 	// its commands); the others are compiled for a kubelet only.
 	ControlPlane []string
 	Nodes        int // nodes of the cluster
+	// AppArmorDisks are the AppArmor nodes' disks made from the node
+	// images built (kept in the image cache with their images).
+	AppArmorDisks int
 }
 
 // Add merges o into b: builds of several clusters, of which nodes run at once.
@@ -63,6 +69,7 @@ func (b *Builds) Add(o Builds, nodes int) {
 		}
 	}
 	b.Nodes = max(b.Nodes, nodes)
+	b.AppArmorDisks += o.AppArmorDisks
 }
 
 // need is what b takes in Docker's data and in the caches, in GiB.
@@ -97,7 +104,17 @@ func (b Builds) dockerWhat() string {
 }
 
 func (b Builds) cacheWhat() string {
+	if len(b.Versions) == 0 {
+		return ""
+	}
 	return "compiling Kubernetes " + strings.Join(b.Versions, ", ")
+}
+
+func (b Builds) disksWhat() string {
+	if b.AppArmorDisks == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d AppArmor node disk(s)", b.AppArmorDisks)
 }
 
 // CheckDiskFits refuses builds that do not fit in the free disk where
@@ -118,7 +135,7 @@ func CheckDiskFits(ctx context.Context, b Builds) error {
 		}
 	}
 	dNeed, cNeed := b.need()
-	return checkDisk([]diskNeed{{dockerRoot, "Docker's data", b.dockerWhat(), dNeed}, {goCache, "Go's build cache", b.cacheWhat(), cNeed}, {cacheDir, "the image cache", "", 0}})
+	return checkDisk([]diskNeed{{dockerRoot, "Docker's data", b.dockerWhat(), dNeed}, {goCache, "Go's build cache", b.cacheWhat(), cNeed}, {cacheDir, "the image cache", b.disksWhat(), float64(b.AppArmorDisks) * appArmorDiskGiB}})
 }
 
 type diskNeed struct {

@@ -45,6 +45,11 @@ func TestBuildsAdd(t *testing.T) {
 	if !all.Base || len(all.NodeImages) != 3 || len(all.Versions) != 2 || len(all.ControlPlane) != 1 || all.Nodes != 5 {
 		t.Errorf("merged %+v", all)
 	}
+	all.Add(Builds{AppArmorDisks: 2}, 1)
+	all.Add(Builds{AppArmorDisks: 3}, 1)
+	if all.AppArmorDisks != 5 || all.disksWhat() != "5 AppArmor node disk(s)" {
+		t.Errorf("AppArmor node disks %d: %q", all.AppArmorDisks, all.disksWhat())
+	}
 	// One control-plane version and one for a kubelet.
 	if _, caches := all.need(); caches != controlPlaneVersionGiB+kubeletVersionGiB {
 		t.Errorf("caches %.1f GiB", caches)

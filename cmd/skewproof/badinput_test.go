@@ -122,7 +122,7 @@ func badInputRows() []badInput {
 		{name: "images-build-docker-missing", args: []string{"images", "build", "--kubernetes", "1.37.2"}, env: missing, code: 1, want: "the docker client is not installed (no docker in PATH); install Docker"},
 		// Disk: the caches on a 64 MiB file system, and a control plane
 		// (1.35.4) whose image and binaries must be built.
-		{name: "run-disk-too-small", args: []string{"run", "--name", "badinput", "--apiserver", "1.35.4", "--suite-binary", suiteBin}, env: small, code: 2,
+		{name: "run-disk-too-small", args: []string{"run", "--name", "badinput", "--apiserver", "1.35.4", "--apparmor-node", "off", "--suite-binary", suiteBin}, env: small, code: 2,
 			want: "compiling Kubernetes 1.35.4: about 6.0 GiB in {fx}/small/go-build (Go's build cache), which has 0.1 GiB free; free disk ('skewproof images prune --keep N', 'docker system prune') or give prebuilt --node-image", skip: needsSmallDisk},
 		{name: "images-build-disk-too-small", args: []string{"images", "build", "--kubernetes", "1.35.4"}, env: small, code: 2,
 			want: "skewproof images build: compiling Kubernetes 1.35.4: about 6.0 GiB in {fx}/small/go-build (Go's build cache), which has 0.1 GiB free", skip: needsSmallDisk},

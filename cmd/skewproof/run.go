@@ -195,8 +195,12 @@ func (o runOptions) checkDisk(ctx context.Context) (removeImages bool, err error
 		plan = []release.Cluster{{Apiserver: o.apiserver, Kubelets: o.kubelets}}
 	}
 	var all capacity.Builds
-	var legImages [][]string
-	for _, c := range plan {
+	type legBuilds struct {
+		images []string
+		disks  int
+	}
+	var legs []legBuilds
+	for i, c := range plan {
 		// The workers' runtimes: --kubelets' own, or each of
 		// --matrix-runtimes for every worker of a matrix cluster.
 		perWorker := [][]noderuntime.Runtime{o.runtimes}
@@ -211,27 +215,37 @@ func (o runOptions) checkDisk(ctx context.Context) (removeImages bool, err error
 			if err != nil {
 				return false, err
 			}
+			// An AppArmor node's disk is made with its node image.
+			if len(b.NodeImages) > 0 {
+				if len(o.plan) == 0 {
+					b.AppArmorDisks = len(o.appArmorNodes)
+				} else if i < len(o.matrixAppArmorNodes) && o.matrixAppArmorNodes[i] {
+					b.AppArmorDisks = len(c.Kubelets)
+				}
+			}
 			all.Add(b, b.Nodes*max(1, o.matrixParallel))
-			legImages = append(legImages, b.NodeImages)
+			legs = append(legs, legBuilds{b.NodeImages, b.AppArmorDisks})
 		}
 	}
 	removeImages = o.removeImages
 	if o.removeImagesArg == removeImagesAuto && !o.keep {
 		err := capacity.CheckDiskFits(ctx, all)
-		removeImages = err != nil && len(legImages) > 1
+		removeImages = err != nil && len(legs) > 1
 		if removeImages {
 			fmt.Fprintf(os.Stderr, "--remove-images auto: each cluster's node images go with it; the disk would not hold them all (%s)\n", reports.FirstLine(err.Error()))
-		} else if len(legImages) > 1 {
-			fmt.Fprintf(os.Stderr, "--remove-images auto: the disk holds the node images of all %d clusters; they stay for the next run\n", len(legImages))
+		} else if len(legs) > 1 {
+			fmt.Fprintf(os.Stderr, "--remove-images auto: the disk holds the node images of all %d clusters; they stay for the next run\n", len(legs))
 		}
 	}
 	if removeImages {
-		// Each cluster's node images go with it: the disk holds those of
-		// the clusters that run at once, the largest counted.
-		slices.SortFunc(legImages, func(a, b []string) int { return len(b) - len(a) })
-		all.NodeImages = nil
-		for _, l := range legImages[:min(len(legImages), max(1, o.matrixParallel))] {
-			all.NodeImages = append(all.NodeImages, l...)
+		// Each cluster's node images (and AppArmor node disks) go with
+		// it: the disk holds those of the clusters that run at once, the
+		// largest counted.
+		slices.SortFunc(legs, func(a, b legBuilds) int { return len(b.images) + b.disks - len(a.images) - a.disks })
+		all.NodeImages, all.AppArmorDisks = nil, 0
+		for _, l := range legs[:min(len(legs), max(1, o.matrixParallel))] {
+			all.NodeImages = append(all.NodeImages, l.images...)
+			all.AppArmorDisks += l.disks
 		}
 	}
 	if err := capacity.CheckDiskFits(ctx, all); err != nil {
