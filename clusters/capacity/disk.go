@@ -23,11 +23,17 @@ import (
 // commands and etcd) from empty Go caches filled the build cache by 4.3 GiB
 // and the module cache by 1.0 GiB, and its binaries take 0.6 GiB of the
 // image cache; a version compiled for a worker's kubelet only, 2.0 + 0.8 +
-// 0.1 GiB (v1.37.2 and v1.36.3, 2026-11-25).
+// 0.1 GiB (v1.37.2 and v1.36.3, 2026-11-25). A second version compiled
+// after the first takes less: the standard library and the modules both
+// require at the same version are compiled and downloaded once. v1.24.17
+// from empty caches took 3.0 + 2.0 + 0.55 GB, v1.23.17 after it 2.6 + 0.5 +
+// 0.6 GB (2026-11-28, docs/clusters/README.md): each control-plane version
+// counts controlPlaneVersionGiB, and the plan's first version sharedGiB more.
 const (
 	nodeImageGiB           = 1.0
 	baseImageGiB           = 0.5
-	controlPlaneVersionGiB = 6.0
+	sharedGiB              = 2.0
+	controlPlaneVersionGiB = 4.0
 	kubeletVersionGiB      = 3.0
 	nodeGiB                = 0.3
 	// An AppArmor node's disk: an ext4 file of its node image's files,
@@ -77,6 +83,9 @@ func (b Builds) need() (docker, caches float64) {
 	docker = float64(len(b.NodeImages))*nodeImageGiB + float64(b.Nodes)*nodeGiB
 	if b.Base {
 		docker += baseImageGiB
+	}
+	if len(b.Versions) > 0 {
+		caches = sharedGiB
 	}
 	for _, v := range b.Versions {
 		if slices.Contains(b.ControlPlane, v) {

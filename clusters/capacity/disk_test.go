@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -15,8 +16,8 @@ func TestCheckDisk(t *testing.T) {
 	}
 	b := Builds{Base: true, NodeImages: []string{"v1.37.2", "v1.37.2-kubelet-v1.33.13"}, Versions: []string{"1.37.2", "1.33.13"}, ControlPlane: []string{"1.37.2"}, Nodes: 2}
 	docker, caches := b.need()
-	if want := 2*nodeImageGiB + baseImageGiB + 2*nodeGiB; docker != want || caches != controlPlaneVersionGiB+kubeletVersionGiB {
-		t.Fatalf("need() = %.1f, %.1f; want %.1f, %.1f", docker, caches, want, controlPlaneVersionGiB+kubeletVersionGiB)
+	if want := 2*nodeImageGiB + baseImageGiB + 2*nodeGiB; docker != want || caches != sharedGiB+controlPlaneVersionGiB+kubeletVersionGiB {
+		t.Fatalf("need() = %.1f, %.1f; want %.1f, %.1f", docker, caches, want, sharedGiB+controlPlaneVersionGiB+kubeletVersionGiB)
 	}
 	// Each half fits alone; together, on one file system, they do not.
 	half := free*0.6 + 0.1
@@ -51,7 +52,25 @@ func TestBuildsAdd(t *testing.T) {
 		t.Errorf("AppArmor node disks %d: %q", all.AppArmorDisks, all.disksWhat())
 	}
 	// One control-plane version and one for a kubelet.
-	if _, caches := all.need(); caches != controlPlaneVersionGiB+kubeletVersionGiB {
+	if _, caches := all.need(); caches != sharedGiB+controlPlaneVersionGiB+kubeletVersionGiB {
 		t.Errorf("caches %.1f GiB", caches)
+	}
+}
+
+// The part every version shares (the standard library, common modules) is
+// counted once in a plan of many versions: the history preset from empty
+// caches, 11 control-plane versions and 2 kubelet-only ones.
+func TestSharedCountedOnce(t *testing.T) {
+	var b Builds
+	for i := 0; i < 11; i++ {
+		v := "1." + strconv.Itoa(20+i) + ".0"
+		b.Versions, b.ControlPlane = append(b.Versions, v), append(b.ControlPlane, v)
+	}
+	b.Versions = append(b.Versions, "1.19.16", "1.25.16")
+	if _, caches := b.need(); caches != sharedGiB+11*controlPlaneVersionGiB+2*kubeletVersionGiB {
+		t.Errorf("caches %.1f GiB", caches)
+	}
+	if _, caches := (Builds{}).need(); caches != 0 {
+		t.Errorf("nothing to compile: caches %.1f GiB", caches)
 	}
 }
