@@ -60,8 +60,9 @@ type UpOptions struct {
 	// UMLKernel is the User-Mode Linux kernel of the AppArmor nodes; ""
 	// builds (once) and uses skewproof's own.
 	UMLKernel string
-	// ArtifactsDir, when set, keeps the console log of an AppArmor node
-	// whose bring-up fails.
+	// ArtifactsDir, when set, keeps the console logs of the AppArmor nodes
+	// and the logs of the kube-system pods not ready of a cluster whose
+	// bring-up fails (before it is deleted).
 	ArtifactsDir string
 	// Temporary: the caller deletes the cluster when it ends (a run without
 	// --keep). Should it be killed first, ListOwned reports the cluster as
@@ -367,6 +368,10 @@ func up(ctx context.Context, h command.Host, o UpOptions) (_ *Cluster, err error
 		reason := "bring-up failed"
 		if ctx.Err() != nil {
 			reason = "interrupted"
+		} else if o.ArtifactsDir != "" {
+			for _, f := range saveAppArmorNodeConsoles(o.Name, o.ArtifactsDir) {
+				p.Step("AppArmor node console log kept: %s", f)
+			}
 		}
 		cleanup(reason)
 		return nil, err
@@ -454,6 +459,11 @@ func finishUp(ctx context.Context, h command.Host, prov *cluster.Provider, o UpO
 	if err := p.Timed("waiting for nodes Ready and kube-system pods ready", func() error {
 		return waitReady(ctx, cs, want, o.ReadyTimeout)
 	}); err != nil {
+		if ctx.Err() == nil {
+			for _, f := range saveNotReadyPodLogs(ctx, cs, o.ArtifactsDir) {
+				p.Step("log of a pod not ready kept: %s", f)
+			}
+		}
 		return nil, err
 	}
 	infos, err = nodeInfos(ctx, cs)

@@ -6,6 +6,8 @@ package clusters
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -102,4 +104,45 @@ func readiness(ctx context.Context, cs kubernetes.Interface, want int) string {
 		}
 	}
 	return strings.Join(bad, "; ")
+}
+
+// saveNotReadyPodLogs writes the logs of every container of the
+// kube-system pods that are not ready into dir, as
+// bringup-<pod>-<container>.log (the previous run's of a container that
+// restarted: a crash loop's own words), the last 200 lines each, and
+// returns the files written. A cluster that did not come up is deleted
+// right after; these are what is left to say why.
+func saveNotReadyPodLogs(ctx context.Context, cs kubernetes.Interface, dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	pl, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil
+	}
+	var files []string
+	tail := int64(200)
+	for _, pod := range pl.Items {
+		if pod.Status.Phase == corev1.PodSucceeded || podready.Ready(&pod) {
+			continue
+		}
+		for _, s := range pod.Status.ContainerStatuses {
+			opts := &corev1.PodLogOptions{Container: s.Name, TailLines: &tail, Previous: s.RestartCount > 0}
+			out, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).DoRaw(ctx)
+			if err != nil {
+				out = []byte(fmt.Sprintf("logs of container %s (previous %v) not read: %v\n", s.Name, opts.Previous, err))
+			}
+			head := fmt.Sprintf("# pod %s/%s on node %s, container %s, %d restarts, previous run %v\n", pod.Namespace, pod.Name, pod.Spec.NodeName, s.Name, s.RestartCount, opts.Previous)
+			f := filepath.Join(dir, "bringup-"+pod.Name+"-"+s.Name+".log")
+			if os.WriteFile(f, append([]byte(head), out...), 0o644) == nil {
+				files = append(files, f)
+			}
+		}
+	}
+	return files
 }
