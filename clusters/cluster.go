@@ -460,8 +460,12 @@ func finishUp(ctx context.Context, h command.Host, prov *cluster.Provider, o UpO
 		return waitReady(ctx, cs, want, o.ReadyTimeout)
 	}); err != nil {
 		if ctx.Err() == nil {
-			for _, f := range saveNotReadyPodLogs(ctx, cs, o.ArtifactsDir) {
+			files, cause := saveNotReadyPodLogs(ctx, cs, o.ArtifactsDir)
+			for _, f := range files {
 				p.Step("log of a pod not ready kept: %s", f)
+			}
+			if cause != "" {
+				err = fmt.Errorf("%w; the cause: %s", err, cause)
 			}
 		}
 		return nil, err

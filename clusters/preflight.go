@@ -105,6 +105,7 @@ func preflight(ctx context.Context, h command.Host) Report {
 	}
 	add(diskCheck("free disk (/var/lib/docker)", "/var/lib/docker"))
 	add(memoryCheck())
+	add(inotifyCheck())
 	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err == nil {
 		_ = f.Close()
 		add(Check{"kvm", "/dev/kvm present", checkOK, ""})
@@ -145,6 +146,24 @@ func memoryCheck() Check {
 	c := Check{"memory", fmt.Sprintf("%d MiB available: %d cluster(s) of 1+%d nodes at once (%d MiB each)", avail, fit, workers, capacity.ClusterMemoryMiB(workers)), checkOK, ""}
 	if avail < capacity.ClusterMemoryMiB(workers) {
 		c.Status, c.Remedy = checkWarn, "the default cluster may not fit; give fewer kubelets or free memory"
+	}
+	return c
+}
+
+// inotifyCheck says how many clusters of the default size (4 kind workers)
+// the host's inotify instances hold at once: warn below two, the matrix
+// presets' parallel clusters.
+func inotifyCheck() Check {
+	const workers = 4
+	fit, limit := capacity.ClustersThatFitInotify(workers)
+	if limit == 0 {
+		return Check{"inotify instances", "unknown (no /proc/sys/fs/inotify/max_user_instances)", checkWarn, ""}
+	}
+	c := Check{"inotify instances", fmt.Sprintf("fs.inotify.max_user_instances %d: %d cluster(s) of 1+%d kind nodes at once (%d each)", limit, fit, workers, capacity.ClusterInotifyInstances(workers)), checkOK, ""}
+	if capacity.CheckInotifyFits(1, workers) != nil {
+		c.Status, c.Remedy = checkFail, "the default cluster's kube-proxy and kubelets run out of them; "+capacity.InotifyRemedy()
+	} else if fit < 2 {
+		c.Status, c.Remedy = checkWarn, "matrix runs get one cluster at a time; "+capacity.InotifyRemedy()
 	}
 	return c
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skewproof/skewproof/clusters/capacity"
 	"github.com/skewproof/skewproof/internal/nodefacts"
 	"github.com/skewproof/skewproof/internal/podready"
 
@@ -110,22 +111,21 @@ func readiness(ctx context.Context, cs kubernetes.Interface, want int) string {
 // kube-system pods that are not ready into dir, as
 // bringup-<pod>-<container>.log (the previous run's of a container that
 // restarted: a crash loop's own words), the last 200 lines each, and
-// returns the files written. A cluster that did not come up is deleted
-// right after; these are what is left to say why.
-func saveNotReadyPodLogs(ctx context.Context, cs kubernetes.Interface, dir string) []string {
-	if dir == "" {
-		return nil
-	}
+// returns the files written (none without dir) and the cause it knows
+// among those logs, if any (knownBringupCause). A cluster that did not come
+// up is deleted right after; these are what is left to say why.
+func saveNotReadyPodLogs(ctx context.Context, cs kubernetes.Interface, dir string) (files []string, cause string) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	pl, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil
+		return nil, ""
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			dir = ""
+		}
 	}
-	var files []string
 	tail := int64(200)
 	for _, pod := range pl.Items {
 		if pod.Status.Phase == corev1.PodSucceeded || podready.Ready(&pod) {
@@ -136,6 +136,11 @@ func saveNotReadyPodLogs(ctx context.Context, cs kubernetes.Interface, dir strin
 			out, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).DoRaw(ctx)
 			if err != nil {
 				out = []byte(fmt.Sprintf("logs of container %s (previous %v) not read: %v\n", s.Name, opts.Previous, err))
+			} else if c := knownBringupCause(pod.Name, s.Name, string(out)); c != "" && cause == "" {
+				cause = c
+			}
+			if dir == "" {
+				continue
 			}
 			head := fmt.Sprintf("# pod %s/%s on node %s, container %s, %d restarts, previous run %v\n", pod.Namespace, pod.Name, pod.Spec.NodeName, s.Name, s.RestartCount, opts.Previous)
 			f := filepath.Join(dir, "bringup-"+pod.Name+"-"+s.Name+".log")
@@ -144,5 +149,18 @@ func saveNotReadyPodLogs(ctx context.Context, cs kubernetes.Interface, dir strin
 			}
 		}
 	}
-	return files
+	return files, cause
+}
+
+// knownBringupCause names the cause of a bring-up failure that a
+// kube-system container's log shows, with its remedy, or "". The one known:
+// the host's inotify instances ran out (fs.inotify.max_user_instances,
+// shared by every kind node's processes), so kube-proxy exits at start with
+// "failed complete: too many open files" (kind's known issue).
+func knownBringupCause(pod, container, log string) string {
+	if strings.Contains(log, "too many open files") {
+		return fmt.Sprintf("%s/%s: \"too many open files\": the host's inotify instances ran out (fs.inotify.max_user_instances %d); %s",
+			pod, container, capacity.InotifyLimit(), capacity.InotifyRemedy())
+	}
+	return ""
 }

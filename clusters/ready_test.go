@@ -25,7 +25,10 @@ func TestSaveNotReadyPodLogs(t *testing.T) {
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy-abc", Namespace: "kube-system"}, Spec: corev1.PodSpec{NodeName: "w-uml-worker"}, Status: crashing},
 	)
 	dir := filepath.Join(t.TempDir(), "artifacts")
-	files := saveNotReadyPodLogs(context.Background(), cs, dir)
+	files, cause := saveNotReadyPodLogs(context.Background(), cs, dir)
+	if cause != "" {
+		t.Errorf("cause %q in the fake logs", cause)
+	}
 	if len(files) != 1 || filepath.Base(files[0]) != "bringup-kube-proxy-abc-kube-proxy.log" {
 		t.Fatalf("files %v; want the one of kube-proxy-abc", files)
 	}
@@ -38,7 +41,23 @@ func TestSaveNotReadyPodLogs(t *testing.T) {
 			t.Errorf("log file %q lacks %q", b, want)
 		}
 	}
-	if got := saveNotReadyPodLogs(context.Background(), cs, ""); got != nil {
+	if got, _ := saveNotReadyPodLogs(context.Background(), cs, ""); got != nil {
 		t.Errorf("no artifacts directory: %v", got)
+	}
+}
+
+// kube-proxy's exit when the host's inotify instances ran out (as v1.30's
+// logged it in a history run) names the cause and the remedy; other logs
+// name none.
+func TestKnownBringupCause(t *testing.T) {
+	log := `E1128 11:52:47.178935       1 run.go:74] "command failed" err="failed complete: too many open files"`
+	c := knownBringupCause("kube-proxy-4f8pz", "kube-proxy", log)
+	for _, want := range []string{"kube-proxy-4f8pz/kube-proxy", "inotify instances ran out", "sysctl -w fs.inotify.max_user_instances=512"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("cause %q lacks %q", c, want)
+		}
+	}
+	if c := knownBringupCause("etcd-cp", "etcd", "fake logs"); c != "" {
+		t.Errorf("cause %q of an unknown log", c)
 	}
 }

@@ -13,6 +13,11 @@
 #    "unable to apply caps: operation not permitted"), installs an OCI runtime
 #    wrapper that drops exactly those capabilities and makes it Docker's
 #    default runtime;
+#  - raises fs.inotify.max_user_instances to 512 and max_user_watches to
+#    524288 when lower (kind's known issue "too many open files": the
+#    processes of every kind node share root's inotify instances, and at the
+#    kernel's default of 128 three clusters at once run kube-proxy out of
+#    them);
 #  - starts dockerd when it is not running and waits until it answers;
 #  - with --uml (or SKEWPROOF_UML=1), installs what `--apparmor-node` (a
 #    worker on User-Mode Linux) needs: the tools skewproof builds the node's
@@ -174,4 +179,16 @@ if ! docker_ok; then
 	for _ in $(seq 1 60); do docker_ok && break; sleep 1; done
 fi
 docker_ok || die "dockerd did not come up; see /var/log/skewproof-dockerd.log"
+# kind's known issue "Pod errors due to too many open files": every kind
+# node's processes share root's inotify instances (clusters/capacity).
+raise_sysctl() {
+	local key=$1 want=$2 have
+	have=$(sysctl -n "$key" 2>/dev/null) || { log "no $key here: left as it is"; return 0; }
+	if [ "$have" -lt "$want" ]; then
+		sysctl -qw "$key=$want" >/dev/null || die "could not raise $key from $have to $want"
+		log "raised $key from $have to $want (kind's known issue \"too many open files\")"
+	fi
+}
+raise_sysctl fs.inotify.max_user_instances 512
+raise_sysctl fs.inotify.max_user_watches 524288
 log "docker $(docker version --format '{{.Server.Version}}' 2>/dev/null) ready (default runtime: $(docker info --format '{{.DefaultRuntime}}' 2>/dev/null))"

@@ -69,6 +69,9 @@ func newClusterUpCmd() *cobra.Command {
 			if err := capacity.CheckClusterFits(len(kl) + len(aa)*umlNodeWorkers); err != nil {
 				return cli.Usagef("%v", err)
 			}
+			if err := capacity.CheckInotifyFits(1, len(kl)); err != nil {
+				return cli.Usagef("%v", err)
+			}
 			if err := dockerReady(ctx); err != nil {
 				return err
 			}

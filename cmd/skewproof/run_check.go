@@ -141,6 +141,9 @@ func (o *runOptions) checkNewCluster(ctx context.Context) error {
 	if err := capacity.CheckClusterFits(workers); err != nil {
 		return cli.Usagef("%v", err)
 	}
+	if err := capacity.CheckInotifyFits(1, len(o.kubelets)); err != nil {
+		return cli.Usagef("%v", err)
+	}
 	if err := checkPair(ctx, o.apiserver, o.kubelets, needSources); err != nil {
 		return err
 	}

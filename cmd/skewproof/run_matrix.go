@@ -23,7 +23,8 @@ import (
 )
 
 // checkMatrix plans the clusters of --matrix and checks that they can be
-// built and that --matrix-parallel of them fit in the host's memory.
+// built and that --matrix-parallel of them fit in the host's memory and
+// its inotify instances.
 func (o *runOptions) checkMatrix(ctx context.Context) error {
 	switch {
 	case o.kubeconfig != "" || o.apiserver != "" || len(o.kubelets) > 0:
@@ -41,7 +42,7 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 	if o.plan, err = planMatrix(ctx, o.matrix); err != nil {
 		return fmt.Errorf("--matrix: %w", err)
 	}
-	workers := 0
+	workers, kindWorkers := 0, 0
 	o.matrixAppArmorNodes = make([]bool, len(o.plan))
 	for i, c := range o.plan {
 		if err := checkPair(ctx, c.Apiserver, c.Kubelets, true); err != nil {
@@ -76,6 +77,7 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 			}
 		}
 		workers = max(workers, len(c.Kubelets)+len(aa)*umlNodeWorkers)
+		kindWorkers = max(kindWorkers, len(c.Kubelets))
 	}
 	if o.umlKernel != "" && !slices.Contains(o.matrixAppArmorNodes, true) {
 		return cli.Usagef("--uml-kernel is the kernel of the AppArmor nodes: give --apparmor-node with it")
@@ -84,14 +86,25 @@ func (o *runOptions) checkMatrix(ctx context.Context) error {
 		return cli.Usagef("--matrix: %v", err)
 	}
 	fit, avail := capacity.ClustersThatFit(workers)
-	o.matrixParallel, _ = matrixParallel(o.matrixParallelArg, runtime.NumCPU(), fit)
+	fitInotify, inotifyLimit := capacity.ClustersThatFitInotify(kindWorkers)
+	o.matrixParallel, _ = matrixParallel(o.matrixParallelArg, runtime.NumCPU(), min(fit, fitInotify))
 	if o.matrixParallelArg == "auto" {
-		fmt.Fprintf(os.Stderr, "--matrix-parallel auto: %d clusters at once (%d cores; memory for %d clusters of 1+%d nodes, %d MiB available)\n",
-			o.matrixParallel, runtime.NumCPU(), fit, workers, avail)
+		inotify := ""
+		if inotifyLimit > 0 {
+			inotify = fmt.Sprintf("; inotify instances for %d (fs.inotify.max_user_instances %d)", fitInotify, inotifyLimit)
+			if fitInotify < min(runtime.NumCPU()+1, fit) {
+				inotify += ": fewer than the cores and memory allow; " + capacity.InotifyRemedy()
+			}
+		}
+		fmt.Fprintf(os.Stderr, "--matrix-parallel auto: %d clusters at once (%d cores; memory for %d clusters of 1+%d nodes, %d MiB available%s)\n",
+			o.matrixParallel, runtime.NumCPU(), fit, workers, avail, inotify)
 	}
 	if o.matrixParallel > fit {
 		return cli.Usagef("--matrix-parallel %d: %d clusters of 1+%d nodes need %d MiB, the host has %d MiB available; %d fit",
 			o.matrixParallel, o.matrixParallel, workers, o.matrixParallel*capacity.ClusterMemoryMiB(workers), avail, fit)
+	}
+	if err := capacity.CheckInotifyFits(o.matrixParallel, kindWorkers); err != nil {
+		return cli.Usagef("--matrix-parallel %d: %v", o.matrixParallel, err)
 	}
 	return nil
 }
