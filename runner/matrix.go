@@ -83,43 +83,7 @@ func (o MatrixOptions) legUp(l Leg) clusters.UpOptions {
 	return up
 }
 
-// appArmorNodeWeight is what an AppArmor node's share of a leg weighs
-// against a kind worker's: its kubelet specs run in a User-Mode Linux
-// kernel, about three to four times as long (a history run with every
-// image kept: the v1.29 leg, one AppArmor node, 306 s; the v1.24 leg, one
-// kind worker and one suite, 109 s; docs/measurements.md).
-const appArmorNodeWeight = 4
-
-// legWeight is a leg's expected length relative to the others': its
-// workers, an AppArmor node weighing appArmorNodeWeight, times its suites.
-func legWeight(l Leg, baseSuites []string) int {
-	w := len(l.Cluster.Kubelets)
-	if l.AppArmorNodes {
-		w *= appArmorNodeWeight
-	}
-	suites := len(l.Cluster.Suites)
-	if suites == 0 {
-		suites = len(baseSuites)
-	}
-	return w * max(suites, 1)
-}
-
-// startOrder is the order the legs start in: the heaviest first (ties in
-// the plan's order), so that no long leg starts last and runs on alone
-// while the other slots stand idle (longest-processing-time-first).
-func startOrder(legs []Leg, baseSuites []string) []int {
-	order := make([]int, len(legs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		return legWeight(legs[b], baseSuites) - legWeight(legs[a], baseSuites)
-	})
-	return order
-}
-
-// RunMatrix runs the clusters of the matrix, Parallel at a time, the
-// heaviest first (startOrder), each into
+// RunMatrix runs the clusters of the matrix, Parallel at a time, each into
 // its own directory under Base.JUnitDir, and returns every leg, failed ones
 // included; the error joins the legs' errors. An interrupt (ctx cancelled)
 // stops the legs that run (each deletes its cluster) and starts no other.
@@ -150,7 +114,7 @@ func RunMatrix(ctx context.Context, o MatrixOptions) ([]Leg, error) {
 	}
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
-	for _, i := range startOrder(legs, o.Base.Suites) {
+	for i := range legs {
 		legs[i].Dir = filepath.Join(o.Base.JUnitDir, legs[i].Name)
 		select {
 		case sem <- struct{}{}:

@@ -69,27 +69,3 @@ func TestLegUpAppArmorNodes(t *testing.T) {
 		t.Errorf("without AppArmorNodes: %v", up.AppArmorNodes)
 	}
 }
-
-// The heaviest legs start first: AppArmor nodes weigh most, then workers
-// and suites; legs of equal weight keep the plan's order.
-func TestStartOrder(t *testing.T) {
-	leg := func(v string, kubelets int, aa bool, suites ...string) Leg {
-		return Leg{Cluster: release.Cluster{Apiserver: v, Kubelets: make([]string, kubelets), Suites: suites}, AppArmorNodes: aa, Name: v}
-	}
-	legs := []Leg{
-		leg("1.20", 2, false, "seccomp"),
-		leg("1.21", 1, false, "seccomp"),
-		leg("1.27", 2, false, "seccomp"),
-		leg("1.29", 1, true, "seccomp", "apparmor"),
-		leg("1.30", 2, true, "seccomp", "apparmor"),
-		leg("1.31", 2, true, "seccomp", "apparmor"),
-		leg("1.37", 1, false), // every suite of the run
-	}
-	var got []string
-	for _, i := range startOrder(legs, []string{"seccomp", "apparmor"}) {
-		got = append(got, legs[i].Name)
-	}
-	if s := strings.Join(got, " "); s != "1.30 1.31 1.29 1.20 1.27 1.37 1.21" {
-		t.Errorf("start order %s", s)
-	}
-}
