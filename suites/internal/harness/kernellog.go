@@ -85,9 +85,11 @@ func (r KernelLogReader) line(ctx context.Context, t *Scenario, auditType string
 	}
 	var line string
 	var readErr error
-	err = wait.PollUntilContextTimeout(ctx, time.Second, KernelLogWait, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, KernelLogWait, true, func(context.Context) (bool, error) {
 		// pipefail: a dmesg that cannot read the log fails the command;
-		// no line of the type does not.
+		// no line of the type does not. The exec runs with the spec's ctx,
+		// not the poll's deadline: a read the deadline cut short (an exec
+		// takes seconds on a loaded host) is no failure to read the log.
 		out, stderr, err := t.Exec(ctx, KernelLogPod, names.ContainerName, "sh", "-c", "set -o pipefail; dmesg | { grep -F "+auditType+" || true; }")
 		if err != nil {
 			readErr = fmt.Errorf("%v %s", err, strings.TrimSpace(stderr))
