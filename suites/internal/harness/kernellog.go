@@ -83,21 +83,9 @@ func (r KernelLogReader) line(ctx context.Context, t *Scenario, auditType string
 	if why := kernelCannotLog(out, seccompLog); why != "" {
 		return "", &Unmade{Reason: fmt.Sprintf("the kernel of node %s cannot show the log line: %s", node, why)}
 	}
-	var line string
-	var readErr error
-	err = wait.PollUntilContextTimeout(ctx, time.Second, KernelLogWait, true, func(context.Context) (bool, error) {
-		// pipefail: a dmesg that cannot read the log fails the command;
-		// no line of the type does not. The exec runs with the spec's ctx,
-		// not the poll's deadline: a read the deadline cut short (an exec
-		// takes seconds on a loaded host) is no failure to read the log.
-		out, stderr, err := t.Exec(ctx, KernelLogPod, names.ContainerName, "sh", "-c", "set -o pipefail; dmesg | { grep -F "+auditType+" || true; }")
-		if err != nil {
-			readErr = fmt.Errorf("%v %s", err, strings.TrimSpace(stderr))
-			return true, nil
-		}
-		line = auditLine(out, auditType, match...)
-		return line != "", nil
-	})
+	line, readErr, err := pollKernelLog(ctx, KernelLogWait, func(ctx context.Context, script string) (string, string, error) {
+		return t.Exec(ctx, KernelLogPod, names.ContainerName, "sh", "-c", script)
+	}, auditType, match...)
 	switch {
 	case readErr != nil:
 		return "", &Unmade{SetUp: true, Reason: fmt.Sprintf("reading the kernel log of node %s (dmesg in pod %s with CAP_SYSLOG): %v", node, KernelLogPod, readErr)}
@@ -106,6 +94,27 @@ func (r KernelLogReader) line(ctx context.Context, t *Scenario, auditType string
 	}
 	// Not logged within KernelLogWait: the caller reports the absence.
 	return line, nil
+}
+
+// pollKernelLog reads the kernel log with exec once a second for up to
+// within until it holds a line of the audit type holding every fragment of
+// match: the line ("" if none by then), the error of a read that failed,
+// and the poll's own error. Each exec runs with ctx, not the poll's
+// deadline: a read that deadline cut short (an exec takes seconds on a
+// loaded host) is no failure to read the log.
+func pollKernelLog(ctx context.Context, within time.Duration, exec func(ctx context.Context, script string) (string, string, error), auditType string, match ...string) (line string, readErr, err error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, within, true, func(context.Context) (bool, error) {
+		// pipefail: a dmesg that cannot read the log fails the command;
+		// no line of the type does not.
+		out, stderr, err := exec(ctx, "set -o pipefail; dmesg | { grep -F "+auditType+" || true; }")
+		if err != nil {
+			readErr = fmt.Errorf("%v %s", err, strings.TrimSpace(stderr))
+			return true, nil
+		}
+		line = auditLine(out, auditType, match...)
+		return line != "", nil
+	})
+	return line, readErr, err
 }
 
 // kernelFactsScript prints the kernel's seccomp actions_logged and whether

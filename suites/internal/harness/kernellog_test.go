@@ -1,8 +1,11 @@
 package harness
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // These tests need no cluster: they check how the kernel log is read for
@@ -54,5 +57,31 @@ func TestAppArmorAuditLine(t *testing.T) {
 	}
 	if got := auditLine(log, auditSeccomp, `comm="busyboxABCDEFGH"`); got != "" {
 		t.Errorf("an AppArmor line read as a seccomp one: %q", got)
+	}
+}
+
+// An exec slower than the poll's window still reads the log: it runs with
+// the spec's context, not the poll's deadline (on a host at load 50 a
+// dmesg exec outlasted the 10-second window, and the read counted as a
+// failure to read the log). A read that fails is still reported.
+func TestPollKernelLogSlowExec(t *testing.T) {
+	log := `[  829.8] audit: type=1326 audit(1795596030.925:3): auid=4294967295 uid=0 pid=2 comm="busyboxABCDEFGH" syscall=83`
+	slow := func(ctx context.Context, script string) (string, string, error) {
+		select {
+		case <-time.After(300 * time.Millisecond):
+			return log, "", nil
+		case <-ctx.Done():
+			return "", "", ctx.Err()
+		}
+	}
+	line, readErr, err := pollKernelLog(context.Background(), 100*time.Millisecond, slow, auditSeccomp, `comm="busyboxABCDEFGH"`)
+	if readErr != nil || err != nil || !strings.Contains(line, "pid=2") {
+		t.Errorf("slow exec: line %q, read error %v, poll error %v", line, readErr, err)
+	}
+	failing := func(context.Context, string) (string, string, error) {
+		return "", "dmesg: klogctl: Operation not permitted", errors.New("command terminated with exit code 1")
+	}
+	if _, readErr, _ := pollKernelLog(context.Background(), 100*time.Millisecond, failing, auditSeccomp, "x"); readErr == nil || !strings.Contains(readErr.Error(), "klogctl") {
+		t.Errorf("failing exec: read error %v", readErr)
 	}
 }
