@@ -81,7 +81,7 @@ func newRunCmd() *cobra.Command {
 	fs.StringArrayVar(&o.imageArgs, "node-image", nil, nodeImageUsage)
 	fs.StringVar(&o.matrix, "matrix", "", "run every cluster 'skewproof matrix' plans for these kube-apiserver minors, e.g. 1.36..1.37, each named --name and its minor (skewproof-run-1-37) with its results in --junit-dir/<that name>/, then merge them into --junit-dir/report/")
 	fs.StringVar(&o.matrixRuntimeList, "matrix-runtimes", "", matrixRuntimesUsage)
-	fs.StringVar(&o.matrixParallelArg, "matrix-parallel", "1", "with --matrix: clusters at once, or auto: one per host core and one more, as many as the host's free memory fits (preflight refuses a number beyond what it fits)")
+	fs.StringVar(&o.matrixParallelArg, "matrix-parallel", "1", "with --matrix: clusters at once, or auto: one per host core and one more, as many as the host's free memory and inotify instances fit (preflight refuses a number beyond what they fit)")
 	return c
 }
 
